@@ -1,0 +1,28 @@
+# The two set-up commands: `make run` (serve the app) and `make test` (lint + the whole test suite).
+PORT ?= 8501
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+
+.PHONY: run test lint bench
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+run: $(VENV)/.runtime
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+
+test: $(VENV)/.dev lint
+	$(PY) -m pytest
+
+bench: $(VENV)/.dev
+	$(PY) -m bench
