@@ -19,7 +19,31 @@ from albert_core.config import (
     parse_workload_query,
 )
 
+# Everything below is imported on first use, so `import albert_core` stays fast and torch-free.
+_LAZY = {
+    "count_params": "albert_core.params",
+    "ParamBreakdown": "albert_core.params",
+    "count_flops": "albert_core.flops",
+    "FlopBreakdown": "albert_core.flops",
+    "estimate_memory": "albert_core.memory",
+    "MemoryEstimate": "albert_core.memory",
+    "sweep": "albert_core.sweep",
+    "build_model": "albert_core.model",
+    "from_hf": "albert_core.interop",
+    "to_transformers": "albert_core.interop",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'albert_core' has no attribute {name!r}")
+
+
 __all__ = [
+    *_LAZY,
     "ACTIVATIONS",
     "DTYPE_BYTES",
     "FAMILIES",

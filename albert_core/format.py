@@ -1,0 +1,60 @@
+"""Numbers formatted for people: 11.68M params, 21.8 GFLOP, 44.6 MB.
+
+Decimal (SI) prefixes throughout, as papers and model cards quote sizes; bytes use MB = 10^6 and
+say so where it matters (`fmt_bytes(..., binary=True)` gives MiB).
+"""
+
+from __future__ import annotations
+
+_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def _scaled(value: float, digits: int) -> tuple[str, str]:
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    for scale, prefix in _SI:
+        # Round first so 999,999 shows as 1.00M rather than 1000.00k.
+        if round(v / scale, digits) >= 1:
+            return f"{sign}{v / scale:.{digits}f}", prefix
+    return f"{sign}{v:.{digits if v != int(v) else 0}f}", ""
+
+
+def fmt_params(n: float, digits: int = 2) -> str:
+    """11,683,584 -> '11.68M'; 108,891,648 -> '108.89M'; 512 -> '512'."""
+    text, prefix = _scaled(float(n), digits)
+    return f"{text}{'B' if prefix == 'G' else prefix}"
+
+
+def fmt_flops(n: float, digits: int = 1) -> str:
+    """21,800,000,000 -> '21.8 GFLOP'."""
+    text, prefix = _scaled(float(n), digits)
+    return f"{text} {prefix}FLOP"
+
+
+def fmt_bytes(n: float, digits: int = 1, binary: bool = False) -> str:
+    """44,600,000 -> '44.6 MB' (binary=True: MiB, GiB)."""
+    sign = "-" if n < 0 else ""
+    v = abs(float(n))
+    if binary:
+        units = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+    else:
+        units = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+    for scale, unit in units:
+        if round(v / scale, digits) >= 1:
+            return f"{sign}{v / scale:.{digits}f} {unit}"
+    return f"{sign}{int(v)} B"
+
+
+def fmt_count(n: int) -> str:
+    """Exact count with thousands separators: 11683584 -> '11,683,584'."""
+    return f"{int(n):,}"
+
+
+def fmt_ratio(x: float) -> str:
+    """0.1067 -> '0.11x'; 9.37 -> '9.4x'."""
+    return f"{x:.2f}x" if x < 10 else f"{x:.1f}x"
+
+
+def fmt_pct(x: float, digits: int = 1, signed: bool = False) -> str:
+    """0.8291 -> '82.9%'; signed=True: '+82.9%' / '-82.9%'."""
+    return f"{x * 100:+.{digits}f}%" if signed else f"{x * 100:.{digits}f}%"
