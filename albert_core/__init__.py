@@ -27,7 +27,7 @@ _LAZY = {
     "FlopBreakdown": "albert_core.flops",
     "estimate_memory": "albert_core.memory",
     "MemoryEstimate": "albert_core.memory",
-    "sweep": "albert_core.sweep",
+    "sweep": "albert_core.sweeps",
     "build_model": "albert_core.model",
     "from_hf": "albert_core.interop",
     "to_transformers": "albert_core.interop",

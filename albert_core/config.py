@@ -291,7 +291,7 @@ class ModelConfig:
             hidden_act=get("hidden_act"),
             head=head,
             tie_word_embeddings=get("tie_word_embeddings"),
-            layer_norm_eps=float(get("layer_norm_eps")),
+            layer_norm_eps=get("layer_norm_eps"),  # validated by ModelConfig (float() could raise)
         )
         if model_type == "albert":
             kwargs.update(
@@ -301,7 +301,7 @@ class ModelConfig:
                 inner_group_num=get("inner_group_num"),
             )
         else:
-            kwargs.update(embedding_size=kwargs["hidden_size"], sharing="none")
+            kwargs.update(sharing="none")  # ModelConfig sets E = H (copying H here misnamed its errors)
         return cls(**kwargs)
 
     def to_hf(self) -> dict[str, Any]:
