@@ -1,0 +1,328 @@
+"""estimate_memory against bytes measured on real transformers models (CPU tensors).
+
+- weights: sum(p.numel() * p.element_size()) of the model cast to the dtype (meta device);
+- gradients and optimizer states: bytes of p.grad and of torch.optim state after one real step;
+- training activations: unique storages saved for backward (torch.autograd.graph.saved_tensors_hooks);
+- inference activations: peak bytes of simultaneously live tensors of a forward pass, tracked with a
+  TorchDispatchMode; the estimate must be an upper bound (the live model's memory guard relies on it).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import weakref
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+import transformers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+
+from albert_core import PRESETS, ModelConfig, estimate_memory
+from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms
+
+transformers.logging.set_verbosity_error()
+TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+SMALL = dict(vocab_size=500, embedding_size=16, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64)
+
+
+def hf_model(cfg: ModelConfig, dropout: float | None = None, device: str = "cpu", attn: str = "eager"):
+    """The transformers model of cfg (class from cfg.to_hf()'s architectures), in train() mode."""
+    d = cfg.to_hf()
+    if dropout is not None:
+        d.update(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, classifier_dropout_prob=dropout)
+    conf = transformers.AutoConfig.for_model(**d)
+    with torch.device(device):
+        model = getattr(transformers, d["architectures"][0])._from_config(conf, attn_implementation=attn)
+    return model.train()
+
+
+def forward_kwargs(cfg: ModelConfig, batch: int, seq_len: int) -> dict[str, torch.Tensor]:
+    """Inputs of one training step: token ids plus the labels that make transformers compute the loss."""
+    g = torch.Generator().manual_seed(0)
+    kw = {"input_ids": torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=g)}
+    if cfg.has_mlm_head:
+        kw["labels"] = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=g)
+    if cfg.has_order_head:
+        key = "sentence_order_label" if cfg.family == "albert" else "next_sentence_label"
+        kw[key] = torch.randint(0, 2, (batch,), generator=g)
+    return kw
+
+
+def saved_for_backward(model, kwargs) -> int:
+    """Bytes of the unique storages autograd saves in one forward pass, weights and buffers excluded."""
+    skip = {t.untyped_storage().data_ptr() for t in (*model.parameters(), *model.buffers())}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in skip:
+            saved[storage.data_ptr()] = storage.nbytes()  # views of one storage count once
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(**kwargs)  # keep the graph (and so every saved tensor) alive while counting
+    assert out is not None
+    return sum(saved.values())
+
+
+def measured_training_activations(cfg, batch, seq_len, dtype="fp32", dropout=None) -> tuple[int, int]:
+    p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    model = hf_model(cfg, p).to(TORCH_DTYPES[dtype])
+    got = saved_for_backward(model, forward_kwargs(cfg, batch, seq_len))
+    est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu").activations
+    return got, est
+
+
+NAMED = [
+    # (config changes, batch, seq_len, dtype, dropout)
+    (dict(family="albert", head="model"), 2, 16, "fp32", None),
+    (dict(family="albert", head="pretraining", num_hidden_groups=2, inner_group_num=2), 2, 24, "fp32", 0.1),
+    (dict(family="albert", head="masked-lm", hidden_act="gelu", sharing="none"), 3, 32, "bf16", None),
+    (dict(family="bert", head="model", sharing="none", hidden_act="relu"), 4, 64, "fp32", None),
+    (dict(family="bert", head="pretraining", sharing="none"), 2, 16, "fp32", None),
+    (dict(family="bert", head="masked-lm", sharing="none"), 1, 128, "bf16", 0.0),
+]
+
+
+@pytest.mark.parametrize(("changes", "batch", "seq_len", "dtype", "dropout"), NAMED)
+def test_training_activations_match_saved_tensors(changes, batch, seq_len, dtype, dropout):
+    cfg = ModelConfig(**{**SMALL, **changes})
+    got, est = measured_training_activations(cfg, batch, seq_len, dtype, dropout)
+    assert abs(est - got) <= 0.10 * got, (cfg.label, got, est)
+
+
+@st.composite
+def training_cases(draw):
+    family = draw(st.sampled_from(["albert", "bert"]))
+    heads = draw(st.sampled_from([1, 2, 4]))
+    L = draw(st.integers(1, 3))
+    cfg = ModelConfig(
+        family=family,
+        vocab_size=draw(st.integers(50, 800)),
+        embedding_size=draw(st.integers(4, 48)),
+        hidden_size=heads * draw(st.integers(2, 12)),
+        num_layers=L,
+        num_heads=heads,
+        intermediate_size=draw(st.integers(4, 96)),
+        hidden_act=draw(st.sampled_from(["gelu", "gelu_new", "relu"])),
+        sharing="all" if family == "albert" else "none",
+        num_hidden_groups=draw(st.integers(1, L)) if family == "albert" else 1,
+        inner_group_num=draw(st.integers(1, 2)) if family == "albert" else 1,
+        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])),
+        tie_word_embeddings=draw(st.booleans()),
+    )
+    return (
+        cfg,
+        draw(st.integers(1, 4)),
+        draw(st.integers(1, 48)),
+        draw(st.sampled_from(["fp32", "bf16"])),
+        draw(st.sampled_from([None, 0.0, 0.1])),
+    )
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(training_cases())
+def test_training_activations_match_saved_tensors_drawn(case):
+    cfg, batch, seq_len, dtype, dropout = case
+    got, est = measured_training_activations(cfg, batch, seq_len, dtype, dropout)
+    assert abs(est - got) <= 0.10 * got, (cfg, batch, seq_len, dtype, dropout, got, est)
+
+
+def test_cuda_masks_are_bool_and_dropout_zero_saves_no_mask():
+    cfg = ModelConfig(**SMALL, family="bert", sharing="none")
+    cpu = estimate_memory(cfg, 2, 16, dropout=0.1, device="cpu").activations
+    cuda = estimate_memory(cfg, 2, 16, dropout=0.1, device="cuda").activations
+    none = estimate_memory(cfg, 2, 16, dropout=0.0).activations
+    assert none < cuda < cpu
+    # torch saves nothing for dropout with p == 0, on either device
+    assert estimate_memory(cfg, 2, 16, dropout=0.0, device="cpu").activations == none
+
+
+# ----------------------------------------------------------------------------- exact figures
+@pytest.mark.parametrize("name", ["albert-base", "albert-xxlarge", "bert-base"])
+@pytest.mark.parametrize("head", ["model", "pretraining", "masked-lm"])
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16"])
+def test_weights_equal_model_bytes(name, head, dtype):
+    cfg = PRESETS[name].replace(head=head, tie_word_embeddings=head != "masked-lm")
+    model = hf_model(cfg, device="meta").to(TORCH_DTYPES[dtype])
+    want = sum(p.numel() * p.element_size() for p in model.parameters())
+    est = estimate_memory(cfg, 1, 8, dtype, optimizer="none", training=False)
+    assert est.weights == want
+    assert (est.gradients, est.optimizer) == (0, 0)
+    assert estimate_memory(cfg, 1, 8, "int8", training=False).weights == want // TORCH_DTYPES[dtype].itemsize
+
+
+def _state_bytes(opt: torch.optim.Optimizer) -> int:
+    return sum(
+        v.numel() * v.element_size()
+        for state in opt.state.values()
+        for key, v in state.items()
+        if key != "step" and isinstance(v, torch.Tensor)
+    )
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
+@pytest.mark.parametrize(("family", "head", "dtype"), [("albert", "pretraining", "fp32"), ("bert", "model", "bf16")])
+def test_gradients_and_optimizer_states_equal_torch(optimizer, family, head, dtype):
+    cfg = ModelConfig(**SMALL, family=family, head=head, sharing="all" if family == "albert" else "none")
+    model = hf_model(cfg).to(TORCH_DTYPES[dtype])
+    out = model(**forward_kwargs(cfg, 2, 8))
+    loss = out.loss if head != "model" else out.last_hidden_state.sum() + out.pooler_output.sum()
+    loss.backward()
+    opt = {
+        "sgd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
+        "adam": lambda p: torch.optim.Adam(p, lr=1e-3),
+        "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3),
+    }[optimizer](model.parameters())
+    opt.step()
+    est = estimate_memory(cfg, 2, 8, dtype, optimizer)
+    assert est.gradients == sum(p.grad.numel() * p.grad.element_size() for p in model.parameters())
+    assert est.optimizer == _state_bytes(opt)
+    assert est.optimizer == {"sgd": 1, "adam": 2, "adamw": 2}[optimizer] * est.weights
+
+
+# ----------------------------------------------------------------------------- inference peak
+class LivePeak(TorchDispatchMode):
+    """Peak bytes of the tensors a forward pass creates that are alive at the same time."""
+
+    def __init__(self, skip: set[int]):
+        super().__init__()
+        self.skip, self.live, self.now, self.peak = skip, {}, 0, 0
+
+    def _release(self, ptr: int) -> None:
+        entry = self.live[ptr]
+        entry[1] -= 1
+        if entry[1] == 0:
+            self.now -= entry[0]
+            del self.live[ptr]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_leaves(out):
+            if not isinstance(t, torch.Tensor):
+                continue
+            storage = t.untyped_storage()
+            ptr = storage.data_ptr()
+            if ptr == 0 or ptr in self.skip:
+                continue
+            if ptr not in self.live:
+                self.live[ptr] = [storage.nbytes(), 0]
+                self.now += storage.nbytes()
+                self.peak = max(self.peak, self.now)
+            self.live[ptr][1] += 1  # one more tensor viewing this storage
+            weakref.finalize(t, self._release, ptr)
+        return out
+
+
+@pytest.mark.parametrize(
+    ("changes", "batch", "seq_len", "dtype"),
+    [
+        (dict(family="albert", head="model", num_heads=16, hidden_size=64), 2, 256, "fp32"),
+        (dict(family="albert", head="masked-lm", vocab_size=8000), 4, 64, "fp32"),
+        (dict(family="bert", head="model", sharing="none", hidden_act="relu", intermediate_size=512), 8, 32, "bf16"),
+        (dict(family="bert", head="pretraining", sharing="none"), 4, 128, "fp32"),
+        (dict(family="albert", head="pretraining", inner_group_num=2), 1, 1, "fp32"),
+    ],
+)
+def test_inference_estimate_bounds_live_peak(changes, batch, seq_len, dtype):
+    """An upper bound; within 4x of the live peak unless one token leaves the weight-repacking
+    scratch the estimate allows for the CPU kernels dominating."""
+    cfg = ModelConfig(**{**SMALL, **changes})
+    model = hf_model(cfg).to(TORCH_DTYPES[dtype]).eval()
+    skip = {t.untyped_storage().data_ptr() for t in (*model.parameters(), *model.buffers())}
+    mode = LivePeak(skip)
+    with torch.inference_mode(), mode:
+        model(input_ids=forward_kwargs(cfg, batch, seq_len)["input_ids"])
+    est = estimate_memory(cfg, batch, seq_len, dtype, "none", training=False).activations
+    assert mode.peak <= est, (mode.peak, est)
+    if batch * seq_len > 1:
+        assert est <= 4 * mode.peak, (mode.peak, est)
+
+
+# ----------------------------------------------------------------------------- behaviour
+def test_sharing_changes_weights_not_activations():
+    base = PRESETS["albert-base"]
+    shared = estimate_memory(base, 8, 128)
+    unshared = estimate_memory(base.replace(sharing="none"), 8, 128)
+    grouped = estimate_memory(base.replace(num_hidden_groups=4), 8, 128)
+    assert shared.activations == unshared.activations == grouped.activations
+    assert shared.weights < grouped.weights < unshared.weights
+    deeper = estimate_memory(base.replace(inner_group_num=2), 8, 128)
+    assert deeper.activations > shared.activations  # K runs more layers
+
+
+def test_breakdown_adds_up():
+    est = estimate_memory(PRESETS["bert-base"], 4, 64, "bf16", "sgd")
+    d = est.as_dict()
+    assert d["total"] == est.total == sum(d[k] for k in ("weights", "gradients", "optimizer", "activations"))
+    assert est.activations == sum(est.activation_groups.values())
+    assert est.exact == {"weights": True, "gradients": True, "optimizer": True, "activations": False}
+    assert "estimate" in est.note
+    frame = est.to_frame()
+    assert list(frame["kind"]) == ["weights", "gradients", "optimizer", "activations"]
+    assert frame["bytes"].sum() == est.total
+    inference = estimate_memory(PRESETS["bert-base"], 4, 64, "int8", "adamw", training=False)
+    assert (inference.gradients, inference.optimizer) == (0, 0)
+    assert all(type(v) is int for v in (*d.values(), *est.activation_groups.values()))
+
+
+def test_vectorised_terms_equal_scalar():
+    cfgs = [
+        PRESETS["albert-base"],
+        PRESETS["albert-base"].replace(embedding_size=256, num_layers=6, inner_group_num=3, num_hidden_groups=2),
+        PRESETS["albert-xlarge"],
+    ]
+    cols = {k: np.array([getattr(c, k) for c in cfgs], dtype=np.int64) for k in SMALL}
+    cols["inner_group_num"] = np.array([c.inner_group_num for c in cfgs], dtype=np.int64)
+    c = SimpleNamespace(
+        **cols,
+        family="albert", head="pretraining", hidden_act="gelu_new",
+        executed_layers=cols["num_layers"] * cols["inner_group_num"],
+        is_factorized=True, has_pooler=True, has_mlm_head=True, has_order_head=True,
+    )
+    batch, seq = np.array([8, 2, 32]), np.array([128, 512, 64])
+    for training in (True, False):
+        terms = activation_bytes_terms(c, batch, seq, 2, training, 0.1)
+        for i, cfg in enumerate(cfgs):
+            one = activation_bytes_terms(cfg.replace(head="pretraining"), int(batch[i]), int(seq[i]), 2, training, 0.1)
+            assert {k: int(v[i]) for k, v in terms.items()} == one
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        (dict(dtype="int8"), ("int8", "inference")),
+        (dict(dtype="fp64"), ("dtype",)),
+        (dict(optimizer="lion"), ("optimizer",)),
+        (dict(batch=0), ("batch",)),
+        (dict(batch=2.5), ("batch",)),
+        (dict(seq_len=513), ("seq_len", "max_position_embeddings")),
+        (dict(dropout=1.0), ("dropout",)),
+        (dict(dropout=-0.1), ("dropout",)),
+        (dict(dropout=True), ("dropout",)),
+        (dict(training="yes"), ("training",)),
+        (dict(device="tpu"), ("device",)),
+    ],
+)
+def test_bad_input_names_field(kwargs, words):
+    with pytest.raises(ValueError) as info:
+        estimate_memory(PRESETS["albert-base"], **kwargs)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_rejects_non_config():
+    with pytest.raises(ValueError, match="cfg"):
+        estimate_memory({"hidden_size": 768})
+
+
+def test_counting_does_not_import_torch():
+    code = "import sys, albert_core.memory; sys.exit('torch' in sys.modules or 'transformers' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
