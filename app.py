@@ -1,8 +1,32 @@
-"""Placeholder app until the explorer pages land."""
+"""ALBERT architecture explorer: the shared config sidebar, then the page chosen in the navigation.
+
+Run with `streamlit run app.py`. Every page reads the config and workload through `ui.state.current()`.
+"""
+
+from pathlib import Path
 
 import streamlit as st
 
-from albert_core import ModelConfig
+import ui.sidebar
+import ui.state
 
-st.title("ALBERT architecture explorer")
-st.write(ModelConfig().label)
+ui.state.leave_pages_directory_mode()  # before any widget: see its docstring
+st.set_page_config(page_title="ALBERT explorer", layout="wide")
+
+ROOT = Path(__file__).parent
+# (file, title, icon, url path). A page is registered only if its file exists, so the app always runs.
+PAGES = (
+    ("pages/explorer.py", "Explorer", ":material/calculate:", "explorer"),
+    ("pages/scaling.py", "Scaling", ":material/trending_up:", "scaling"),
+    ("pages/live_model.py", "Live model", ":material/memory:", "live_model"),
+    ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/paper.py", "Paper & formulas", ":material/menu_book:", "paper"),
+)
+
+cfg, workload = ui.sidebar.render()
+ui.state.set_current(cfg, workload)
+pages = [
+    st.Page(path, title=title, icon=icon, url_path=url, default=i == 0)
+    for i, (path, title, icon, url) in enumerate(p for p in PAGES if (ROOT / p[0]).is_file())
+]
+st.navigation(pages).run()

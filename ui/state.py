@@ -15,9 +15,33 @@ def set_current(cfg: ModelConfig, workload: Workload) -> None:
     st.session_state[WORKLOAD_KEY] = workload
 
 
+def leave_pages_directory_mode() -> None:
+    """Streamlit runs an app that has a `pages/` folder as a legacy (v1) multipage app until
+    `st.navigation` is first called, so the first run after a server starts is a v1 run: app.py (or,
+    for a deep link such as /compare, the page file alone) runs as a v1 page, and its widgets get ids
+    that the next (v2) run does not recognise, which resets every sidebar widget to its minimum on the
+    first interaction. Called before anything is drawn (top of app.py, and `current()` for the deep
+    link), it switches to `st.navigation` mode and reruns (page url paths equal the file names, so the
+    same page is resolved)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def current() -> tuple[ModelConfig, Workload]:
     """The config and workload of this run (defaults if the sidebar has not run yet)."""
+    leave_pages_directory_mode()
     return (
         st.session_state.get(CONFIG_KEY, ModelConfig()),
         st.session_state.get(WORKLOAD_KEY, Workload()),
     )
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def cached_report(cfg: ModelConfig, workload: Workload) -> dict:
+    """`ui.exports.report`, cached per (frozen) config and workload: every number a page shows."""
+    from ui.exports import report
+
+    return report(cfg, workload)

@@ -1,0 +1,222 @@
+"""Paper & formulas: closed forms per component, the paper's tables recomputed, the seed documents
+reconciled, and how ALBERT builds its pre-training inputs (SOP vs NSP, n-gram masking)."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from albert_core import PRESETS, ModelConfig, count_params
+from albert_core.format import fmt_count, fmt_pct
+from ui.state import current
+
+cfg, wl = current()
+
+st.title("Paper & formulas")
+st.caption("Lan et al., *ALBERT: A Lite BERT for Self-supervised Learning of Language Representations* "
+           "(ICLR 2020). Every number below is recomputed by this app's exact counter; printed figures are "
+           "quoted as printed.")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def params_of(c: ModelConfig) -> int:
+    return count_params(c).total
+
+
+# ----------------------------------------------------------------------------- formulas
+st.header("Formulas")
+st.markdown(
+    f"Symbols: V vocabulary, E embedding size, H hidden, I intermediate, P positions, T token types, L layers, "
+    f"G groups (`num_hidden_groups`), K inner repeats (`inner_group_num`), B batch, S sequence length. "
+    f"Values on the right are for the current config, **{cfg.label}**."
+)
+by_name = count_params(cfg).by_name()
+# component -> (short label, closed form); the value column is this app's exact count for the current config.
+FORMULAS = (
+    ("embeddings.word_embeddings", "word embeddings", r"V\,E"),
+    ("embeddings.position_embeddings", "position embeddings", r"P\,E"),
+    ("embeddings.token_type_embeddings", "token-type embeddings", r"T\,E"),
+    ("embeddings.LayerNorm", "embedding LayerNorm", r"2E"),
+    ("encoder.embedding_hidden_mapping_in", "projection E to H (ALBERT)", r"E\,H + H"),
+    ("encoder.attention.qkv", "attention Q/K/V", r"n_{att}\cdot 3(H^2 + H)"),
+    ("encoder.attention.dense", "attention output", r"n_{att}\,(H^2 + H)"),
+    ("encoder.attention.LayerNorm", "attention LayerNorm", r"n_{att}\cdot 2H"),
+    ("encoder.ffn.ffn", "FFN up", r"n_{ffn}\,(H\,I + I)"),
+    ("encoder.ffn.ffn_output", "FFN down", r"n_{ffn}\,(I\,H + H)"),
+    ("encoder.ffn.LayerNorm", "FFN LayerNorm", r"n_{ffn}\cdot 2H"),
+    ("pooler", "pooler", r"H^2 + H"),
+    ("predictions.dense", "MLM transform", r"H\,E + E"),
+    ("predictions.LayerNorm", "MLM LayerNorm", r"2E"),
+    ("predictions", "MLM output bias", r"V"),
+    ("predictions.decoder", "MLM decoder (untied only)", r"V\,E + V"),
+    ("sop_classifier", "SOP classifier", r"2H + 2"),
+    ("nsp_classifier", "NSP classifier", r"2H + 2"),
+)
+st.latex(r"n_{att} = \begin{cases} G\,K & \text{attention shared (all, attention)} \\ L\,K & \text{otherwise}"
+         r"\end{cases} \qquad n_{ffn} = \begin{cases} G\,K & \text{FFN shared (all, ffn)} \\ L\,K & "
+         r"\text{otherwise} \end{cases}")
+st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses group int(i / (L / G)). "
+           "The tied MLM decoder reuses the word-embedding matrix, so it adds nothing unless untied.")
+rows_tex = [rf"\text{{{label}}} &= {tex} &&= " + f"{by_name[name]:,}".replace(",", "{,}")
+            for name, label, tex in FORMULAS if name in by_name]
+with st.container(key="paper_formulas"):
+    st.latex(r"\begin{aligned}" + r" \\ ".join(rows_tex) + r"\end{aligned}")
+st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I \qquad "
+         r"\text{AlbertModel} = (V+P+T)E + 2E + EH + H + GK\,(4H^2 + 2HI + 9H + I) + H^2 + H")
+st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half):")
+st.latex(r"\text{fwd} = 2BSEH + LK\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2"
+         r"\;[+\; 2BSHE + 2BSEV + 2BHC \text{ with the pre-training heads}]")
+st.latex(r"\text{training step} \approx 3 \times \text{fwd} \quad (4\times \text{ with activation recomputation})")
+st.markdown("Sharing appears in the parameter formulas (through G) but not in the FLOPs: the shared layer still "
+            "runs L·K times. **Memory:** weights = N·b, gradients = N·b, optimizer = s·N·b (SGD momentum s = 1, "
+            "Adam s = 2) for N parameters of b bytes; activations grow with B·S·H·L·K (and B·S²·heads for the "
+            "attention probabilities), whatever the sharing.")
+
+# ----------------------------------------------------------------------------- paper tables
+st.header("The paper's tables, recomputed")
+V_PAPER = 30_000  # the paper uses V = 30,000 throughout
+
+
+def _row(name: str, printed: float, exact: int, note: str) -> dict:
+    return {"model": name, "printed": printed, "recomputed": exact, "difference": exact / printed - 1,
+            "note": note}
+
+
+st.subheader("Table 1: model sizes")
+NOTES = {
+    "bert-base": "At V = 30,000 with the pooler 109.08M; without it 108.49M, the printed 108M.",
+    "bert-large": "At V = 30,000: 334.61M with the pooler, the printed 334M.",
+    "albert-base": "Rounds to the printed 12M.",
+    "albert-large": "Rounds to the printed 18M.",
+    "albert-xlarge": "58.7M exact; the printed 60M is rounded up (59M would round correctly).",
+    "albert-xxlarge": "222.6M exact; the paper prints 235M here and 233M in its text: no counting "
+                      "convention reproduces both (the pre-training heads add only 0.56M).",
+}
+TABLE1 = {"bert-base": 108e6, "bert-large": 334e6, "albert-base": 12e6, "albert-large": 18e6,
+          "albert-xlarge": 60e6, "albert-xxlarge": 235e6}
+t1 = pd.DataFrame([
+    _row(name, printed, params_of(PRESETS[name].replace(vocab_size=V_PAPER)), NOTES[name])
+    for name, printed in TABLE1.items()
+])
+FMT = {
+    "printed": st.column_config.NumberColumn("Printed", format="compact"),
+    "recomputed": st.column_config.NumberColumn("Recomputed (exact)", format="localized"),
+    "difference": st.column_config.NumberColumn("Difference", format="percent"),
+}
+with st.container(key="paper_table1"):
+    st.dataframe(t1, hide_index=True, width="stretch", column_config=FMT)
+st.caption("Recomputed: transformers' XModel (encoder + pooler) at V = 30,000, P = 512, T = 2. The paper rounds "
+           "to whole millions and does not say whether the pooler and biases are counted: differences of a few "
+           "percent are that rounding and convention.")
+
+st.subheader("Table 3: the embedding size E (ALBERT-base)")
+TABLE3 = {"none": {64: 87e6, 128: 89e6, 256: 93e6, 768: 108e6}, "all": {64: 10e6, 128: 12e6, 256: 16e6, 768: 31e6}}
+base = PRESETS["albert-base"]
+t3 = pd.DataFrame([
+    _row(f"{'not-shared' if mode == 'none' else 'all-shared'}, E = {e}", printed,
+         params_of(base.replace(sharing=mode, embedding_size=e)),
+         "The printed 108M is BERT-base's figure; the exact count adds the E→H projection and the pooler "
+         "(0.59M each)."
+         if (mode, e) == ("none", 768) else "")
+    for mode, col in TABLE3.items() for e, printed in col.items()
+])
+with st.container(key="paper_table3"):
+    st.dataframe(t3, hide_index=True, width="stretch", column_config=FMT)
+st.caption("Takeaway: shrinking E from 768 to 128 saves ~20M parameters; sharing saves ~78M more.")
+
+st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
+TABLE4 = {768: {"all": 31e6, "attention": 83e6, "ffn": 57e6, "none": 108e6},
+          128: {"all": 12e6, "attention": 64e6, "ffn": 38e6, "none": 89e6}}
+MODE = {"all": "all-shared", "attention": "shared-attention", "ffn": "shared-FFN", "none": "not-shared"}
+t4 = pd.DataFrame([
+    _row(f"E = {e}, {MODE[mode]}", printed, params_of(base.replace(sharing=mode, embedding_size=e)), "")
+    for e, col in TABLE4.items() for mode, printed in col.items()
+])
+with st.container(key="paper_table4"):
+    st.dataframe(t4, hide_index=True, width="stretch", column_config=FMT)
+st.caption("Takeaway: the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN "
+           "saves more than sharing attention. Every mode runs the same FLOPs.")
+
+# ----------------------------------------------------------------------------- seeds
+st.header("The seed documents' figures, reconciled")
+V_SEED = 30_522
+st.markdown("**000: embedding parameters, V·H against V·E + E·H** (V = 30,522, E = 128):")
+rows = []
+for name in ("albert-base", "albert-large", "albert-xlarge", "albert-xxlarge"):
+    h, e = PRESETS[name].hidden_size, 128
+    rows.append({"model": name, "V·H (BERT)": V_SEED * h, "V·E + E·H (ALBERT)": V_SEED * e + e * h,
+                 "reduction": 1 - (V_SEED * e + e * h) / (V_SEED * h)})
+with st.container(key="paper_seed000"):
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
+st.markdown(
+    f"The seed's first row, *BERT-Base (baseline) 24,030,720, −2.5%*, is the factorized formula evaluated at "
+    f"E = H = 768: V·H + H·H = {fmt_count(V_SEED * 768 + 768 * 768)}, that is "
+    f"{fmt_pct((V_SEED * 768 + 768 * 768) / (V_SEED * 768) - 1, signed=True)} against BERT's "
+    f"{fmt_count(V_SEED * 768)}. Factorizing without shrinking E costs parameters."
+)
+st.markdown("**003: `estimate_albert_params`** (V = 30,522, pre-training heads):")
+SEED003 = {"albert-base": 15.8e6, "albert-large": 21.8e6, "albert-xlarge": 63.0e6, "albert-xxlarge": 227.1e6}
+rows = []
+for name, printed in SEED003.items():
+    c = PRESETS[name].replace(vocab_size=V_SEED, head="pretraining")
+    exact, e, h = params_of(c), c.embedding_size, c.hidden_size
+    # The seed's formula is the exact count plus the tied decoder V·E counted again, minus the embedding
+    # LayerNorm (2E), the projection bias (H), the MLM output bias (V) and the SOP bias (2).
+    seed_formula = exact + V_SEED * e - (2 * e + h + V_SEED + 2)
+    rows.append({"model": name, "seed, printed": printed, "exact": exact, "+ V·E again": V_SEED * e,
+                 "− left out": 2 * e + h + V_SEED + 2, "= seed formula": seed_formula})
+with st.container(key="paper_seed003"):
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={k: st.column_config.NumberColumn(k, format="localized")
+                                for k in ("exact", "+ V·E again", "− left out", "= seed formula")}
+                 | {"seed, printed": st.column_config.NumberColumn("seed, printed", format="compact")})
+st.caption("The estimate counts the MLM decoder a second time (it is tied to the word embeddings: the same V·E "
+           "weights) and leaves out the embedding LayerNorm, the E→H projection bias, the MLM output bias and "
+           "the SOP bias. With those corrections the seed's formula reproduces every printed figure; the exact "
+           "count is 3.9M lower.")
+
+# ----------------------------------------------------------------------------- pre-training inputs
+st.header("Pre-training inputs: NSP, SOP and n-gram masking")
+SAMPLE = ("The cat sat on the mat. It was warm in the sun. Then it fell asleep.\n\n"
+          "Transformers read every token at once. Attention compares each pair of positions.")
+text = st.text_area("Sample text (blank lines separate documents)", SAMPLE, key="paper_text", max_chars=2000,
+                    help="Sentences end with . ! or ?; paragraphs are documents.")
+try:
+    from albert_core.analysis import make_nsp_pairs, make_sop_pairs, ngram_mask
+except ImportError:  # analysis needs torch; the explanation below stands on its own
+    make_nsp_pairs = make_sop_pairs = ngram_mask = None
+
+st.markdown(
+    "- **NSP (BERT):** positive = sentence A and its true next sentence; negative = A with a *random* sentence "
+    "from another document. The negative differs in topic, so the task is mostly topic prediction.\n"
+    "- **SOP (ALBERT):** positive = two consecutive segments in order; negative = **the same two segments "
+    "swapped**. Topic cannot help, so the model must learn discourse coherence (paper Table 5: NSP solves "
+    "SOP at 52%, SOP solves NSP at 78.9%)."
+)
+if make_sop_pairs is not None:
+    try:
+        sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
+        c1, c2 = st.columns(2)
+        with c1:
+            st.markdown("**SOP pairs**")
+            with st.container(key="paper_sop"):
+                st.dataframe(pd.DataFrame([vars(p) for p in sop]), hide_index=True)
+        with c2:
+            st.markdown("**NSP pairs**")
+            with st.container(key="paper_nsp"):
+                st.dataframe(pd.DataFrame([vars(p) for p in nsp]), hide_index=True)
+        words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
+        seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed")
+        masked = ngram_mask(words, seed=int(seed))
+        st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
+        with st.container(key="paper_masked"):
+            st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
+        st.caption(f"Masked spans (start, words): {masked.spans}; labels: {' '.join(masked.labels)}")
+    except ValueError as exc:
+        st.warning(f"Could not build examples: {exc}")
+else:
+    st.markdown("- **MLM n-gram masking:** 15% of the tokens are masked in spans of n whole words, n ≤ 3 with "
+                "p(n) ∝ 1/n (6/11, 3/11, 2/11), so the model predicts whole phrases, not single pieces.")

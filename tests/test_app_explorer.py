@@ -1,0 +1,76 @@
+"""Explorer page: loads for the default and every preset, numbers match independent oracles, exports."""
+
+from __future__ import annotations
+
+import pytest
+from test_exports import FACTS_MODEL, albert_model_closed_form, forward_flops_closed_form
+
+from albert_core import PRESETS
+from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+
+METRIC_LABELS = [
+    "Total parameters", "Embedding parameters", "Encoder parameters", "Forward FLOPs / sequence",
+    "Training FLOPs / token", "Weights memory", "Training memory", "Saved by sharing",
+]
+
+
+def metrics(at) -> dict:
+    return {m.label: m for m in at.metric}
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_each_preset_loads_with_exact_totals(app, name):
+    at = app(PRESETS[name].to_query())
+    assert not at.exception and not at.error and not at.warning
+    m = metrics(at)
+    assert list(m) == METRIC_LABELS
+    assert m["Total parameters"].value == fmt_params(FACTS_MODEL[name])
+    assert f"{FACTS_MODEL[name]:,}" in m["Total parameters"].help
+    assert m["Weights memory"].value == fmt_bytes(4 * FACTS_MODEL[name])  # fp32 default
+    if name.startswith("albert"):
+        assert m["Forward FLOPs / sequence"].value == fmt_flops(forward_flops_closed_form(PRESETS[name], 1, 128))
+        assert m["Total parameters"].delta.startswith("-")  # smaller than its BERT twin
+        assert any("run faster or use less memory" in s.value for s in at.subheader)
+    else:
+        assert not m["Total parameters"].delta  # a BERT is its own twin
+    assert [b.label for b in at.get("download_button")] == [
+        "transformers config.json", "Breakdown CSV", "JSON report"]
+    table = at.dataframe[0].value
+    assert table["params"].sum() == FACTS_MODEL[name]
+
+
+def test_slider_change_updates_the_numbers(app):
+    at = app()
+    before = metrics(at)["Total parameters"].value
+    at.slider(key="cfg_H").set_value(1536).run()  # heads 12 -> head dim 128 stays valid; I follows 4H
+    cfg = PRESETS["albert-base"].replace(hidden_size=1536, intermediate_size=6144)
+    m = metrics(at)
+    assert m["Total parameters"].value == fmt_params(albert_model_closed_form(cfg)) != before
+    assert m["Forward FLOPs / sequence"].value == fmt_flops(forward_flops_closed_form(cfg, 1, 128))
+
+
+def test_workload_changes_memory_not_params(app):
+    at = app()
+    at.selectbox(key="wl_dtype").set_value("fp16").run()
+    m = metrics(at)
+    assert m["Weights memory"].value == fmt_bytes(2 * FACTS_MODEL["albert-base"])
+    assert m["Total parameters"].value == "11.68M"
+    at.selectbox(key="wl_dtype").set_value("int8").run()
+    assert metrics(at)["Training memory"].value == "n/a" and not at.exception
+
+
+def test_partial_sharing_explains_missing_hf_export(app):
+    at = app({"sharing": "attention"})
+    assert not at.exception
+    hf = at.get("download_button")[0]
+    assert hf.disabled if hasattr(hf, "disabled") else hf.proto.disabled
+    assert any("transformers" in c.value and "Not available" in c.value for c in at.caption)
+    assert metrics(at)["Total parameters"].value == fmt_params(63_647_232)  # albert-facts.md, Table 4 mode
+
+
+def test_bert_twin_panel_numbers(app):
+    at = app({"batch": "1"})
+    text = " ".join(md.value for md in at.markdown)
+    assert "Parameters: down 9.34x" in text  # 11.68M vs BERT-base at V = 30,000 (109.08M)
+    assert "Forward FLOPs: 1.00x of BERT's" in text
+    assert "num_hidden_groups" in text and "MACs" in text

@@ -1,0 +1,43 @@
+"""Paper & formulas page: the tables beside the printed figures, the seed reconciliation, SOP vs NSP."""
+
+from __future__ import annotations
+
+from test_exports import FACTS_MODEL
+
+PAGE = "pages/paper.py"
+
+
+def test_paper_page_tables(app):
+    at = app(page=PAGE)
+    assert not at.exception and not at.error
+    formulas = at.latex[1].value  # one aligned block: label, closed form, exact value for ALBERT-base
+    assert "3{,}840{,}000" in formulas and "1{,}771{,}776" in formulas  # V*E and 3(H^2+H) at E=128, H=768
+    t1, t3, t4, seed000, seed003 = (d.value for d in at.dataframe[:5])
+    # Table 1 at the paper's V = 30,000; ALBERT rows need no vocabulary change.
+    row = t1.set_index("model")
+    assert row.loc["albert-base", "recomputed"] == FACTS_MODEL["albert-base"]
+    assert row.loc["albert-xxlarge", "printed"] == 235e6
+    assert row.loc["bert-base", "recomputed"] == FACTS_MODEL["bert-base"] - 522 * 768
+    # Table 4 partial-sharing figures from albert-facts.md.
+    t4 = t4.set_index("model")["recomputed"]
+    assert t4["E = 128, shared-attention"] == 63_647_232 and t4["E = 128, shared-FFN"] == 37_686_528
+    assert t4["E = 128, all-shared"] == FACTS_MODEL["albert-base"]
+    assert (t3["difference"].abs() < 0.04).all() and (t4.index.size == 8)
+    # Seed 000: 23,440,896 vs 4,005,120 (83% less).
+    s0 = seed000.set_index("model").loc["albert-base"]
+    assert (s0["V·H (BERT)"], s0["V·E + E·H (ALBERT)"]) == (23_440_896, 4_005_120)
+    assert any("24,030,720" in md.value for md in at.markdown)
+    # Seed 003: the corrected seed formula reproduces the printed estimates to 0.1M.
+    assert ((seed003["= seed formula"] / 1e6).round(1) == seed003["seed, printed"] / 1e6).all()
+
+
+def test_sop_negatives_are_swapped_pairs(app):
+    at = app(page=PAGE)
+    sop = next(d.value for d in at.dataframe if list(d.value.columns) == ["a", "b", "label", "kind"])
+    pos, neg = sop[sop["label"] == 0], sop[sop["label"] == 1]
+    assert len(pos) == len(neg) > 0
+    assert set(zip(neg["a"], neg["b"], strict=True)) == set(zip(pos["b"], pos["a"], strict=True))
+    at.text_area(key="paper_text").input("One. Two. Three.").run()
+    assert not at.exception
+    masked = at.main.code[0].value
+    assert "[MASK]" in masked and len(masked.split()) == 6  # one . two . three .

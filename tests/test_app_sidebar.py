@@ -1,0 +1,136 @@
+"""The shared sidebar: URL codec (restore, fallback with warnings), presets, family switch, reset, errors."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from albert_core import PRESETS, ModelConfig, Workload
+from albert_core.config import QUERY_KEYS
+from ui import sidebar
+
+FULL_DEFAULT = {**ModelConfig().to_query(), **Workload().to_query()}
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_default_view_writes_the_full_state_to_the_url(app):
+    at = app()
+    assert not at.exception and not at.warning and not at.error
+    assert at.query_params == FULL_DEFAULT
+    link = at.sidebar.code[0].value  # the "copy link" box
+    assert dict(parse_qsl(urlsplit(link).query)) == FULL_DEFAULT
+
+
+def test_url_restores_the_view(app):
+    query = {"family": "albert", "H": "2048", "L": "24", "heads": "16", "I": "8192", "batch": "4", "seq": "256",
+             "dtype": "bf16", "opt": "sgd"}
+    at = app(query)
+    assert not at.exception and not at.warning
+    assert at.slider(key="cfg_H").value == 2048 and at.slider(key="cfg_L").value == 24
+    assert at.selectbox(key="cfg_preset").value == "albert-xlarge"  # these fields are exactly the preset
+    assert at.number_input(key="wl_seq").value == 256 and at.selectbox(key="wl_opt").value == "sgd"
+    assert metrics(at)["Total parameters"] == "58.72M"  # albert-facts.md: 58,724,864
+    assert at.query_params["H"] == "2048" and at.query_params["dtype"] == "bf16"
+
+
+@pytest.mark.parametrize("query, bad", [
+    ({"H": "abc"}, "H"),
+    ({"L": "-3"}, "L"),
+    ({"H": "16384", "heads": "16"}, "H"),  # valid model, outside the slider
+    ({"sharing": "[x](javascript:alert(1))"}, "sharing"),
+    ({"opt": "<script>alert(1)</script>"}, "opt"),
+    ({"seq": "4096"}, "seq"),  # longer than P = 512
+    ({"H": "1000", "heads": "12"}, "fit"),  # valid values that do not fit together
+])
+def test_invalid_url_values_fall_back_with_an_inert_warning(app, query, bad):
+    at = app(query)
+    assert not at.exception
+    assert len(at.warning) >= 1 and bad in at.warning[0].value
+    for w in at.warning:  # markdown / HTML specials are escaped: nothing renders as a link or a tag
+        text = w.value.replace("\\[", "").replace("\\]", "").replace("\\(", "").replace("\\<", "")
+        assert "[" not in text and "<" not in text and "](" not in text
+    assert metrics(at)["Total parameters"] == "11.68M"  # fell back to ALBERT-base
+    assert at.query_params["H"] == "768"
+
+
+def test_slider_change_updates_numbers_and_url(app):
+    at = app()
+    at.slider(key="cfg_L").set_value(24).run()
+    assert not at.exception and at.query_params["L"] == "24"
+    assert metrics(at)["Total parameters"] == "11.68M"  # all-shared: more layers, same parameters
+    assert metrics(at)["Forward FLOPs / sequence"] != "22.4 GFLOP"
+    at.slider(key="cfg_H").set_value(1024).run()
+    # heads follows H (1024 is not divisible by 12), I follows 4H, the preset becomes albert-large
+    assert at.selectbox(key="cfg_heads").value == 16 and at.number_input(key="cfg_I").value == 4096
+    assert at.selectbox(key="cfg_preset").value == "albert-large"
+    assert metrics(at)["Total parameters"] == "17.68M"
+
+
+def test_heads_offers_only_divisors_of_h(app):
+    at = app({"H": "768"})
+    options = [int(o.split()[0]) for o in at.selectbox(key="cfg_heads").options]
+    assert options and all(768 % n == 0 for n in options) and 5 not in options and 12 in options
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_preset_sets_every_field(app, name):
+    at = app()
+    at.selectbox(key="cfg_preset").set_value(name).run()
+    assert not at.exception
+    cfg = PRESETS[name]
+    for key, field in QUERY_KEYS.items():
+        expected = cfg.to_query()[key]
+        assert at.query_params[key] == expected, (key, field)
+
+
+def test_family_switch_disables_e_and_restores_it(app):
+    at = app({"E": "256"})
+    at.radio(key="cfg_family").set_value("bert").run()
+    e = at.number_input(key="cfg_E")
+    assert e.disabled and e.value == 768 and at.selectbox(key="cfg_sharing").value == "none"
+    assert at.query_params["family"] == "bert" and at.query_params["E"] == "768"
+    at.radio(key="cfg_family").set_value("albert").run()
+    assert at.number_input(key="cfg_E").value == 256 and at.selectbox(key="cfg_sharing").value == "all"
+
+
+def test_impossible_config_shows_error_and_keeps_last_valid(app):
+    at = app()
+    at.number_input(key="cfg_G").set_value(20).run()  # more groups than layers
+    assert not at.exception
+    assert "num\\_hidden\\_groups" in at.error[0].value
+    assert metrics(at)["Total parameters"] == "11.68M" and at.query_params["G"] == "1"
+
+
+def test_seq_len_follows_max_positions_and_reset(app):
+    at = app({"H": "1024", "heads": "16"})
+    at.number_input(key="cfg_P").set_value(64).run()
+    assert at.number_input(key="wl_seq").value == 64 and at.query_params["seq"] == "64"
+    at.button(key="sb_reset").click().run()
+    assert at.query_params == FULL_DEFAULT and at.selectbox(key="cfg_preset").value == "albert-base"
+
+
+def test_every_control_has_a_tooltip(app):
+    at = app()
+    widgets = [*at.sidebar.slider, *at.sidebar.number_input, *at.sidebar.selectbox, *at.sidebar.radio,
+               *at.sidebar.checkbox, *at.sidebar.toggle, *at.sidebar.button]
+    assert len(widgets) >= 19
+    assert all(w.help for w in widgets), [w.label for w in widgets if not w.help]
+
+
+def test_decode_url_and_inert_are_pure():
+    cfg, wl, problems = sidebar.decode_url({"H": "100000", "L": "2", "G": "2", "sharing": "ffn"})
+    assert cfg == ModelConfig(num_layers=2, num_hidden_groups=2, sharing="ffn") and wl == Workload()
+    assert problems and "H" in problems[0]
+    assert sidebar.inert("[a](b) <i>*c*</i> $x$") == r"\[a\]\(b\) \<i\>\*c\*\<\/i\> \$x\$"
+
+
+def test_sidebar_state_survives_page_switches(app):
+    at = app()
+    at.slider(key="cfg_L").set_value(30).run()
+    for page in ("pages/paper.py", "pages/compare.py", "pages/explorer.py"):
+        at.switch_page(page).run()
+        assert not at.exception and at.slider(key="cfg_L").value == 30 and at.query_params["L"] == "30"

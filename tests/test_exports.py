@@ -1,0 +1,145 @@
+"""Export files: parsed back and compared with independent oracles (transformers models on the meta
+device, the closed forms of albert-facts.md, the matmul FLOP formula)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+import torch
+import transformers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from albert_core import PRESETS, ModelConfig, Workload
+from ui import exports
+
+# Exact transformers counts (albert-facts.md), XModel.
+FACTS_MODEL = {
+    "albert-base": 11_683_584, "albert-large": 17_683_968, "albert-xlarge": 58_724_864,
+    "albert-xxlarge": 222_595_584, "bert-base": 109_482_240, "bert-large": 335_141_888,
+}
+
+
+def albert_model_closed_form(c: ModelConfig) -> int:
+    V, E, H, P, T = c.vocab_size, c.embedding_size, c.hidden_size, c.max_position_embeddings, c.type_vocab_size
+    I = c.intermediate_size  # noqa: E741 (the paper's notation)
+    layer = 4 * H * H + 2 * H * I + 9 * H + I
+    return (V + P + T) * E + 2 * E + (E * H + H) + c.num_hidden_groups * c.inner_group_num * layer + H * H + H
+
+
+def forward_flops_closed_form(c: ModelConfig, B: int, S: int) -> int:
+    """albert-facts.md: ALBERT XModel forward matmul FLOPs."""
+    E, H, I, L, K = c.embedding_size, c.hidden_size, c.intermediate_size, c.num_layers, c.inner_group_num  # noqa: E741
+    return 2 * B * S * E * H + L * K * (8 * B * S * H * H + 4 * B * S * S * H + 4 * B * S * H * I) + 2 * B * H * H
+
+
+@pytest.mark.parametrize("name", ["albert-base", "bert-large"])
+def test_breakdown_csv_parses_back_to_the_exact_count(name):
+    from albert_core import count_params
+
+    df = pd.read_csv(io.StringIO(exports.breakdown_csv(count_params(PRESETS[name]))))
+    assert {"component", "label", "group", "params", "unshared", "share"} <= set(df.columns)
+    assert df["params"].sum() == FACTS_MODEL[name]
+    assert df["share"].sum() == pytest.approx(1.0)
+    assert (df["unshared"] >= df["params"]).all()
+    if name == "albert-base":  # all-shared: one layer held, twelve run
+        qkv = df.set_index("component").loc["encoder.attention.qkv"]
+        assert qkv["unshared"] == 12 * qkv["params"] == 12 * 3 * (768 * 768 + 768)
+
+
+def test_json_report_numbers():
+    cfg, wl = PRESETS["albert-base"], Workload(batch=2, seq_len=64, dtype="fp16", optimizer="adam")
+    rep = json.loads(exports.report_json(cfg, wl))
+    assert rep["config"]["hidden_size"] == 768 and rep["workload"] == {
+        "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam"}
+    assert rep["params"]["total"] == FACTS_MODEL["albert-base"] == sum(c["params"] for c in rep["params"]["components"])
+    assert rep["params"]["groups"]["embeddings"] == (30_000 + 512 + 2) * 128 + 2 * 128 + 128 * 768 + 768
+    assert rep["flops"]["forward_per_sequence"] == forward_flops_closed_form(cfg, 1, 64)
+    assert rep["flops"]["forward_per_batch"] == forward_flops_closed_form(cfg, 2, 64)
+    assert rep["flops"]["training_per_batch"] == 3 * rep["flops"]["forward_per_batch"]
+    assert rep["flops"]["macs_per_batch"] * 2 == rep["flops"]["forward_per_batch"]
+    assert rep["flops"]["training_per_token"] == pytest.approx(rep["flops"]["training_per_batch"] / 128)
+    train = rep["memory"]["training"]
+    n = FACTS_MODEL["albert-base"]
+    assert (train["weights"], train["gradients"], train["optimizer"]) == (2 * n, 2 * n, 2 * 2 * n)
+    assert train["total"] == sum(train[k] for k in ("weights", "gradients", "optimizer", "activations"))
+    twin = rep["bert_twin"]
+    assert twin["config"]["family"] == "bert" and twin["config"]["vocab_size"] == 30_000
+    assert twin["params"] == FACTS_MODEL["bert-base"] - 522 * 768  # BERT-base at V = 30,000
+    # Sharing saves no compute: the twin's encoder FLOPs are the same matmuls.
+    twin_f, f = twin["flops"]["components_per_sequence"], rep["flops"]["components_per_sequence"]
+    assert twin_f["encoder.attention.qkv"] == f["encoder.attention.qkv"]
+    assert twin_f["encoder.attention.scores"] == f["encoder.attention.scores"] == 12 * 4 * 64 * 64 * 768
+
+
+def test_json_report_int8_has_no_training_memory():
+    rep = exports.report(PRESETS["albert-base"], Workload(dtype="int8"))
+    assert rep["memory"]["training"] is None
+    assert rep["memory"]["inference"]["weights"] == FACTS_MODEL["albert-base"]
+
+
+@pytest.mark.parametrize("cfg", [
+    PRESETS["albert-base"].replace(head="pretraining", num_layers=6, num_hidden_groups=2, inner_group_num=2),
+    PRESETS["bert-base"].replace(head="masked-lm", tie_word_embeddings=False),
+    PRESETS["albert-large"].replace(sharing="none"),
+], ids=["albert-grouped", "bert-untied", "albert-unshared"])
+def test_hf_config_json_builds_the_same_model_in_transformers(cfg):
+    from albert_core import count_params
+
+    data = json.loads(exports.hf_config_json(cfg))
+    family = transformers.AlbertConfig if data["model_type"] == "albert" else transformers.BertConfig
+    cls = getattr(transformers, data["architectures"][0])
+    with torch.device("meta"):
+        model = cls(family(**data))
+    assert sum(p.numel() for p in model.parameters()) == count_params(cfg).total
+    # Read back (unshared ALBERT comes back as all-shared with G = L: the same model).
+    assert count_params(ModelConfig.from_hf(data)).total == count_params(cfg).total
+
+
+def test_hf_config_unavailable_for_partial_sharing():
+    with pytest.raises(ValueError, match="sharing"):
+        exports.hf_config_json(PRESETS["albert-base"].replace(sharing="ffn"))
+
+
+def test_closed_form_oracle_agrees_with_facts():
+    for name in ("albert-base", "albert-large", "albert-xlarge", "albert-xxlarge"):
+        assert albert_model_closed_form(PRESETS[name]) == FACTS_MODEL[name]
+
+
+# ----------------------------------------------------------------------------- pin codec
+@st.composite
+def configs(draw) -> ModelConfig:
+    heads = draw(st.sampled_from([1, 2, 4, 8]))
+    layers = draw(st.integers(1, 24))
+    cfg = ModelConfig(
+        vocab_size=draw(st.integers(1, 50_000)), embedding_size=draw(st.integers(1, 512)),
+        hidden_size=heads * draw(st.integers(1, 128)), num_heads=heads, num_layers=layers,
+        intermediate_size=draw(st.integers(1, 4096)), sharing=draw(st.sampled_from(["none", "all", "attention", "ffn"])),
+        num_hidden_groups=draw(st.integers(1, layers)), inner_group_num=draw(st.integers(1, 3)),
+        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])), tie_word_embeddings=draw(st.booleans()),
+    )
+    return cfg.bert_twin() if draw(st.booleans()) else cfg
+
+
+@settings(max_examples=60, deadline=None)
+@given(configs())
+def test_pin_round_trip(cfg):
+    entry = exports.encode_pin(cfg)
+    assert "," not in entry and exports.decode_pin(entry) == cfg
+    assert exports.decode_pins(exports.encode_pins([entry, "bert-base"]))[0][-1] == "bert-base"
+
+
+def test_pins_are_canonical_and_bounded():
+    assert exports.encode_pin(PRESETS["albert-large"]) == "albert-large"
+    assert exports.encode_pin(ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, num_layers=24)) \
+        == "albert-large"
+    entries, problems = exports.decode_pins("bert-base,H.1024~heads.16,nope,H.abc,<b>x</b>,bert-base")
+    assert entries == ["bert-base", "H.1024~heads.16"]
+    assert len(problems) == 3 and any("H='abc'" in p for p in problems)
+    many = ",".join(f"L.{n}" for n in range(1, 12))
+    entries, problems = exports.decode_pins(many)
+    assert len(entries) == exports.MAX_PINS and "at most" in problems[-1]
+    assert exports.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])

@@ -1,0 +1,325 @@
+"""The shared config sidebar: preset, architecture and workload widgets, bound to the URL.
+
+URL codec: on the first run of a session the query string is decoded with `parse_query` /
+`parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
+visible warning); after every run the URL is rewritten with the full state (`to_query`), so the
+address bar always reproduces the view. We use this codec rather than `bind="query-params"` because
+bound widgets drop invalid values silently and omit defaults from the link.
+
+Widget keys are `cfg_<URL key>` (see `QUERY_KEYS`) and `wl_<URL key>` (see `WORKLOAD_QUERY_KEYS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from albert_core import HEADS, LIMITS, PRESETS, SHARING_MODES, ModelConfig, Workload
+from albert_core.config import (
+    ACTIVATIONS,
+    DTYPE_BYTES,
+    HEAD_LABELS,
+    OPTIMIZERS,
+    QUERY_KEYS,
+    SHARING_LABELS,
+    WORKLOAD_LIMITS,
+    WORKLOAD_QUERY_KEYS,
+    check_seq_len,
+    parse_query,
+    parse_workload_query,
+)
+
+CUSTOM = "custom"
+PRESET_KEY = "cfg_preset"
+RESET_KEY = "sb_reset"
+_SEEDED = "_sb_seeded"
+_PROBLEMS = "_sb_url_problems"
+_LAST_VALID = "_sb_last_valid"
+_STASH = "_sb_albert_stash"  # ALBERT-only fields kept while the family is BERT
+
+# Sliders have browser-sized ranges; a URL value outside them falls back to the default.
+SLIDER_RANGES: Mapping[str, tuple[int, int, int]] = {"H": (64, 8192, 64), "L": (1, 128, 1)}
+_STEPS = {"V": 1000, "E": 16, "I": 256, "P": 128, "T": 1, "G": 1, "K": 1}
+
+HELP = {
+    "preset": "Load one of the published configurations (paper Table 1). Changing any field makes it custom.",
+    "family": "BERT: embeddings at the hidden size, every layer has its own weights. ALBERT: factorized "
+    "embeddings (V x E then E -> H) and cross-layer parameter sharing.",
+    "V": "Vocabulary size V: rows of the word-embedding table (30,000 for ALBERT, 30,522 for BERT).",
+    "E": "Embedding size E (transformers `embedding_size`): ALBERT looks tokens up at width E and projects "
+    "them to H with `embedding_hidden_mapping_in`, so the table costs V*E + E*H instead of V*H. "
+    "BERT has no factorization: E = H.",
+    "H": "Hidden size H (`hidden_size`): width of every encoder layer. Layer params grow as 4H^2 + 2HI.",
+    "L": "Layers L (`num_hidden_layers`): how many times a layer is executed. With full sharing the "
+    "parameters do not grow with L, the FLOPs do.",
+    "heads": "Attention heads (`num_attention_heads`); only divisors of H are offered. Changes neither "
+    "the parameter count nor the matmul FLOPs, only the head dimension H / heads.",
+    "I": "Intermediate size I (`intermediate_size`): width of the feed-forward block, 4H in every published model.",
+    "keep4h": "Keep I = 4H while you move H.",
+    "P": "Max positions P (`max_position_embeddings`): rows of the position table and the longest sequence.",
+    "T": "Token types T (`type_vocab_size`): segment A / B embeddings (2).",
+    "act": "Activation of the feed-forward block (ALBERT: gelu_new, BERT: gelu). No effect on counts.",
+    "sharing": "Cross-layer sharing (paper Table 4): all-shared = whole layer shared (transformers' ALBERT); "
+    "shared-attention / shared-FFN = only that block shared; not-shared = BERT-like layers with "
+    "factorized embeddings.",
+    "G": "Groups G (transformers `num_hidden_groups`): distinct copies of the shared block(s); layer i uses "
+    "group int(i / (L / G)). G = 1: one shared layer; G = L: nothing shared. Ignored when not shared.",
+    "K": "Inner repeats K (transformers `inner_group_num`): blocks run in a row inside each layer. "
+    "Executed depth is L*K; parameters grow with G*K.",
+    "head": "What sits on the encoder: the pooler only (XModel), the pre-training heads MLM + SOP/NSP "
+    "(XForPreTraining) or the masked-LM head only (XForMaskedLM).",
+    "tied": "Tie the MLM decoder to the word embeddings (counted once). Untied adds V*E parameters.",
+    "batch": "Batch size B of the workload (memory and FLOPs per step).",
+    "seq": "Sequence length S in tokens, at most P. Attention costs grow as S^2.",
+    "dtype": "Bytes per weight, gradient and activation: fp32 4, fp16/bf16 2, int8 1.",
+    "opt": "Optimizer state per weight: none 0, SGD with momentum 1, Adam/AdamW 2 (first and second moment).",
+    "share": "The whole view (config and workload) is in this link; paste it into a design discussion.",
+    "reset": "Back to ALBERT-base and the default workload.",
+}
+
+
+def inert(text: str) -> str:
+    """Escape every ASCII punctuation mark so Markdown/HTML in user-influenced text stays plain text."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
+def _key(url_key: str) -> str:
+    return "cfg_" + url_key
+
+
+def _wkey(url_key: str) -> str:
+    return "wl_" + url_key
+
+
+def divisors(n: int, limit: int = LIMITS["num_heads"][1]) -> list[int]:
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def fit_heads(hidden: int, heads: int) -> int:
+    """``heads`` if it divides ``hidden``, else the divisor giving the head size nearest 64."""
+    options = divisors(hidden)
+    return heads if heads in options else min(options, key=lambda n: (abs(hidden // n - 64), n))
+
+
+def matching_preset(cfg: ModelConfig) -> str:
+    return next((name for name, p in PRESETS.items() if p == cfg), CUSTOM)
+
+
+# ----------------------------------------------------------------------------- URL -> state
+def decode_url(params: Mapping[str, str]) -> tuple[ModelConfig, Workload, list[str]]:
+    """Config, workload and plain-text problems for a query string (lenient, never raises)."""
+    params = dict(params)
+    extra: list[str] = []
+    while True:
+        cfg, problems = parse_query(params)
+        popped = False
+        for key, (lo, hi, _) in SLIDER_RANGES.items():
+            value = getattr(cfg, QUERY_KEYS[key])
+            if not lo <= value <= hi and key in params:
+                extra.append(f"URL value {key}={value}: the sidebar allows {lo} to {hi}")
+                params.pop(key)
+                popped = True
+        if not popped:
+            break
+    wl, wl_problems = parse_workload_query(params)
+    try:
+        check_seq_len(cfg, wl.seq_len)
+    except ValueError as exc:
+        wl_problems.append(f"URL value seq: {exc}")
+        wl = wl.replace(seq_len=min(Workload().seq_len, cfg.max_position_embeddings))
+    return cfg, wl, problems + extra + wl_problems
+
+
+def _write_state(cfg: ModelConfig, wl: Workload) -> None:
+    """Set every widget from a config and workload (before the widgets are drawn)."""
+    ss = st.session_state
+    for key, name in QUERY_KEYS.items():
+        ss[_key(key)] = getattr(cfg, name)
+    ss[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
+    for key, name in WORKLOAD_QUERY_KEYS.items():
+        ss[_wkey(key)] = getattr(wl, name)
+    ss[PRESET_KEY] = matching_preset(cfg)
+    ss.pop(_STASH, None)
+
+
+def _seed_once() -> None:
+    if st.session_state.get(_SEEDED):
+        return
+    cfg, wl, problems = decode_url(st.query_params.to_dict())
+    _write_state(cfg, wl)
+    st.session_state[_PROBLEMS] = problems
+    st.session_state[_LAST_VALID] = (cfg, wl)
+    st.session_state[_SEEDED] = True
+
+
+# ----------------------------------------------------------------------------- state -> config
+def _config_from_state() -> ModelConfig:
+    ss = st.session_state
+    values = {name: ss[_key(key)] for key, name in QUERY_KEYS.items()}
+    values["num_heads"] = fit_heads(values["hidden_size"], values["num_heads"])
+    if ss[_key("keep4h")]:
+        values["intermediate_size"] = 4 * values["hidden_size"]
+    if values["family"] == "bert":
+        values.update(embedding_size=values["hidden_size"], sharing="none", num_hidden_groups=1,
+                      inner_group_num=1)
+    return ModelConfig(**values)
+
+
+def _workload_from_state() -> Workload:
+    ss = st.session_state
+    return Workload(**{name: ss[_wkey(key)] for key, name in WORKLOAD_QUERY_KEYS.items()})
+
+
+# ----------------------------------------------------------------------------- callbacks
+def _on_field_change() -> None:
+    st.session_state[_PROBLEMS] = []
+    try:
+        st.session_state[PRESET_KEY] = matching_preset(_config_from_state())
+    except ValueError:
+        st.session_state[PRESET_KEY] = CUSTOM
+
+
+def _on_preset_change() -> None:
+    name = st.session_state[PRESET_KEY]
+    if name in PRESETS:
+        cfg = PRESETS[name]
+        wl = _workload_from_state()
+        if wl.seq_len > cfg.max_position_embeddings:
+            wl = wl.replace(seq_len=cfg.max_position_embeddings)
+        _write_state(cfg, wl)
+    st.session_state[_PROBLEMS] = []
+
+
+def _on_family_change() -> None:
+    ss = st.session_state
+    albert_fields = ("E", "sharing", "G", "K")
+    if ss[_key("family")] == "bert":
+        ss[_STASH] = {k: ss[_key(k)] for k in albert_fields}
+        ss[_key("E")], ss[_key("sharing")], ss[_key("G")], ss[_key("K")] = ss[_key("H")], "none", 1, 1
+    else:
+        default = ModelConfig()
+        stash = ss.pop(_STASH, None) or {
+            "E": default.embedding_size, "sharing": default.sharing, "G": 1, "K": 1
+        }
+        for k, v in stash.items():
+            ss[_key(k)] = v
+    _on_field_change()
+
+
+def _on_reset() -> None:
+    _write_state(ModelConfig(), Workload())
+    st.session_state[_PROBLEMS] = []
+
+
+# ----------------------------------------------------------------------------- widgets
+def _number(label: str, key: str, lo: int, hi: int, *, disabled: bool = False, help_key: str = "") -> None:
+    st.number_input(
+        label, min_value=lo, max_value=hi, step=_STEPS.get(key, 1), key=_key(key),
+        help=HELP[help_key or key], on_change=_on_field_change, disabled=disabled,
+    )
+
+
+def _model_widgets() -> None:
+    ss = st.session_state
+    bert = ss[_key("family")] == "bert"
+    st.selectbox("Preset", [*PRESETS, CUSTOM], key=PRESET_KEY, help=HELP["preset"],
+                 on_change=_on_preset_change)
+    st.radio("Family", ("albert", "bert"), key=_key("family"), horizontal=True,
+             format_func=str.upper, help=HELP["family"], on_change=_on_family_change)
+    _number("Vocabulary size V", "V", *LIMITS["vocab_size"])
+    h = ss[_key("H")]
+    if bert:
+        ss[_key("E")] = h  # BERT's embeddings live at the hidden size
+    _number("Embedding size E", "E", *LIMITS["embedding_size"], disabled=bert)
+    lo, hi, step = SLIDER_RANGES["H"]
+    st.slider("Hidden size H", lo, hi, step=step, key=_key("H"), help=HELP["H"], on_change=_on_field_change)
+    lo, hi, step = SLIDER_RANGES["L"]
+    st.slider("Layers L", lo, hi, step=step, key=_key("L"), help=HELP["L"], on_change=_on_field_change)
+    ss[_key("heads")] = fit_heads(h, ss[_key("heads")])  # H may have changed under the heads choice
+    st.selectbox("Attention heads", divisors(h), key=_key("heads"), help=HELP["heads"],
+                 format_func=lambda n: f"{n} (head dim {h // n})", on_change=_on_field_change)
+    keep = st.toggle("Keep I = 4H", key=_key("keep4h"), help=HELP["keep4h"], on_change=_on_field_change)
+    if keep:
+        ss[_key("I")] = 4 * h
+    _number("Intermediate size I", "I", *LIMITS["intermediate_size"], disabled=keep)
+    _number("Max positions P", "P", *LIMITS["max_position_embeddings"])
+    st.selectbox("Cross-layer sharing", SHARING_MODES, key=_key("sharing"), disabled=bert,
+                 format_func=SHARING_LABELS.__getitem__, help=HELP["sharing"], on_change=_on_field_change)
+    unshared = bert or ss[_key("sharing")] == "none"
+    c1, c2 = st.columns(2)
+    with c1:
+        _number("Groups G", "G", *LIMITS["num_hidden_groups"], disabled=unshared)
+    with c2:
+        _number("Inner repeats K", "K", *LIMITS["inner_group_num"], disabled=bert)
+    st.selectbox("Head", HEADS, key=_key("head"), format_func=HEAD_LABELS.__getitem__, help=HELP["head"],
+                 on_change=_on_field_change)
+    st.checkbox("Tie MLM decoder to word embeddings", key=_key("tied"), help=HELP["tied"],
+                on_change=_on_field_change)
+    with st.expander("More fields"):
+        _number("Token types T", "T", *LIMITS["type_vocab_size"])
+        st.selectbox("Activation", ACTIVATIONS, key=_key("act"), help=HELP["act"], on_change=_on_field_change)
+
+
+def _workload_widgets(max_positions: int) -> None:
+    ss = st.session_state
+    st.subheader("Workload")
+    if ss[_wkey("seq")] > max_positions:
+        ss[_wkey("seq")] = max_positions
+        st.caption(f"Sequence length lowered to P = {max_positions}.")
+    c1, c2 = st.columns(2)
+    with c1:
+        st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], step=1, key=_wkey("batch"), help=HELP["batch"],
+                        on_change=_on_field_change)
+    with c2:
+        st.number_input("Sequence length S", 1, WORKLOAD_LIMITS["seq_len"][1], step=64, key=_wkey("seq"),
+                        help=HELP["seq"], on_change=_on_field_change)
+    c1, c2 = st.columns(2)
+    with c1:
+        st.selectbox("dtype", tuple(DTYPE_BYTES), key=_wkey("dtype"), help=HELP["dtype"],
+                     on_change=_on_field_change)
+    with c2:
+        st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
+
+
+def share_query(cfg: ModelConfig, wl: Workload, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The full URL state: every config and workload key, plus page-owned keys (e.g. the Compare pins)."""
+    return {**(extra or {}), **cfg.to_query(), **wl.to_query()}
+
+
+def _sync_url(cfg: ModelConfig, wl: Workload) -> str:
+    current = st.query_params.to_dict()
+    wanted = share_query(cfg, wl, current)
+    if wanted != current:
+        st.query_params.update({k: v for k, v in wanted.items() if current.get(k) != v})
+    base = st.context.url or ""
+    return f"{base}?{urlencode(wanted)}"
+
+
+def render() -> tuple[ModelConfig, Workload]:
+    """Draw the sidebar; return the config and workload of this run (the last valid ones on error)."""
+    _seed_once()
+    ss = st.session_state
+    for problem in ss.get(_PROBLEMS, []):
+        st.warning(inert(problem) + " \\- using the default instead.", icon="⚠️")
+    with st.sidebar:
+        st.header("Model")
+        _model_widgets()
+        _workload_widgets(ss[_key("P")])
+    try:
+        cfg, wl = _config_from_state(), _workload_from_state()
+        wl.check_fits(cfg)
+        ss[_LAST_VALID] = (cfg, wl)
+    except ValueError as exc:
+        cfg, wl = ss[_LAST_VALID]
+        st.error(inert(f"This configuration cannot exist: {exc}. Showing the last valid one: {cfg.label}."),
+                 icon="🚫")
+    link = _sync_url(cfg, wl)
+    with st.sidebar:
+        st.button("Reset", key=RESET_KEY, help=HELP["reset"], on_click=_on_reset)
+        with st.expander("Copy link to this view", expanded=False), st.container(key="share_link"):
+            st.code(link, language=None, wrap_lines=True)
+            st.caption(HELP["share"])
+    return cfg, wl
