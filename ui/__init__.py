@@ -1,5 +1,5 @@
 """Streamlit-side helpers of the explorer app: sidebar, shared state and Plotly figure builders.
 
 Figure builders are pure functions (config or DataFrame in, plotly Figure out). Only `ui.sidebar`,
-`ui.state` and the pages import streamlit.
+`ui.state`, `ui.live` and the pages import streamlit.
 """

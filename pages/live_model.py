@@ -1,0 +1,232 @@
+"""Live model: build the current config in PyTorch (within the memory budget), prove the analytic
+count component by component, run it on your text, time it, and look inside (layer smoothness,
+attention maps, saved activations). A transformers checkpoint folder can stand in for the config."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import streamlit as st
+
+from albert_core import count_flops, count_params, estimate_memory
+from albert_core.analysis import attention_maps, layer_smoothness
+from albert_core.config import DTYPE_BYTES
+from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.model import TORCH_DTYPES, MemoryBudgetError, check_budget
+from ui import figures_live as fl
+from ui import live
+from ui.sidebar import inert
+from ui.state import current
+
+DEFAULT_TEXT = (
+    "ALBERT shares one set of layer weights across the whole encoder.\n"
+    "It still runs every layer, so it is not faster than BERT."
+)
+SOURCES = {"config": "The sidebar config", "folder": "A transformers checkpoint folder"}
+if live.hub_allowed():
+    SOURCES["hub"] = "A Hugging Face hub id (downloads)"
+
+
+def seconds(s: float) -> str:
+    return f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+
+
+cfg, wl = current()
+st.title("Live model")
+st.caption(
+    "A real PyTorch encoder of the configuration: built, counted, run and timed on this machine. "
+    "It proves the analytic numbers of the other pages."
+)
+
+# ----------------------------------------------------------------------------- which model
+source = st.radio("Model", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="live_source",
+                  help="The sidebar's config (random weights, seeded), or trained weights from a folder "
+                  "saved with transformers' save_pretrained.")
+dtype = wl.dtype if wl.dtype in TORCH_DTYPES else "fp32"
+if dtype != wl.dtype:
+    st.caption(f"The live model runs in fp32: {wl.dtype} is a storage format here, not a compute dtype.")
+model = None
+checkpoint: str | None = None
+
+if source == "folder":
+    roots = live.checkpoint_roots()
+    if not roots:
+        st.info(
+            f"Loading checkpoint folders is switched off on this server: it would let visitors read server "
+            f"paths. The operator can allow folders with the environment variable `{live.ROOTS_ENV}` "
+            f"(folders separated by `{os.pathsep}`); run the app locally to load your own checkpoints."
+        )
+        st.stop()
+    st.caption("Allowed folders: " + ", ".join(f"`{inert(str(r))}`" for r in roots))
+    path = st.text_input("Checkpoint folder", key="live_folder", max_chars=500,
+                         help="A folder saved with save_pretrained (config.json + *.safetensors), inside "
+                         "one of the allowed folders. Pickle (.bin) weights are never loaded.")
+    if not path.strip():
+        st.stop()
+    try:
+        with st.spinner("Loading the checkpoint (budget checked before any weight is read)…"):
+            resolved = os.path.realpath(path.strip())
+            mtime = os.stat(resolved).st_mtime_ns if os.path.isdir(resolved) else 0
+            model = live.checkpoint_model(resolved, mtime, tuple(map(str, roots)))
+    except (ValueError, OSError) as exc:  # MemoryBudgetError is a ValueError
+        st.error(f"Cannot load this folder: {inert(str(exc))}")
+        st.stop()
+    cfg, checkpoint, dtype = model.config, resolved, "fp32"
+elif source == "hub":
+    repo = st.text_input("Hub id", key="live_hub", max_chars=200, placeholder="albert/albert-base-v2")
+    if not repo.strip():
+        st.stop()
+    try:
+        with st.spinner("Downloading config.json, checking the budget, then the safetensors weights…"):
+            folder = live.hub_folder(repo, live.MAX_TOKENS)
+            model = live.checkpoint_model(str(folder), os.stat(folder).st_mtime_ns, (str(folder),))
+    except Exception as exc:  # network, hub and format errors all end here, shown, not raised
+        st.error(f"Cannot load {inert(repo[:100])} from the hub: {inert(str(exc))}")
+        st.stop()
+    cfg, checkpoint, dtype = model.config, str(folder), "fp32"
+
+seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
+st.subheader(f"{inert(cfg.label)} · {cfg.head} head · {dtype}")
+
+# ----------------------------------------------------------------------------- budget and build
+budget = check_budget(cfg, 1, seq_cap, dtype)
+c = st.columns(3)
+c[0].metric("Estimated memory", fmt_bytes(budget.estimate, binary=True),
+            help="Weights plus one forward pass of one sequence of up to "
+            f"{seq_cap} tokens, from estimate_memory.")
+c[1].metric("Memory budget", fmt_bytes(budget.budget, binary=True),
+            help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET); nothing bigger is allocated.")
+c[2].metric("Share of the budget", fmt_pct(budget.estimate / budget.budget))
+st.progress(min(1.0, budget.estimate / budget.budget))
+
+if model is None and (problem := live.too_many_blocks(cfg)):
+    st.warning(f"No live model for {inert(cfg.label)}: {inert(problem)}. Its exact analytic count is on the Explorer page.")
+    st.stop()
+if model is None:
+    if budget.ok:
+        try:
+            with st.spinner(f"Building {cfg.label} ({fmt_params(count_params(cfg).total)} parameters)…"):
+                model = live.built_model(cfg, dtype, seq_cap)
+        except MemoryBudgetError as exc:
+            st.error(inert(str(exc)))
+    else:
+        st.error(f"Too big to build here: {inert(budget.message)}.")
+
+proof_model = model
+if model is None:
+    with st.spinner("Building on the meta device (shapes only)…"):
+        proof_model = live.meta_model(cfg, dtype)
+    st.info("Built on the **meta device** instead (shapes only, no memory): the parameter count below is "
+            "still the real model's, so the proof holds for any size.")
+
+# ----------------------------------------------------------------------------- count proof
+st.subheader("Analytic vs live parameter count")
+table = live.match_table(count_params(cfg), live.live_counts(proof_model))
+all_match = (table["match"] == live.MATCH).all()
+total_row = table.iloc[-1]
+device = "meta" if model is None else "cpu"
+if all_match:
+    st.success(f"{live.MATCH} Every component matches: {fmt_count(total_row['live'])} parameters in the "
+               f"live model ({device}) = {fmt_count(total_row['analytic'])} counted analytically.")
+else:
+    st.error(f"{live.MISMATCH} Analytic and live counts differ: {fmt_count(total_row['analytic'])} vs "
+             f"{fmt_count(total_row['live'])}.")
+st.dataframe(
+    table, hide_index=True, key="live_match_table", height=35 * (len(table) + 1) + 3,  # totals row in view
+    column_config={
+        "analytic": st.column_config.NumberColumn("analytic (count_params)", format="localized"),
+        "live": st.column_config.NumberColumn(f"live ({device}, numel)", format="localized"),
+        "match": st.column_config.TextColumn("match", width="small"),
+    },
+)
+st.caption("Live: `sum(p.numel())` per component of the PyTorch module tree (shared and tied tensors once). "
+           "Analytic: `count_params`, closed forms with no torch involved.")
+
+if model is None:
+    st.stop()
+
+# ----------------------------------------------------------------------------- run on text
+st.subheader("Run it on your text")
+text = st.text_area(
+    "Text (first line: segment A; the rest: segment B)", DEFAULT_TEXT, max_chars=2000, key="live_text",
+    help=f"Tokenized to at most {seq_cap} tokens as [CLS] A [SEP] B [SEP]. Unless a checkpoint is loaded "
+    "the weights are random (seeded): the outputs mean nothing, the shapes, costs and timings are real.",
+)
+first, _, rest = (text or "").strip().partition("\n")
+pair = rest.strip() or None
+key = (cfg, dtype, checkpoint, id(model))  # id: a rebuilt or reloaded model is a new key
+try:
+    with st.spinner("Tokenizing and running…"):
+        run = live.run_text(model, key, first, pair, checkpoint)
+except ValueError as exc:  # MemoryBudgetError included: kept hidden states / maps over budget
+    st.error(f"Cannot run this input: {inert(str(exc))}")
+    st.stop()
+enc = run.encoded
+T = len(enc)
+st.caption(f"{T} tokens from the {inert(enc.source)}.")
+tokens = {str(i): [tok, str(i_d), str(seg)] for i, (tok, i_d, seg) in
+          enumerate(zip(enc.tokens, enc.ids, enc.token_type_ids, strict=True))}
+st.dataframe(pd.DataFrame(tokens, index=["token", "id", "segment"]), key="live_tokens")
+
+# ----------------------------------------------------------------------------- speed
+st.subheader("Latency and throughput")
+n = st.slider("Timed runs n", 1, 30, 5, key="live_n", help="Forward passes timed after one warm-up; the "
+              "median is shown (robust to a busy machine).")
+try:
+    with st.status("Timing the forward pass and probing this machine's matmul speed…", expanded=False) as status:
+        t = live.timing(model, key, first, pair, checkpoint, n)
+        status.update(label="Timed", state="complete")
+except ValueError as exc:
+    st.error(f"Cannot time this input: {inert(str(exc))}")
+    st.stop()
+flops = count_flops(cfg, 1, T).forward  # what achieved_gflops divided by the median
+c = st.columns(4)
+c[0].metric("Median latency", seconds(t["median_s"]),
+            help=f"Median of {n} runs; p10 {seconds(t['p10'])}, p90 {seconds(t['p90'])}.")
+c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
+c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
+c[3].metric("Share of matmul limit", fmt_pct(t["gflops"] / t["peak"]),
+            help=f"This machine's best plain torch.matmul: {t['peak']:.1f} GFLOP/s (fp32, short probe).")
+st.caption(
+    f"**Takeaway:** sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
+    f"({fmt_flops(flops)} per sequence) at {fmt_pct(t['gflops'] / t['peak'])} of this machine's best matmul "
+    "speed; one short sequence, attention and element-wise work keep it below that limit."
+)
+
+# ----------------------------------------------------------------------------- inside the model
+st.subheader("Layer smoothness (paper Figure 2)")
+smooth = layer_smoothness(run.output.hidden_states, enc.tensors()["attention_mask"])
+st.plotly_chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
+st.caption("**Takeaway:** the paper finds ALBERT's layer-to-layer transitions much smoother than BERT's "
+           "(shared weights). " + ("These are trained weights: compare with a BERT checkpoint." if checkpoint else
+                                   "With random weights the curves only show the mechanics; load a trained "
+                                   "checkpoint to see the effect."))
+
+st.subheader("Attention map")
+c = st.columns(2)
+layer = c[0].number_input("Executed layer", 1, cfg.executed_layers, 1, key="live_layer",
+                          help="1..L×K: every executed layer, shared or not, has its own attention map.")
+head = c[1].number_input("Head", 1, cfg.num_heads, 1, key="live_head")
+weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
+st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
+                key="fig_live_attention", width="stretch")
+st.caption("**Takeaway:** each row is one query token's attention over the keys (rows sum to 1).")
+
+st.subheader("Saved activations: measured vs estimate")
+est = estimate_memory(cfg, 1, T, dtype, optimizer="none", training=True, dropout=0.0, device="cpu").activations
+try:
+    with st.spinner("Running one training-mode forward with saved-tensor hooks…"):
+        measured = live.saved_bytes(model, key, first, pair, checkpoint)
+except ValueError as exc:
+    st.error(f"Cannot measure saved activations here: {inert(str(exc))}")
+    st.stop()
+st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
+st.caption(
+    f"**Takeaway:** autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
+    f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "
+    f"({DTYPE_BYTES[dtype]} bytes per element). The estimate follows transformers' eager model (Python "
+    "GELU saving several tensors, explicit softmax, the MLM loss of a training step); this model uses fused "
+    "GELU and attention kernels and computes no loss, so it saves less: activations, not weights, are what "
+    "sharing leaves untouched."
+)

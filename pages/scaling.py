@@ -1,0 +1,206 @@
+"""Scaling: how parameters, FLOPs and memory of BERT and ALBERT grow with H, L, V and E, and what
+each sharing mode holds. The current config is starred (or outlined) in every chart."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from albert_core import PRESETS, ModelConfig, Workload
+from albert_core.config import SHARING_LABELS
+from albert_core.format import fmt_bytes, fmt_params, fmt_pct, fmt_ratio
+from albert_core.sweeps import sweep
+from ui import figures_scaling as fs
+from ui.sidebar import inert
+from ui.state import cached_report, current
+
+H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
+L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+V_VALUES = (1_000, 5_000, 10_000, 20_000, 30_000, 50_000, 100_000, 150_000, 250_000)
+E_VALUES = (64, 128, 256, 512)
+HEAT_E = (32, 64, 128, 256, 512, 768, 1024)
+HEAT_H = (256, 512, 768, 1024, 2048, 4096)
+PRESET_MAX_SEQ = min(p.max_position_embeddings for p in PRESETS.values())
+
+
+def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
+    return tuple(sorted({*values, extra}))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
+                 *, wl: Workload, include_bert: bool = True) -> pd.DataFrame:
+    """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
+    return sweep(base, x, list(values), y, None if y_values is None else list(y_values), batch=wl.batch,
+                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, include_bert=include_bert)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cached_presets(seq_len: int, head: str) -> pd.DataFrame:
+    return fs.presets_frame(PRESETS, seq_len, head)
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def cached_table4() -> pd.DataFrame:
+    return fs.table4_frame()
+
+
+def h_sweep(cfg: ModelConfig, hs: tuple[int, ...], wl: Workload, include_bert: bool = True
+            ) -> tuple[pd.DataFrame, str]:
+    """A sweep over hidden sizes ``hs``. Heads change neither params nor matmul FLOPs, so one head
+    makes every H valid; when the config has I = 4H (as every published model) I follows H."""
+    base = cfg.replace(num_heads=1)
+    if cfg.intermediate_size != 4 * cfg.hidden_size:
+        return cached_sweep(base, "hidden_size", hs, wl=wl, include_bert=include_bert), \
+            f"I = {cfg.intermediate_size:,}"
+    df = cached_sweep(base, "hidden_size", hs, "intermediate_size", tuple(4 * h for h in hs), wl=wl,
+                      include_bert=include_bert)
+    return df[df["intermediate_size"] == 4 * df["hidden_size"]], "I = 4H"
+
+
+def albert_form(cfg: ModelConfig) -> ModelConfig:
+    """The config itself if ALBERT; for BERT the same encoder with factorized embeddings (E = 128,
+    nothing shared), so the E-charts show what factorization alone would do to it."""
+    if cfg.family == "albert":
+        return cfg
+    return cfg.replace(family="albert", embedding_size=min(128, cfg.hidden_size), sharing="none")
+
+
+def takeaway(text: str) -> None:
+    st.caption(f"**Takeaway:** {text}")
+
+
+cfg, wl = current()
+rep = cached_report(cfg, wl)
+total = rep["params"]["total"]
+chart = {"width": "stretch"}
+
+st.title("Scaling")
+st.caption(
+    f"Current config: **{inert(cfg.label)}** ({fmt_params(total)} params), starred in every chart. "
+    f"Workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, {wl.optimizer}. All counts are exact "
+    "(the same code as the Explorer); only activation memory is an estimate."
+)
+
+# ----------------------------------------------------------------------------- H and L
+left, right = st.columns(2)
+with left:
+    hs = _with(H_VALUES, cfg.hidden_size)
+    df, i_note = h_sweep(cfg, hs, wl)
+    st.plotly_chart(fs.params_vs_hidden(df, cfg, total), key="fig_params_vs_hidden", **chart)
+    at = df[df["hidden_size"] == cfg.hidden_size].set_index("model")["params"]
+    top = df[df["hidden_size"] == max(hs)].set_index("model")["params"]
+    if {"ALBERT", "BERT"} <= set(at.index):
+        takeaway(
+            f"at H = {cfg.hidden_size:,} ALBERT holds {fmt_ratio(at['ALBERT'] / at['BERT'])} BERT's parameters, "
+            f"at H = {max(hs):,} {fmt_ratio(top['ALBERT'] / top['BERT'])} ({i_note}): both grow as H² "
+            "(a layer is 4H² + 2HI), so the gap is set by how many layer copies each holds."
+        )
+    else:
+        takeaway(f"BERT grows as H² per layer (a layer is 4H² + 2HI, here {i_note}); switch the family to "
+                 "ALBERT to compare.")
+
+with right:
+    ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
+    df = cached_sweep(cfg, "num_layers", ls, wl=wl)
+    st.plotly_chart(fs.params_vs_layers(df, cfg, total), key="fig_params_vs_layers", **chart)
+    if cfg.family == "albert" and cfg.sharing == "all":
+        takeaway(
+            f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
+            f"{cfg.num_hidden_groups * cfg.inner_group_num} layer copies held); BERT adds one layer of "
+            "weights per layer. The FLOPs grow with L for both."
+        )
+    elif cfg.family == "albert" and cfg.sharing != "none":
+        grows = "feed-forward" if cfg.sharing == "attention" else "attention"
+        takeaway(f"{SHARING_LABELS[cfg.sharing]}: only the unshared {grows} block adds weights with each layer; "
+                 "BERT adds a whole layer.")
+    else:
+        takeaway("without sharing every layer brings its own weights: params grow linearly in L.")
+
+# ----------------------------------------------------------------------------- embeddings
+left, right = st.columns(2)
+with left:
+    acfg = albert_form(cfg)
+    df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
+                      _with(E_VALUES, acfg.embedding_size), wl=wl)
+    st.plotly_chart(fs.embedding_vs_vocab(df, cfg, rep["params"]["groups"]["embeddings"]),
+                    key="fig_embedding_vs_vocab", **chart)
+    h, e = cfg.hidden_size, acfg.embedding_size
+    takeaway(
+        f"BERT's table grows by H = {h:,} weights per word, ALBERT's by E = {e:,} ({fmt_ratio(h / e)} less), "
+        "plus a fixed E×H projection."
+        if h > e else "with E ≥ H factorizing the embeddings saves nothing: the projection only adds E×H."
+    )
+
+with right:
+    sizes = {name.replace("albert-", "ALBERT-"): p for name, p in PRESETS.items() if p.family == "albert"}
+    seed = fs.seed_embedding_table(sizes)
+    if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
+        mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
+        seed = pd.concat([seed, mine], ignore_index=True)
+    st.plotly_chart(fs.embedding_reduction(seed, "current"), key="fig_embedding_reduction", **chart)
+    base_row = seed.iloc[0]
+    takeaway(
+        f"the seed document's chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
+        f"{base_row['standard']:,} → {base_row['factorized']:,} token-embedding weights "
+        f"({fmt_pct(base_row['reduction'])} less); the saving grows with H because only E×H does."
+    )
+
+# ----------------------------------------------------------------------------- presets and (E, H)
+left, right = st.columns(2)
+with left:
+    seq = min(wl.seq_len, PRESET_MAX_SEQ)
+    df = cached_presets(seq, cfg.head)
+    me = {"label": cfg.label, "params": total,
+          "forward_flops": fs.presets_frame({cfg.label: cfg}, seq, cfg.head)["forward_flops"].iloc[0]}
+    st.plotly_chart(fs.flops_vs_params(df, me), key="fig_flops_vs_params", **chart)
+    row = df.set_index("label")
+    takeaway(
+        f"ALBERT-xxlarge has {fmt_ratio(row.loc['albert-xxlarge', 'params'] / row.loc['bert-large', 'params'])} "
+        f"BERT-large's parameters but {fmt_ratio(row.loc['albert-xxlarge', 'forward_flops'] / row.loc['bert-large', 'forward_flops'])} "
+        f"its FLOPs per {seq}-token sequence: sharing saves parameters, never compute."
+    )
+
+with right:
+    acfg = albert_form(cfg)
+    df = pd.concat([h_sweep(acfg.replace(embedding_size=e), _with(HEAT_H, acfg.hidden_size), wl, False)[0]
+                    for e in _with(HEAT_E, acfg.embedding_size)], ignore_index=True)
+    st.plotly_chart(fs.params_heatmap(df, acfg, highlight=cfg.family == "albert"), key="fig_params_heatmap", **chart)
+    mode = "all-shared" if acfg.sharing == "all" else f"sharing {acfg.sharing}"
+    note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
+    takeaway(f"{mode}{note}: H moves the total far more than E, since the encoder grows as H² and E only "
+             "scales the V×E table.")
+
+# ----------------------------------------------------------------------------- sharing, memory
+left, right = st.columns(2)
+with left:
+    t4 = cached_table4()
+    st.plotly_chart(fs.sharing_modes(t4, total, cfg.label), key="fig_sharing_modes", **chart)
+    e128 = t4[t4["embedding_size"] == 128].set_index("sharing")["exact"]
+    takeaway(
+        f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
+        f"{fmt_params(e128['none'] - e128['attention'])}, sharing the FFN {fmt_params(e128['none'] - e128['ffn'])}: "
+        "the FFN (2HI) is twice the attention (4H²) when I = 4H."
+    )
+
+with right:
+    kind = "training" if rep["memory"]["training"] is not None else "inference"
+    twin = rep["bert_twin"]
+    rows = [{"label": cfg.label, **rep["memory"][kind]}]
+    if cfg.family == "albert":
+        rows.append({"label": f"BERT twin: {twin['config']['label']}", **twin["memory"][kind]})
+    mem = pd.DataFrame(rows)
+    st.plotly_chart(fs.memory_bars(mem, rows[0]["label"]), key="fig_memory_bars", **chart)
+    if len(rows) == 2:
+        a, b = mem.iloc[0], mem.iloc[1]
+        takeaway(
+            f"{kind} memory {fmt_bytes(a['total'])} vs {fmt_bytes(b['total'])}: weights, gradients and optimizer "
+            f"state follow the parameter count, the activations ({fmt_bytes(a['activations'])} vs "
+            f"{fmt_bytes(b['activations'])}) follow the executed layers L×K and batch × sequence: "
+            "sharing does not shrink them."
+        )
+    else:
+        takeaway(f"{kind} memory {fmt_bytes(mem.iloc[0]['total'])}; activations grow with batch × sequence, "
+                 "not with the parameter count.")
+    if kind == "inference":
+        st.caption("int8 weights are inference-only: no gradients or optimizer state.")

@@ -1,0 +1,191 @@
+"""AppTest of the Live model page: real builds of small configs (every mark ✅, including partial
+sharing), the over-budget path with its meta-device proof for the presets, the text / selector
+widgets, and checkpoint folders confined to the allowed roots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
+from albert_core.model import BUDGET_ENV
+from ui import live
+from ui.state import CONFIG_KEY, WORKLOAD_KEY
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "live_model.py")
+TINY = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,
+                   num_layers=4, max_position_embeddings=64)
+
+
+@pytest.fixture(autouse=True)
+def _no_switches(monkeypatch):
+    monkeypatch.delenv(live.ROOTS_ENV, raising=False)
+    monkeypatch.delenv(live.HUB_ENV, raising=False)
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+
+
+def run_page(cfg: ModelConfig, at: AppTest | None = None, wl: Workload | None = None) -> AppTest:
+    at = at or AppTest.from_file(PAGE, default_timeout=90)
+    at.session_state[CONFIG_KEY] = cfg
+    at.session_state[WORKLOAD_KEY] = wl or Workload(seq_len=64)
+    return at.run()
+
+
+def match_table(at: AppTest):
+    df = at.dataframe[0].value
+    assert list(df.columns) == ["component", "label", "analytic", "live", "match"]
+    return df
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        out[spec["layout"]["title"]["text"]] = spec
+    return out
+
+
+def test_page_reads_the_sidebar_config_from_the_url(app):
+    cfg = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=64, num_heads=4, intermediate_size=128,
+                      num_layers=2, max_position_embeddings=64, sharing="attention", num_hidden_groups=2)
+    at = app(query={**cfg.to_query(), "seq": "64"}, page="pages/live_model.py")
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Live model"]
+    df = match_table(at)
+    assert (df["match"] == live.MATCH).all()
+    assert df.iloc[-1]["live"] == count_params(cfg).total
+
+
+@pytest.mark.parametrize("cfg", [
+    TINY,
+    TINY.replace(sharing="attention", num_hidden_groups=2, inner_group_num=2, head="masked-lm"),
+    TINY.replace(sharing="ffn", head="pretraining", tie_word_embeddings=False),
+    TINY.replace(family="bert", sharing="none", head="pretraining"),
+], ids=["albert-all", "attention-G2-K2-mlm", "ffn-untied-pretraining", "bert-pretraining"])
+def test_small_configs_build_run_and_match(cfg):
+    at = run_page(cfg)
+    assert not at.exception, at.exception
+    df = match_table(at)
+    assert (df["match"] == live.MATCH).all()
+    assert df.iloc[-1]["analytic"] == df.iloc[-1]["live"] == count_params(cfg).total
+    assert at.success and "Every component matches" in at.success[0].value
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Median latency"].endswith(" ms")
+    assert metrics["Share of matmul limit"].endswith("%")
+    specs = charts(at)
+    layers = specs["Input vs output of every layer (paper Figure 2)"]["data"][0]["x"]
+    assert layers == list(range(1, cfg.executed_layers + 1))
+    assert "Attention weights, executed layer 1, head 1" in specs
+    # saved activations: measured > 0, estimate = estimate_memory for this many tokens
+    (bar,) = specs["Activations saved for backward, one sequence"]["data"]
+    T = len(at.dataframe[1].value.columns)
+    est = estimate_memory(cfg, 1, T, "fp32", "none", training=True, dropout=0.0, device="cpu").activations
+    assert bar["y"][1] == est and bar["y"][0] > 0
+
+
+def test_config_change_updates_the_numbers():
+    at = run_page(TINY)
+    before = match_table(at).iloc[-1]["live"]
+    cfg = TINY.replace(vocab_size=500, sharing="none")
+    run_page(cfg, at=at)
+    after = match_table(at)
+    assert before == count_params(TINY).total
+    assert after.iloc[-1]["live"] == count_params(cfg).total != before
+    assert (after["match"] == live.MATCH).all()
+
+
+def test_text_and_selectors_update_tokens_and_heatmap():
+    at = run_page(TINY)
+    at.text_area(key="live_text").input("hello world\nsecond part").run()
+    tokens = at.dataframe[1].value
+    row = list(tokens.loc["token"])
+    assert row[0] == "[CLS]" and row[-1] == "[SEP]" and row.count("[SEP]") == 2
+    sep = row.index("[SEP]")
+    assert "".join(t.removeprefix("##") for t in row[1:sep]) == "helloworld"  # WordPiece pieces of segment A
+    # segment B (id 1) runs from after the first [SEP] to the end
+    assert list(tokens.loc["segment"]).count("1") == len(row) - row.index("[SEP]") - 1
+    at.number_input(key="live_layer").set_value(3).run()
+    at.number_input(key="live_head").set_value(2).run()
+    assert not at.exception
+    heat = charts(at)["Attention weights, executed layer 3, head 2"]["data"][0]
+    assert len(heat["z"]) == len(row)
+    assert all(sum(r) == pytest.approx(1.0, abs=1e-4) for r in heat["z"])  # softmax rows
+    # a shallower config: the selectors fall back into range instead of failing
+    run_page(TINY.replace(num_layers=2, num_heads=2), at=at)
+    assert not at.exception
+    assert "Attention weights, executed layer 1, head 2" in charts(at)  # layer 3 out of range, head 2 kept
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_presets_over_budget_show_message_and_meta_proof(monkeypatch, name):
+    monkeypatch.setenv(BUDGET_ENV, "16MiB")  # every preset is above this: no real allocation in tests
+    at = run_page(PRESETS[name], wl=Workload())
+    assert not at.exception
+    assert any("over the memory budget" in e.value for e in at.error)
+    assert any("meta device" in i.value for i in at.info)
+    df = match_table(at)
+    assert (df["match"] == live.MATCH).all()
+    assert df.iloc[-1]["live"] == count_params(PRESETS[name]).total
+    assert not at.text_area  # nothing is run without a real model
+
+
+def test_checkpoint_folder_off_by_default():
+    at = run_page(TINY)
+    assert list(at.radio(key="live_source").options) == ["The sidebar config", "A transformers checkpoint folder"]
+    at.radio(key="live_source").set_value("folder").run()
+    assert not at.exception
+    assert any(live.ROOTS_ENV in i.value and "switched off" in i.value for i in at.info)
+    assert not at.text_input
+
+
+@pytest.fixture
+def albert_folder(tmp_path):
+    import torch
+    from transformers import AlbertConfig, AlbertModel
+
+    torch.manual_seed(0)
+    hf = AlbertModel(AlbertConfig(vocab_size=120, embedding_size=8, hidden_size=16, num_hidden_layers=3,
+                                  num_attention_heads=2, intermediate_size=32, max_position_embeddings=40))
+    folder = tmp_path / "roots" / "tiny-albert"
+    hf.save_pretrained(folder)
+    return folder, sum(p.numel() for p in hf.parameters())
+
+
+def test_checkpoint_folder_inside_roots_loads(monkeypatch, albert_folder):
+    folder, n_params = albert_folder
+    monkeypatch.setenv(live.ROOTS_ENV, str(folder.parent))
+    at = run_page(TINY)
+    at.radio(key="live_source").set_value("folder").run()
+    at.text_input(key="live_folder").input(str(folder)).run()
+    assert not at.exception, at.exception
+    df = match_table(at)
+    assert (df["match"] == live.MATCH).all()
+    assert df.iloc[-1]["live"] == n_params  # transformers' own count of the saved model
+    assert "H=16 L=3 E=8" in at.subheader[0].value.replace("\\", "")  # markdown-escaped
+    assert at.dataframe[1].value.loc["token"].iloc[0] == "[CLS]"
+
+
+def test_checkpoint_folder_outside_roots_is_refused(monkeypatch, albert_folder, tmp_path):
+    folder, _ = albert_folder
+    allowed = tmp_path / "elsewhere"
+    allowed.mkdir()
+    monkeypatch.setenv(live.ROOTS_ENV, str(allowed))
+    at = run_page(TINY)
+    at.radio(key="live_source").set_value("folder").run()
+    at.text_input(key="live_folder").input(str(folder / ".." / folder.name)).run()
+    assert not at.exception
+    assert any("outside the allowed folders" in e.value for e in at.error)
+    assert not at.dataframe
+
+
+def test_too_many_blocks_is_refused_before_any_build():
+    # L*K = 1,000 unshared layers: 2,000 blocks, tiny weights (under budget) but too many modules
+    cfg = TINY.replace(num_layers=500, inner_group_num=2, sharing="none")
+    assert cfg.attention_copies + cfg.ffn_copies > live.MAX_META_BLOCKS
+    at = run_page(cfg)
+    assert not at.exception
+    assert any("meta device" in w.value for w in at.warning)
+    assert not at.dataframe

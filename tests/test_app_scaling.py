@@ -1,0 +1,116 @@
+"""AppTest of the Scaling page: loads for every preset, the current config is starred at its exact
+count, and a config or workload change updates the numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
+from albert_core.format import fmt_params
+from ui.state import CONFIG_KEY, WORKLOAD_KEY
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "scaling.py")
+N_CHARTS = 8
+
+
+def run_page(cfg: ModelConfig, wl: Workload | None = None, at: AppTest | None = None) -> AppTest:
+    at = at or AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[CONFIG_KEY] = cfg
+    at.session_state[WORKLOAD_KEY] = wl or Workload()
+    return at.run()
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    """Plotly specs by chart title."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        spec = json.loads(el.proto.spec)
+        out[spec["layout"]["title"]["text"]] = spec
+    return out
+
+
+def star(spec: dict) -> tuple:
+    (t,) = [t for t in spec["data"] if t.get("name") == "current config"]
+    return t["x"][0], t["y"][0]
+
+
+def trace_y(spec: dict, name: str) -> list:
+    (t,) = [t for t in spec["data"] if t.get("name") == name]
+    return t["y"]
+
+
+def test_page_reads_the_sidebar_config_from_the_url(app):
+    cfg = PRESETS["albert-large"]
+    at = app(query=cfg.to_query(), page="pages/scaling.py")
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Scaling"]
+    specs = charts(at)
+    assert len(specs) == N_CHARTS
+    assert star(specs["Parameters vs hidden size H"]) == (1024, 17_683_968)  # albert-facts.md
+
+
+@pytest.mark.parametrize("name", ["default", *PRESETS])
+def test_each_preset_loads_with_its_exact_count_starred(name):
+    cfg = ModelConfig() if name == "default" else PRESETS[name]
+    at = run_page(cfg)
+    assert not at.exception
+    specs = charts(at)
+    assert len(specs) == N_CHARTS
+    total = count_params(cfg).total
+    assert star(specs["Parameters vs hidden size H"]) == (cfg.hidden_size, total)
+    assert star(specs["Parameters vs number of layers L"]) == (cfg.num_layers, total)
+    assert fmt_params(total) in at.caption[0].value
+    assert sum("Takeaway" in c.value for c in at.caption) == N_CHARTS
+
+
+def test_config_change_updates_the_numbers():
+    at = run_page(ModelConfig())
+    before = charts(at)
+    cfg = ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, sharing="ffn", num_layers=6)
+    run_page(cfg, at=at)
+    after = charts(at)
+    total = count_params(cfg).total
+    assert star(after["Parameters vs hidden size H"]) == (1024, total)
+    assert star(before["Parameters vs hidden size H"]) == (768, 11_683_584)
+    # shared-FFN: the attention block is held once per layer, so params grow with L
+    albert_l = trace_y(after["Parameters vs number of layers L"], "ALBERT")
+    assert albert_l == sorted(albert_l) and albert_l[0] < albert_l[-1]
+    assert fmt_params(total) in at.caption[0].value
+
+
+def test_workload_changes_memory_bars_not_params():
+    cfg = ModelConfig()
+    at = run_page(cfg, Workload(batch=8, seq_len=128))
+    title = "Training memory: weights, gradients, optimizer, activations"
+    small = charts(at)[title]
+    run_page(cfg, Workload(batch=32, seq_len=128), at=at)
+    big = charts(at)[title]
+    assert trace_y(small, "weights") == trace_y(big, "weights")
+    m = estimate_memory(cfg, 32, 128, "fp32", "adamw", dropout=0.0)
+    assert trace_y(big, "activations")[0] == m.activations
+    assert trace_y(big, "activations")[0] > trace_y(small, "activations")[0]
+    assert star(charts(at)["Parameters vs hidden size H"])[1] == 11_683_584
+
+
+def test_int8_workload_shows_inference_memory():
+    at = run_page(ModelConfig(), Workload(dtype="int8", optimizer="none"))
+    assert not at.exception
+    spec = charts(at)["Training memory: weights, gradients, optimizer, activations"]
+    assert trace_y(spec, "gradients") == [0, 0]
+    assert trace_y(spec, "weights")[0] == 11_683_584  # one byte per weight
+    assert any("inference-only" in c.value for c in at.caption)
+
+
+def test_bert_config_shows_factorized_form_in_heatmap():
+    at = run_page(PRESETS["bert-base"])
+    specs = charts(at)
+    heat = specs["Total parameters over embedding size E and hidden size H"]
+    assert "current config" not in [t.get("name") for t in heat["data"]]
+    assert any("factorized form" in c.value for c in at.caption)
+    assert star(specs["Embedding parameters vs vocabulary size V"]) == (
+        30_522, count_params(PRESETS["bert-base"]).group_totals()["embeddings"]
+    )

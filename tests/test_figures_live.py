@@ -1,0 +1,105 @@
+"""Live-page figure builders and the analytic-vs-live count table."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from albert_core import ModelConfig, count_params
+from albert_core.analysis import layer_smoothness
+from albert_core.model import build_model
+from ui import figures_live as fl
+from ui import live
+
+TINY = dict(vocab_size=97, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,
+            max_position_embeddings=64)
+
+
+def test_smoothness_figure_plots_l2_and_angle_per_layer():
+    h = [torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(i)) for i in range(4)]
+    df = layer_smoothness(h)
+    fig = fl.smoothness_figure(df)
+    l2, angle = fig.data
+    assert l2.type == angle.type == "scatter"
+    assert list(l2.x) == [1, 2, 3]
+    # independent oracle: layer 1's mean per-token L2 distance and angle between its input and output
+    x, y = h[0][0].double(), h[1][0].double()
+    assert l2.y[0] == pytest.approx((y - x).norm(dim=-1).mean().item())
+    cos = torch.nn.functional.cosine_similarity(x, y, dim=-1)
+    assert angle.y[0] == pytest.approx(torch.rad2deg(torch.arccos(cos)).mean().item())
+    assert list(angle.customdata) == pytest.approx(list(df["cosine_similarity"]))
+    assert l2.xaxis == "x" and angle.xaxis == "x2"  # two panels, as the paper's Figure 2
+
+
+def test_attention_heatmap_shows_the_given_weights():
+    w = np.array([[0.5, 0.5, 0.0], [0.1, 0.8, 0.1], [0.0, 0.0, 1.0]])
+    labels = ["0 [CLS]", "1 hi", "2 [SEP]"]
+    fig = fl.attention_heatmap(w, labels, layer=2, head=0)
+    heat = fig.data[0]
+    assert heat.type == "heatmap"
+    assert np.array(heat.z).tolist() == w.tolist()
+    assert list(heat.x) == labels and list(heat.y) == labels
+    assert fig.layout.yaxis.autorange == "reversed"  # first query token on top
+    assert "layer 3, head 1" in fig.layout.title.text
+
+
+def test_activation_bars():
+    fig = fl.activation_bars(1_000, 3_000)
+    bar = fig.data[0]
+    assert bar.type == "bar" and list(bar.y) == [1_000, 3_000]
+    assert list(bar.text) == ["1.0 kB", "3.0 kB"]
+
+
+@pytest.mark.parametrize("changes", [
+    dict(sharing="all"),
+    dict(sharing="none", head="pretraining"),
+    dict(sharing="attention", num_layers=4, num_hidden_groups=2, inner_group_num=2, head="masked-lm"),
+    dict(sharing="ffn", num_layers=3, inner_group_num=2, head="pretraining", tie_word_embeddings=False),
+    dict(family="bert", sharing="none", head="pretraining"),
+])
+def test_match_table_all_marks_on_meta_models(changes):
+    cfg = ModelConfig(**TINY).replace(**changes)
+    model = build_model(cfg, "meta")
+    table = live.match_table(count_params(cfg), live.live_counts(model))
+    assert (table["match"] == live.MATCH).all()
+    total = table.iloc[-1]
+    assert total["component"] == "total"
+    assert total["live"] == sum(p.numel() for p in model.parameters())  # independent of the grouping
+
+
+def test_match_table_marks_a_mismatch():
+    cfg = ModelConfig(**TINY)
+    counts = live.live_counts(build_model(cfg, "meta"))
+    counts["pooler"] += 1
+    counts["extra.module"] = 5
+    table = live.match_table(count_params(cfg), counts).set_index("component")
+    assert table.loc["pooler", "match"] == live.MISMATCH
+    assert table.loc["extra.module", "match"] == live.MISMATCH
+    assert pd.isna(table.loc["extra.module", "analytic"])
+    assert table.loc["total", "match"] == live.MISMATCH
+    assert table.loc["embeddings.word_embeddings", "match"] == live.MATCH
+
+
+def test_environment_switches(monkeypatch, tmp_path):
+    monkeypatch.delenv(live.ROOTS_ENV, raising=False)
+    monkeypatch.delenv(live.HUB_ENV, raising=False)
+    assert live.checkpoint_roots() == [] and not live.hub_allowed()
+    monkeypatch.setenv(live.ROOTS_ENV, f"{tmp_path}{os.pathsep}{os.pathsep}/srv/models")
+    assert live.checkpoint_roots() == [tmp_path, Path("/srv/models")]
+    monkeypatch.setenv(live.HUB_ENV, "1")
+    assert live.hub_allowed()
+
+
+@pytest.mark.parametrize("bad", ["", "../etc", "a/b/c", "x" * 200, "owner/na me", "/abs/path", "a/..", "-x/y"])
+def test_check_hub_id_rejects(bad):
+    with pytest.raises(ValueError, match="hub id"):
+        live.check_hub_id(bad)
+
+
+def test_check_hub_id_accepts():
+    assert live.check_hub_id(" albert/albert-base-v2 ") == "albert/albert-base-v2"

@@ -1,0 +1,181 @@
+"""Scaling-page figure builders: trace types, values against count_params / count_flops / closed forms,
+and the highlighted current config."""
+
+from __future__ import annotations
+
+import pytest
+
+from albert_core import PRESETS, ModelConfig, count_flops, count_params
+from albert_core.sweeps import sweep
+from ui import figures_scaling as fs
+
+WL = dict(batch=2, seq_len=64, dtype="fp32", optimizer="adamw")
+
+
+def trace(fig, name):
+    found = [t for t in fig.data if t.name == name]
+    assert len(found) == 1, f"{name!r} not in {[t.name for t in fig.data]}"
+    return found[0]
+
+
+def current(fig):
+    t = trace(fig, fs.CURRENT_NAME)
+    assert t.type == "scatter" and t.marker.symbol == "star"
+    return t.x[0], t.y[0]
+
+
+def test_params_vs_hidden_matches_count_params_per_config():
+    cfg = ModelConfig(num_heads=1)
+    hs = [128, 256, 768, 1024]
+    df = sweep(cfg, "hidden_size", hs, **WL)
+    total = count_params(cfg).total
+    fig = fs.params_vs_hidden(df, cfg, total)
+    assert fig.layout.yaxis.type == "log"
+    albert, bert = trace(fig, "ALBERT"), trace(fig, "BERT")
+    assert list(albert.x) == hs and list(bert.x) == hs
+    assert list(albert.y) == [count_params(cfg.replace(hidden_size=h)).total for h in hs]
+    assert list(bert.y) == [count_params(cfg.replace(hidden_size=h).bert_twin()).total for h in hs]
+    assert current(fig) == (768, 11_683_584)  # ALBERT-base, albert-facts.md
+
+
+def test_params_vs_layers_flat_for_all_shared_albert():
+    cfg = ModelConfig()
+    layers = [1, 2, 6, 12, 24]
+    df = sweep(cfg, "num_layers", layers, **WL)
+    fig = fs.params_vs_layers(df, cfg, count_params(cfg).total)
+    albert, bert = trace(fig, "ALBERT"), trace(fig, "BERT")
+    assert set(albert.y) == {11_683_584}  # full sharing: depth adds no parameters
+    layer = 4 * 768**2 + 2 * 768 * 3072 + 9 * 768 + 3072  # closed form per layer
+    assert [b - a for a, b in zip(bert.y, bert.y[1:], strict=False)] == [
+        (l2 - l1) * layer for l1, l2 in zip(layers, layers[1:], strict=False)
+    ]
+    assert current(fig) == (12, 11_683_584)
+
+
+def test_embedding_vs_vocab_closed_forms():
+    cfg = ModelConfig()
+    vs, es = [1000, 30_000, 100_000], [64, 128]
+    df = sweep(cfg, "vocab_size", vs, "embedding_size", es, **WL)
+    emb = count_params(cfg).group_totals()["embeddings"]
+    fig = fs.embedding_vs_vocab(df, cfg, emb)
+    P, T, H = 512, 2, 768
+    for e in es:
+        t = trace(fig, f"ALBERT E={e}")
+        assert list(t.x) == vs
+        assert list(t.y) == [(v + P + T) * e + 2 * e + e * H + H for v in vs]
+    bert = trace(fig, "BERT (E = H = 768)")
+    assert list(bert.x) == vs  # repeated BERT rows of the 2-D sweep kept once
+    assert list(bert.y) == [(v + P + T) * H + 2 * H for v in vs]
+    assert current(fig) == (30_000, (30_000 + P + T) * 128 + 2 * 128 + 128 * H + H)
+
+
+def test_seed_embedding_table_reproduces_the_seed_document():
+    sizes = {n: p for n, p in PRESETS.items() if p.family == "albert"}
+    df = fs.seed_embedding_table(sizes).set_index("label")
+    # The seed's printed figures (shared/seeds/000_*): V = 30,522, E = 128.
+    assert df.loc["albert-base", "standard"] == 23_440_896
+    assert list(df["factorized"]) == [4_005_120, 4_037_888, 4_168_960, 4_431_104]
+    assert [round(r * 100, 1) for r in df["reduction"]] == [82.9, 87.1, 93.3, 96.5]
+
+
+def test_embedding_reduction_bars_outline_current():
+    df = fs.seed_embedding_table({"a": ModelConfig(), "current": ModelConfig(hidden_size=1024, num_heads=16)})
+    fig = fs.embedding_reduction(df, "current")
+    std, fac = trace(fig, "standard V×H"), trace(fig, "factorized V×E + E×H")
+    assert std.type == fac.type == "bar" and fig.layout.barmode == "group"
+    assert list(std.y) == [30_522 * 768, 30_522 * 1024]
+    assert list(fac.y) == [30_522 * 128 + 128 * 768, 30_522 * 128 + 128 * 1024]
+    assert list(std.marker.line.width) == [0, 3]
+
+
+def test_flops_vs_params_presets_and_current():
+    df = fs.presets_frame(PRESETS, 128)
+    cfg = ModelConfig(num_layers=6)
+    me = {"label": cfg.label, "params": count_params(cfg).total, "forward_flops": count_flops(cfg, 1, 128).forward}
+    fig = fs.flops_vs_params(df, me)
+    assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
+    bert = trace(fig, "BERT")
+    assert list(bert.text) == ["bert-base", "bert-large"]
+    assert list(bert.x) == [109_482_240, 335_141_888]  # albert-facts.md exact counts
+    # BERT-base forward, albert-facts closed form: L*(8SH^2 + 4S^2H + 4SHI) + 2H^2 (pooler), S = 128
+    S, H, FF = 128, 768, 3072
+    assert bert.y[0] == 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * FF) + 2 * H * H
+    albert = trace(fig, "ALBERT")
+    assert list(albert.x) == [11_683_584, 17_683_968, 58_724_864, 222_595_584]
+    assert current(fig) == (me["params"], me["forward_flops"])
+
+
+def test_params_heatmap_values_and_current_cell():
+    cfg = ModelConfig(num_heads=1)  # every H valid
+    es, hs = [64, 128, 256], [256, 768]
+    df = sweep(cfg, "embedding_size", es, "hidden_size", hs, include_bert=False, **WL)
+    fig = fs.params_heatmap(df, cfg)
+    heat = fig.data[0]
+    assert heat.type == "heatmap"
+    assert list(heat.x) == ["64", "128", "256"] and list(heat.y) == ["256", "768"]
+    for i, h in enumerate(hs):
+        for j, e in enumerate(es):
+            assert heat.z[i][j] == count_params(cfg.replace(embedding_size=e, hidden_size=h)).total
+    assert current(fig) == ("128", "768")
+
+
+def test_params_heatmap_without_current_cell_has_no_star():
+    cfg = ModelConfig()
+    df = sweep(cfg, "embedding_size", [64], "hidden_size", [256], include_bert=False, **WL)
+    assert fs.CURRENT_NAME not in [t.name for t in fs.params_heatmap(df, cfg).data]
+    df = sweep(cfg, "embedding_size", [128], "hidden_size", [768], include_bert=False, **WL)
+    assert fs.CURRENT_NAME not in [t.name for t in fs.params_heatmap(df, cfg, highlight=False).data]
+
+
+def test_table4_exact_and_paper_values():
+    df = fs.table4_frame().set_index(["embedding_size", "sharing"])
+    # albert-facts.md: ALBERT-base E=128 with pooler
+    assert df.loc[(128, "all"), "exact"] == 11_683_584
+    assert df.loc[(128, "attention"), "exact"] == 63_647_232
+    assert df.loc[(128, "ffn"), "exact"] == 37_686_528
+    assert df.loc[(768, "none"), "paper"] == 108e6 and df.loc[(128, "ffn"), "paper"] == 38e6
+    # the printed figures are rounded versions of the exact ones (within 4%)
+    assert ((df["exact"] - df["paper"]).abs() / df["paper"] < 0.04).all()
+
+
+def test_sharing_modes_figure():
+    df = fs.table4_frame()
+    fig = fs.sharing_modes(df, 11_683_584, "ALBERT-base")
+    bars = [t for t in fig.data if t.type == "bar"]
+    marks = [t for t in fig.data if t.type == "scatter"]
+    assert len(bars) == 2 and len(marks) == 2
+    e128 = trace(fig, "exact, E=128")
+    assert list(e128.x) == ["all-shared", "shared-attention", "shared-FFN", "not shared"]
+    assert list(e128.y) == [11_683_584, 63_647_232, 37_686_528,
+                            count_params(ModelConfig(sharing="none")).total]
+    assert list(trace(fig, "paper, E=768").y) == [31e6, 83e6, 57e6, 108e6]
+    line = fig.layout.shapes[0]
+    assert line.y0 == line.y1 == 11_683_584
+
+
+def test_memory_bars_stack_the_four_parts():
+    import pandas as pd
+
+    from albert_core import estimate_memory
+
+    cfg = ModelConfig()
+    rows = []
+    for c in (cfg, cfg.bert_twin()):
+        m = estimate_memory(c, 8, 128, "fp32", "adamw")
+        rows.append({"label": c.label, "weights": m.weights, "gradients": m.gradients,
+                     "optimizer": m.optimizer, "activations": m.activations})
+    fig = fs.memory_bars(pd.DataFrame(rows), cfg.label)
+    assert fig.layout.barmode == "stack"
+    w = trace(fig, "weights")
+    V, P, T, H, L, FF = 30_000, 512, 2, 768, 12, 3072
+    bert = (V + P + T) * H + 2 * H + L * (4 * H * H + 2 * H * FF + 9 * H + FF) + H * H + H  # BertModel closed form
+    assert list(w.y) == [11_683_584 * 4, bert * 4]
+    assert list(trace(fig, "optimizer").y) == [11_683_584 * 8, bert * 8]  # AdamW: two states
+    assert list(w.marker.line.width) == [3, 0]
+    total = trace(fig, "total")
+    assert total.y[0] == sum(rows[0][k] for k in fs.MEMORY_PARTS)
+
+
+@pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
+def test_family_label(name):
+    assert fs.family_label(PRESETS[name]) == name.split("-")[0].upper()

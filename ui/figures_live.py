@@ -1,0 +1,67 @@
+"""Pure Plotly builders for the Live model page (no streamlit; tests call them without a server)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from albert_core.format import fmt_bytes
+
+MEASURED_COLOR = "#1f77b4"
+ESTIMATE_COLOR = "#9ecae1"
+
+
+def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
+    """The ALBERT paper's Figure 2 for this model: per layer, the L2 distance between its input and
+    output hidden states, and their cosine similarity as an angle in degrees (raw cosine on hover).
+
+    ``df``: `albert_core.analysis.layer_smoothness` (layer, l2_distance, cosine_similarity, angle_degrees).
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("L2 distance", "cosine similarity (degrees)"))
+    layers = df["layer"].tolist()
+    fig.add_trace(go.Scatter(
+        x=layers, y=df["l2_distance"].tolist(), mode="lines+markers", name="L2 distance",
+        hovertemplate="layer %{x}<br>L2 %{y:.4g}<extra></extra>",
+    ), row=1, col=1)
+    fig.add_trace(go.Scatter(
+        x=layers, y=df["angle_degrees"].tolist(), mode="lines+markers", name="angle (degrees)",
+        customdata=df["cosine_similarity"].tolist(),
+        hovertemplate="layer %{x}<br>%{y:.3g}°, cosine %{customdata:.4f}<extra></extra>",
+    ), row=1, col=2)
+    fig.update_xaxes(title_text="layer (executed)", dtick=max(1, len(layers) // 12))
+    fig.update_layout(title=title or "Input vs output of every layer (paper Figure 2)", showlegend=False,
+                      margin=dict(l=10, r=10, t=70, b=10))
+    return fig
+
+
+def attention_heatmap(weights: np.ndarray, labels: Sequence[str], layer: int, head: int) -> go.Figure:
+    """One head's (T, T) attention weights: row = query token, column = key token (rows sum to 1)."""
+    labels = list(labels)
+    fig = go.Figure(go.Heatmap(
+        z=np.asarray(weights).tolist(), x=labels, y=labels, colorscale="Viridis", zmin=0.0,
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+        colorbar=dict(title="weight"),
+    ))
+    fig.update_yaxes(autorange="reversed", title_text="query token", type="category")
+    fig.update_xaxes(title_text="key token", type="category", tickangle=-60)
+    fig.update_layout(title=f"Attention weights, executed layer {layer + 1}, head {head + 1}",
+                      margin=dict(l=10, r=10, t=50, b=10))
+    return fig
+
+
+def activation_bars(measured: int, estimate: int) -> go.Figure:
+    """Saved-for-backward activation bytes: measured on the live model vs `estimate_memory`'s estimate."""
+    names = ["measured (autograd saved tensors)", "estimate (estimate_memory)"]
+    values = [int(measured), int(estimate)]
+    fig = go.Figure(go.Bar(
+        x=names, y=values, marker_color=[MEASURED_COLOR, ESTIMATE_COLOR],
+        text=[fmt_bytes(v) for v in values], textposition="outside",
+        hovertemplate="%{x}<br>%{y:,} bytes<extra></extra>",
+    ))
+    fig.update_layout(title="Activations saved for backward, one sequence", yaxis_title="bytes",
+                      margin=dict(l=10, r=10, t=50, b=10))
+    return fig
