@@ -1,0 +1,33 @@
+# ALBERT architecture explorer: the Streamlit app on CPU-only torch, as a non-root user (uid 1000, as
+# Hugging Face Spaces expects). Build: docker build -t albert-explorer .  Run: docker run -p 8501:8501 albert-explorer
+FROM python:3.11-slim
+
+# Nothing is ever fetched from a model hub (checkpoints are local folders only). The budget is the
+# largest live model (weights + one forward pass) a visitor may build; see docs/deploy.md.
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    HF_HUB_OFFLINE=1 \
+    TRANSFORMERS_OFFLINE=1 \
+    ALBERT_EXPLORER_MEMORY_BUDGET=512MiB
+
+# CPU-only torch first (the default wheel bundles CUDA, ~2 GB more), then everything else; pip
+# sees torch==2.13.0 already satisfied when it reads requirements.txt.
+COPY requirements.txt /tmp/requirements.txt
+RUN pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0 \
+    && pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
+
+RUN useradd --create-home --uid 1000 user
+USER user
+ENV HOME=/home/user
+WORKDIR /home/user/app
+COPY --chown=user . .
+
+EXPOSE 8501
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)"
+
+# Settings (headless, no file watcher, no usage stats, no error details, XSRF on) come from .streamlit/config.toml.
+CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -1,0 +1,163 @@
+"""The app in a real browser: every page renders without an exception, sliders change the numbers, a
+link reproduces the view, bad URLs warn, downloads deliver the right files.
+
+Oracles are the exact transformers counts in albert-facts.md, not the app's own code."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from albert_core import ModelConfig
+
+from .conftest import wait_for_app
+from .harness import ARTIFACTS, EXCEPTION, ROOT, free_port, start_server, stop_server, wait_healthy
+
+expect = pytest.importorskip("playwright.sync_api").expect
+expect.set_options(timeout=30_000)  # shared CI machines are slow; a passing check returns at once
+
+# (page file, URL path): the default page is served at "/".
+PAGES = [
+    ("pages/explorer.py", "/"),
+    ("pages/scaling.py", "/scaling"),
+    ("pages/live_model.py", "/live_model"),
+    ("pages/compare.py", "/compare"),
+    ("pages/paper.py", "/paper"),
+]
+ALBERT_LARGE_PRETRAINING = 17_847_474  # AlbertForPreTraining at albert-large's shape (albert-facts.md)
+TOTAL_PARAMS = ".st-key-metric_total_params [data-testid='stMetricValue']"
+H_SLIDER = ".st-key-cfg_H input[type='range']"  # Streamlit 1.67's slider thumb (react-aria)
+
+
+def slider(page, key: str):
+    """The focusable range input of a keyed slider: arrow keys move it one step."""
+    return page.locator(f".st-key-{key} input[type='range']")
+
+
+@pytest.mark.parametrize("file, path", PAGES, ids=[p[1].strip("/") or "explorer" for p in PAGES])
+def test_page_loads_without_exception(open_app, file, path):
+    assert (ROOT / file).is_file()
+    page = open_app(path)
+    expect(page.locator("[data-testid='stSidebar']")).to_be_visible()
+    expect(page.locator("h1").first).to_be_visible()
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = path.strip("/") or "explorer"
+    page.screenshot(path=str(ARTIFACTS / f"page-{name}.png"), full_page=True)
+
+
+def test_slider_keyboard_changes_the_numbers_and_the_url(open_app):
+    page = open_app("/")
+    before = page.locator(TOTAL_PARAMS).inner_text()
+    thumb = page.locator(H_SLIDER)
+    start = int(thumb.input_value())
+    thumb.focus()
+    thumb.press("ArrowRight")  # one step: H += 64
+    wait_for_app(page)
+    expect(thumb).to_have_value(str(start + 64))
+    expect(page.locator(TOTAL_PARAMS)).not_to_have_text(before)
+    expect(page).to_have_url(re.compile(rf"[?&]H={start + 64}(&|$)"))
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def test_copied_link_reproduces_the_view_in_a_fresh_context(open_app, browser, app_url):
+    page = open_app("/?H=1024&heads=16&L=24&I=4096")
+    expect(page.locator(TOTAL_PARAMS)).to_have_text("17.68M")  # albert-large's shape
+    layers = slider(page, "cfg_L")
+    layers.focus()
+    layers.press("ArrowLeft")  # L = 23: a view no preset has
+    wait_for_app(page)
+    expect(layers).to_have_value("23")
+    shown = page.locator(TOTAL_PARAMS).inner_text()
+    page.get_by_text("Copy link to this view").click()
+    link = page.locator("[data-testid='stSidebar'] [data-testid='stCode'] code").inner_text().strip()
+    query = parse_qs(urlparse(link).query)
+    assert query["L"] == ["23"] and query["H"] == ["1024"]
+    assert query == parse_qs(urlparse(page.url).query)  # the address bar holds the same view
+
+    fresh = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        other = fresh.new_page()
+        other.goto(link)
+        wait_for_app(other)
+        expect(other.locator(TOTAL_PARAMS)).to_have_text(shown)
+        expect(slider(other, "cfg_L")).to_have_value("23")
+        expect(slider(other, "cfg_H")).to_have_value("1024")
+        expect(other.locator("[data-testid='stAlert']")).to_have_count(0)  # a good link warns about nothing
+    finally:
+        fresh.close()
+
+
+def test_invalid_url_values_warn_and_stay_plain_text(open_app):
+    page = open_app("/?H=abc&L=-3&V=1e9&sharing=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&heads=NaN")
+    alerts = page.locator("[data-testid='stAlert']")
+    for key in ("H", "L", "V", "sharing", "heads"):
+        expect(alerts.filter(has_text=f"URL value {key}=")).to_have_count(1)
+    expect(alerts.locator("img")).to_have_count(0)  # markup from the URL is shown, never rendered
+    expect(page.locator(TOTAL_PARAMS)).to_have_text("11.68M")  # every bad value fell back to the default
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def _download(page, key: str) -> tuple[str, str]:
+    button = page.locator(f".st-key-{key} button:visible").first  # Streamlit also renders a hidden copy
+    with page.expect_download() as info:
+        button.click()
+    download = info.value
+    return download.suggested_filename, Path(download.path()).read_text(encoding="utf-8")
+
+
+def test_downloads_deliver_the_right_files(open_app):
+    page = open_app("/?H=1024&heads=16&L=24&I=4096&head=pretraining")
+    wait_for_app(page)
+    name, text = _download(page, "dl_hf_config")
+    assert name == "config.json"
+    data = json.loads(text)
+    assert data["model_type"] == "albert" and data["architectures"] == ["AlbertForPreTraining"]
+    assert ModelConfig.from_hf(data) == ModelConfig.preset("albert-large").replace(head="pretraining")
+
+    name, text = _download(page, "dl_breakdown_csv")
+    assert name.endswith(".csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows and "params" in rows[0]
+    total = sum(int(r["params"]) for r in rows if r.get("name", r.get("component")) != "total")
+    assert total == ALBERT_LARGE_PRETRAINING
+
+    name, text = _download(page, "dl_report_json")
+    assert name.endswith(".json")
+    report = json.loads(text)
+    assert report["params"]["total"] == ALBERT_LARGE_PRETRAINING
+
+
+def test_first_visitors_after_a_restart_keep_the_view(browser):
+    """Regression: with a `pages/` folder Streamlit starts in legacy multipage mode, and the first
+    session's first rerun used to drop every widget value (all fields jumped to their minimum). Two
+    visitors arrive together, as after a restart of a busy deployment."""
+    port = free_port()
+    proc = start_server(port, ARTIFACTS / "e2e-restart.log")
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, proc)
+        pages = [c.new_page() for c in contexts]
+        for i, page in enumerate(pages):
+            page.goto(url + f"/?V={30_000 + i}", wait_until="commit")
+        for page in pages:
+            wait_for_app(page)
+        for page in pages:
+            layers = slider(page, "cfg_L")
+            layers.focus()
+            layers.press("ArrowLeft")
+            wait_for_app(page)
+            expect(layers).to_have_value("11", timeout=10_000)
+            expect(page).to_have_url(re.compile(r"[?&]L=11(&|$)"), timeout=10_000)  # the server saw it
+            expect(page.locator(TOTAL_PARAMS)).to_have_text("11.68M")  # fully shared: L leaves params alone
+    finally:
+        for c in contexts:
+            c.close()
+        stop_server(proc)

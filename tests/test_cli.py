@@ -1,0 +1,238 @@
+"""`python -m albert_core`: numbers against the closed forms and exact counts in albert-facts.md,
+exports against transformers, and bad input -> exit code 2 with one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from albert_core import PRESETS, ModelConfig
+from albert_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv: str) -> str:
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def run_json(capsys, *argv: str):
+    return json.loads(run(capsys, *argv, "--json"))
+
+
+def fails(capsys, *argv: str) -> str:
+    """Run a bad command line: exit code 2, exactly one line on stderr, nothing on stdout."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.strip(), err
+    assert "Traceback" not in err
+    return err
+
+
+# ----------------------------------------------------------------------------- params
+# Exact transformers counts from albert-facts.md (XModel, XForPreTraining).
+FACTS = {
+    "albert-base": (11_683_584, 11_813_810),
+    "albert-large": (17_683_968, 17_847_474),
+    "albert-xlarge": (58_724_864, 59_021_490),
+    "albert-xxlarge": (222_595_584, 223_158_450),
+    "bert-base": (109_482_240, 110_106_428),
+    "bert-large": (335_141_888, 336_226_108),
+}
+
+
+@pytest.mark.parametrize("preset", FACTS)
+def test_params_json_matches_transformers_counts(capsys, preset):
+    model, pretraining = FACTS[preset]
+    got = run_json(capsys, "params", "--preset", preset)
+    assert got["total"] == model
+    assert sum(c["params"] for c in got["components"]) == model
+    assert run_json(capsys, "params", "--preset", preset, "--head", "pretraining")["total"] == pretraining
+
+
+def test_params_overrides_rebuild_a_preset(capsys):
+    # albert-base widened to albert-large's shape must count exactly as albert-large.
+    argv = ("params", "--hidden-size", "1024", "--num-heads", "16", "--num-layers", "24",
+            "--intermediate-size", "4,096")
+    assert run_json(capsys, *argv)["total"] == FACTS["albert-large"][0]
+
+
+def test_params_partial_sharing_matches_paper_table_4_counts(capsys):
+    # albert-facts.md: ALBERT-base E=128 shared-attention 63,647,232, shared-FFN 37,686,528.
+    assert run_json(capsys, "params", "--sharing", "attention")["total"] == 63_647_232
+    assert run_json(capsys, "params", "--sharing", "ffn")["total"] == 37_686_528
+    comps = run_json(capsys, "params")["components"]
+    assert sum(c["unshared"] for c in comps) > sum(c["params"] for c in comps)
+
+
+def test_params_closed_form_with_groups_inner_groups_and_untied_decoder(capsys):
+    V, E, H, L, F, P, T, G, K = 1000, 32, 64, 6, 256, 512, 2, 3, 2  # F: intermediate size
+    argv = ("params", "--vocab-size", str(V), "--embedding-size", str(E), "--hidden-size", str(H),
+            "--num-heads", "4", "--num-layers", str(L), "--intermediate-size", str(F), "--groups", str(G),
+            "--inner-groups", str(K), "--head", "masked-lm")
+    layer = 4 * H * H + 2 * H * F + 9 * H + F
+    model = (V + P + T) * E + 2 * E + (E * H + H) + G * K * layer + (H * H + H)
+    masked_lm = model - (H * H + H) + H * E + 3 * E + V  # closed form from albert-facts.md
+    assert run_json(capsys, *argv)["total"] == masked_lm
+    # Untied, transformers' decoder holds its own weight [V, E] and its own bias [V].
+    assert run_json(capsys, *argv, "--untied")["total"] == masked_lm + V * E + V
+
+
+def test_params_table_is_readable(capsys):
+    out = run(capsys, "params", "--preset", "albert-base")
+    assert "11,683,584" in out and "11.68M" in out
+    assert "embeddings.word_embeddings" in out and "without sharing" in out
+    assert "{" not in out  # a table, not JSON
+
+
+def test_family_switch_drops_what_bert_cannot_have(capsys):
+    assert run_json(capsys, "params", "--family", "bert", "--vocab-size", "30522")["total"] == FACTS["bert-base"][0]
+
+
+# ----------------------------------------------------------------------------- hf config in and out
+def test_hf_config_file_with_overrides(capsys, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    transformers.AlbertConfig(
+        hidden_size=1024, num_attention_heads=16, num_hidden_layers=24, intermediate_size=4096,
+        architectures=["AlbertForPreTraining"],
+    ).save_pretrained(tmp_path)
+    path = str(tmp_path / "config.json")
+    assert run_json(capsys, "params", "--hf-config", path)["total"] == FACTS["albert-large"][1]
+    assert run_json(capsys, "params", "--hf-config", str(tmp_path), "--head", "model")["total"] == \
+        FACTS["albert-large"][0]
+    xl = run_json(capsys, "params", "--hf-config", path, "--hidden-size", "2048", "--intermediate-size", "8192")
+    assert xl["total"] == FACTS["albert-xlarge"][1]
+
+
+@pytest.mark.parametrize("preset", ["albert-base", "bert-large"])
+def test_export_hf_loads_in_transformers(capsys, tmp_path, preset):
+    transformers = pytest.importorskip("transformers")
+    data = json.loads(run(capsys, "export-hf", "--preset", preset, "--head", "masked-lm"))
+    cls = transformers.AlbertConfig if preset.startswith("albert") else transformers.BertConfig
+    hf = cls(**data)
+    assert ModelConfig.from_hf(hf) == PRESETS[preset].replace(head="masked-lm")
+    out = tmp_path / "exported.json"
+    assert main(["export-hf", "--preset", preset, "--output", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert ModelConfig.from_hf(out) == PRESETS[preset]
+
+
+def test_export_hf_of_unshared_albert_uses_one_group_per_layer(capsys):
+    data = json.loads(run(capsys, "export-hf", "--sharing", "none", "--num-layers", "6"))
+    assert (data["num_hidden_groups"], data["num_hidden_layers"]) == (6, 6)
+
+
+# ----------------------------------------------------------------------------- flops and memory
+def test_flops_json_matches_the_closed_form(capsys):
+    pytest.importorskip("albert_core.flops")
+    B, S = 2, 64
+    for preset in ("albert-base", "bert-base"):
+        c = PRESETS[preset]
+        E, H, F, L = c.embedding_size, c.hidden_size, c.intermediate_size, c.num_layers
+        fwd = L * (8 * B * S * H * H + 4 * B * S * S * H + 4 * B * S * H * F) + 2 * B * H * H
+        if preset.startswith("albert"):
+            fwd += 2 * B * S * E * H  # the E -> H projection
+        got = run_json(capsys, "flops", "--preset", preset, "--batch", str(B), "--seq-len", str(S))
+        assert got["forward"] == fwd
+        assert sum(c["forward"] for c in got["components"]) == fwd
+        assert abs(got["training"] / (3 * fwd) - 1) < 0.01  # forward + twice the forward
+
+
+def test_flops_table_and_options(capsys):
+    pytest.importorskip("albert_core.flops")
+    out = run(capsys, "flops", "--preset", "albert-base")
+    assert "GFLOP" in out and "MACs" in out
+    base = run_json(capsys, "flops", "--head", "pretraining")
+    assert run_json(capsys, "flops", "--head", "pretraining", "--mlm-fraction", "0.15")["forward"] < base["forward"]
+    assert run_json(capsys, "flops", "--convention", "full")["forward"] > run_json(capsys, "flops")["forward"]
+    assert run_json(capsys, "flops", "--recompute")["training"] > run_json(capsys, "flops")["training"]
+
+
+def test_memory_json_is_bytes(capsys):
+    got = run_json(capsys, "memory", "--preset", "bert-base", "--dtype", "fp16", "--optimizer", "adam")
+    assert set(got) == {"weights", "gradients", "optimizer", "activations", "total"}
+    assert got["weights"] == FACTS["bert-base"][0] * 2  # exact: every parameter in 2 bytes
+    assert got["optimizer"] > 0 and got["activations"] > 0
+    assert got["total"] == got["weights"] + got["gradients"] + got["optimizer"] + got["activations"]
+    inference = run_json(capsys, "memory", "--preset", "bert-base", "--inference")
+    assert (inference["gradients"], inference["optimizer"]) == (0, 0)
+    assert inference["weights"] == FACTS["bert-base"][0] * 4
+    assert "MB" in run(capsys, "memory")
+
+
+def test_presets_lists_every_preset(capsys):
+    got = run_json(capsys, "presets")
+    assert set(got) == set(PRESETS)
+    assert {name: got[name]["params"] for name in FACTS} == {k: v[0] for k, v in FACTS.items()}
+    out = run(capsys, "presets")
+    assert all(name in out for name in PRESETS)
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    "argv, names",
+    [
+        ([], "COMMAND"),
+        (["train"], "train"),
+        (["params", "--preset", "albert-huge"], "preset"),
+        (["params", "--hidden-size", "big"], "--hidden-size"),
+        (["params", "--hidden-size", "7.5"], "--hidden-size"),
+        (["params", "--hidden-size", "-768"], "hidden_size"),
+        (["params", "--hidden-size", "0"], "hidden_size"),
+        (["params", "--vocab-size", "9" * 19], "vocab_size"),
+        (["params", "--vocab-size", "9" * 400], "--vocab-size"),
+        (["params", "--num-heads", "7"], "num_heads"),
+        (["params", "--groups", "13"], "num_hidden_groups"),
+        (["params", "--preset", "bert-base", "--sharing", "all"], "sharing"),
+        (["params", "--family", "bert", "--inner-groups", "2"], "inner_group_num"),
+        (["params", "--sharing", "some"], "--sharing"),
+        (["params", "--preset", "bert-base", "--hf-config", "x.json"], "--hf-config"),
+        (["params", "--hf-config", "/no/such/config.json"], "config"),
+        (["params", "--batch", "2"], "--batch"),  # params has no workload
+        (["flops", "--seq-len", "1024"], "seq_len"),  # beyond the 512 positions
+        (["flops", "--batch", "0"], "batch"),
+        (["flops", "--mlm-fraction", "nan"], "--mlm-fraction"),
+        (["memory", "--dtype", "fp8"], "--dtype"),
+        (["memory", "--optimizer", "lion"], "--optimizer"),
+        (["export-hf", "--sharing", "ffn"], "sharing"),
+        (["export-hf", "--sharing", "attention"], "sharing"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv, names):
+    assert names in fails(capsys, *argv)
+
+
+def test_unreadable_config_files(capsys, tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert "JSON" in fails(capsys, "params", "--hf-config", str(bad))
+    bad.write_text(json.dumps({"model_type": "gpt2"}), encoding="utf-8")
+    assert "model_type" in fails(capsys, "params", "--hf-config", str(bad))
+    assert "config" in fails(capsys, "params", "--hf-config", str(tmp_path / "none"))
+    target = tmp_path / "no" / "such" / "dir" / "out.json"
+    assert fails(capsys, "export-hf", "--output", str(target))
+
+
+def test_module_entry_point_runs_without_torch():
+    code = (
+        "import sys, runpy; sys.argv = ['albert_core', 'params', '--json'];"
+        "\ntry:\n    runpy.run_module('albert_core', run_name='__main__')\nexcept SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'streamlit'))\n"
+        "assert not heavy, heavy"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["total"] == FACTS["albert-base"][0]
+    bad = subprocess.run([sys.executable, "-m", "albert_core", "params", "--num-heads", "5"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1 and "num_heads" in bad.stderr

@@ -1,0 +1,363 @@
+"""ModelConfig, presets, Workload and the two codecs (transformers config.json and the URL).
+
+Oracles: the paper's Table 1 shapes, transformers' own AlbertConfig / BertConfig and the models they
+build (tiny, on the meta device), and round trips through files written by transformers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from albert_core import PRESETS, ModelConfig, Workload, parse_query, parse_workload_query
+from albert_core.config import LIMITS, QUERY_KEYS, WORKLOAD_QUERY_KEYS
+
+transformers = pytest.importorskip("transformers")
+torch = pytest.importorskip("torch")
+
+
+@st.composite
+def configs(draw, family: str | None = None) -> ModelConfig:
+    """Small valid configs of both families, every sharing mode, head, G, K and tying."""
+    family = family or draw(st.sampled_from(["albert", "bert"]))
+    heads = draw(st.integers(1, 4))
+    layers = draw(st.integers(1, 6))
+    albert = family == "albert"
+    return ModelConfig(
+        family=family,
+        vocab_size=draw(st.integers(1, 200)),
+        embedding_size=draw(st.integers(1, 24)),
+        hidden_size=heads * draw(st.integers(1, 8)),
+        num_layers=layers,
+        num_heads=heads,
+        intermediate_size=draw(st.integers(1, 40)),
+        max_position_embeddings=draw(st.integers(1, 64)),
+        type_vocab_size=draw(st.integers(1, 3)),
+        hidden_act=draw(st.sampled_from(["gelu", "gelu_new", "relu"])),
+        sharing=draw(st.sampled_from(["none", "all", "attention", "ffn"])) if albert else "none",
+        num_hidden_groups=draw(st.integers(1, layers)) if albert else 1,
+        inner_group_num=draw(st.integers(1, 3)) if albert else 1,
+        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])),
+        tie_word_embeddings=draw(st.booleans()),
+        layer_norm_eps=draw(st.sampled_from([1e-12, 1e-6, 1e-5])),
+    )
+
+
+def exportable(family: str | None = None):
+    return configs(family).filter(lambda c: c.sharing in ("none", "all"))
+
+
+def as_transformers(cfg: ModelConfig) -> ModelConfig:
+    """transformers' ALBERT has no "none" mode: an unshared ALBERT is all-shared with G = L."""
+    if cfg.family == "albert" and cfg.sharing == "none":
+        return cfg.replace(sharing="all", num_hidden_groups=cfg.num_layers)
+    return cfg
+
+
+# ----------------------------------------------------------------------------- validation
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"family": "gpt"}, "family"),
+        ({"family": None}, "family"),
+        ({"sharing": "some"}, "sharing"),
+        ({"head": "classifier"}, "head"),
+        ({"hidden_act": "swish"}, "hidden_act"),
+        ({"vocab_size": 0}, "vocab_size"),
+        ({"vocab_size": -5}, "vocab_size"),
+        ({"vocab_size": 10**9}, "vocab_size"),
+        ({"embedding_size": 0}, "embedding_size"),
+        ({"hidden_size": 768.0}, "hidden_size"),
+        ({"hidden_size": "768"}, "hidden_size"),
+        ({"hidden_size": True}, "hidden_size"),
+        ({"num_layers": 0}, "num_layers"),
+        ({"num_layers": 513}, "num_layers"),
+        ({"num_heads": 0}, "num_heads"),
+        ({"intermediate_size": None}, "intermediate_size"),
+        ({"max_position_embeddings": 0}, "max_position_embeddings"),
+        ({"type_vocab_size": 0}, "type_vocab_size"),
+        ({"num_hidden_groups": 0}, "num_hidden_groups"),
+        ({"num_hidden_groups": 13}, "num_hidden_groups"),  # G outside 1..L (L = 12)
+        ({"inner_group_num": 0}, "inner_group_num"),
+        ({"tie_word_embeddings": 1}, "tie_word_embeddings"),
+        ({"layer_norm_eps": 0.0}, "layer_norm_eps"),
+        ({"layer_norm_eps": math.nan}, "layer_norm_eps"),
+        ({"layer_norm_eps": "1e-12"}, "layer_norm_eps"),
+        ({"hidden_size": 768, "num_heads": 7}, "num_heads"),  # H not divisible by heads
+        ({"family": "bert", "sharing": "all"}, "sharing"),
+        ({"family": "bert", "sharing": "none", "inner_group_num": 2}, "inner_group_num"),
+    ],
+)
+def test_every_rule_raises_value_error_naming_the_field(changes, field):
+    with pytest.raises(ValueError, match=field):
+        ModelConfig().replace(**changes)
+    with pytest.raises(ValueError, match=field):
+        ModelConfig(**{**ModelConfig().to_dict(), **changes})
+
+
+def test_replace_rejects_unknown_fields_and_keeps_the_original():
+    base = ModelConfig()
+    with pytest.raises(ValueError, match="hiden_size"):
+        base.replace(hiden_size=1024)
+    bigger = base.replace(hidden_size=1024, num_heads=16)
+    assert (bigger.hidden_size, bigger.num_heads) == (1024, 16)
+    assert (base.hidden_size, base.num_heads) == (768, 12)
+    with pytest.raises(dataclasses.FrozenInstanceError):  # no in-place change
+        base.hidden_size = 1  # type: ignore[misc]
+
+
+def test_bert_embeddings_live_at_the_hidden_size():
+    cfg = ModelConfig(family="bert", sharing="none", embedding_size=64, hidden_size=256, num_heads=4)
+    assert cfg.embedding_size == 256
+    assert cfg.num_hidden_groups == 1
+
+
+def test_from_dict_round_trip_and_rejections():
+    cfg = ModelConfig(num_hidden_groups=3, inner_group_num=2, head="masked-lm", tie_word_embeddings=False)
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError, match="bogus"):
+        ModelConfig.from_dict({**cfg.to_dict(), "bogus": 1})
+    with pytest.raises(ValueError, match="mapping"):
+        ModelConfig.from_dict([("hidden_size", 768)])  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- presets
+# Paper Table 1 (+ heads / intermediate from its text); V from albert-facts.md.
+PAPER_SHAPES = {
+    "bert-base": ("bert", 30_522, 768, 12, 768, 12, 3072, "none"),
+    "bert-large": ("bert", 30_522, 1024, 24, 1024, 16, 4096, "none"),
+    "albert-base": ("albert", 30_000, 128, 12, 768, 12, 3072, "all"),
+    "albert-large": ("albert", 30_000, 128, 24, 1024, 16, 4096, "all"),
+    "albert-xlarge": ("albert", 30_000, 128, 24, 2048, 16, 8192, "all"),
+    "albert-xxlarge": ("albert", 30_000, 128, 12, 4096, 64, 16384, "all"),
+}
+
+
+def test_presets_are_the_papers_shapes():
+    assert set(PRESETS) == set(PAPER_SHAPES)
+    for name, shape in PAPER_SHAPES.items():
+        cfg = ModelConfig.preset(name)
+        assert cfg is PRESETS[name]
+        got = (cfg.family, cfg.vocab_size, cfg.embedding_size, cfg.num_layers, cfg.hidden_size,
+               cfg.num_heads, cfg.intermediate_size, cfg.sharing)
+        assert got == shape, name
+        assert (cfg.max_position_embeddings, cfg.type_vocab_size, cfg.num_hidden_groups) == (512, 2, 1)
+
+
+def test_unknown_preset_names_the_choices():
+    with pytest.raises(ValueError, match="preset.*albert-base"):
+        ModelConfig.preset("albert-huge")
+
+
+def test_presets_match_transformers_defaults_where_they_coincide():
+    # transformers' AlbertConfig() is ALBERT-xxlarge and BertConfig() is BERT-base.
+    assert ModelConfig.from_hf(transformers.AlbertConfig()) == PRESETS["albert-xxlarge"]
+    assert ModelConfig.from_hf(transformers.BertConfig()) == PRESETS["bert-base"]
+
+
+def test_bert_twin_keeps_the_shape_and_drops_factorization_and_sharing():
+    cfg = ModelConfig(embedding_size=64, num_hidden_groups=3, inner_group_num=2, sharing="ffn",
+                      head="pretraining", tie_word_embeddings=False, hidden_act="relu")
+    twin = cfg.bert_twin()
+    assert twin.family == "bert" and twin.sharing == "none"
+    assert (twin.embedding_size, twin.num_hidden_groups, twin.inner_group_num) == (cfg.hidden_size, 1, 1)
+    for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                 "max_position_embeddings", "type_vocab_size", "hidden_act", "head", "tie_word_embeddings"):
+        assert getattr(twin, name) == getattr(cfg, name), name
+    assert PRESETS["albert-base"].bert_twin() == PRESETS["bert-base"].replace(vocab_size=30_000, hidden_act="gelu_new")
+
+
+def test_group_of_layer_follows_transformers_rule():
+    # transformers: group_idx = int(i / (num_hidden_layers / num_hidden_groups))
+    for layers in range(1, 13):
+        for groups in range(1, layers + 1):
+            cfg = ModelConfig(num_layers=layers, num_hidden_groups=groups)
+            got = [cfg.group_of_layer(i) for i in range(layers)]
+            assert got == [int(i / (layers / groups)) for i in range(layers)]
+            assert sorted(set(got)) == list(range(groups))  # every group is used
+
+
+# ----------------------------------------------------------------------------- transformers codec
+def _hf_class(cfg: ModelConfig):
+    return transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
+
+
+@settings(max_examples=40, deadline=None)
+@given(exportable())
+def test_to_hf_from_hf_round_trip_through_dict_and_config_object(cfg):
+    data = cfg.to_hf()
+    json.dumps(data)  # a real config.json: plain JSON values only
+    hf = _hf_class(cfg)(**data)
+    want = as_transformers(cfg)
+    assert ModelConfig.from_hf(data) == want
+    assert ModelConfig.from_hf(hf) == want
+    assert ModelConfig.from_hf(hf.to_dict()) == want
+    assert ModelConfig.from_hf(want.to_hf()) == want
+
+
+@settings(max_examples=8, deadline=None)
+@given(exportable())
+def test_round_trip_through_a_saved_config_json(tmp_path_factory, cfg):
+    folder = tmp_path_factory.mktemp("hf")
+    _hf_class(cfg)(**cfg.to_hf()).save_pretrained(folder)
+    assert ModelConfig.from_hf(folder / "config.json") == as_transformers(cfg)
+    assert ModelConfig.from_hf(str(folder)) == as_transformers(cfg)  # a folder holding config.json
+
+
+@pytest.mark.parametrize("head, cls", [("model", "Model"), ("pretraining", "ForPreTraining"),
+                                       ("masked-lm", "ForMaskedLM")])
+@pytest.mark.parametrize("family", ["albert", "bert"])
+def test_to_hf_builds_the_same_architecture_in_transformers(family, head, cls):
+    cfg = ModelConfig(family=family, vocab_size=50, embedding_size=6, hidden_size=16, num_layers=4,
+                      num_heads=2, intermediate_size=24, max_position_embeddings=20, type_vocab_size=3,
+                      sharing="all" if family == "albert" else "none",
+                      num_hidden_groups=2 if family == "albert" else 1,
+                      inner_group_num=3 if family == "albert" else 1, head=head, tie_word_embeddings=False)
+    data = cfg.to_hf()
+    prefix = "Albert" if family == "albert" else "Bert"
+    assert data["architectures"] == [prefix + cls]
+    with torch.device("meta"):
+        model = getattr(transformers, prefix + cls)(_hf_class(cfg)(**data))
+    shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
+    word = next(s for n, s in shapes.items() if n.endswith("embeddings.word_embeddings.weight"))
+    assert word == (cfg.vocab_size, cfg.embedding_size)
+    pos = next(s for n, s in shapes.items() if n.endswith("position_embeddings.weight"))
+    assert pos == (cfg.max_position_embeddings, cfg.embedding_size)
+    if family == "albert":
+        assert model.config.num_hidden_groups == 2
+        groups = {n.split("albert_layer_groups.")[1].split(".")[0] for n in shapes if "albert_layer_groups" in n}
+        inner = {n.split("albert_layers.")[1].split(".")[0] for n in shapes if "albert_layers" in n}
+        assert (len(groups), len(inner)) == (2, 3)
+    has_decoder = any(n.endswith("decoder.weight") for n in shapes)
+    assert has_decoder == (head != "model")  # untied: the decoder is its own parameter
+    assert ModelConfig.from_hf(model.config) == cfg  # head inferred from architectures
+
+
+def test_from_hf_explicit_head_and_bert_ignores_albert_keys():
+    data = PRESETS["bert-base"].to_hf()
+    assert ModelConfig.from_hf(data, head="masked-lm").head == "masked-lm"
+    assert ModelConfig.from_hf({**data, "embedding_size": 64, "num_hidden_groups": 3}) == PRESETS["bert-base"]
+
+
+@pytest.mark.parametrize("sharing", ["attention", "ffn"])
+def test_partial_sharing_cannot_be_exported(sharing):
+    with pytest.raises(ValueError, match="sharing"):
+        ModelConfig(sharing=sharing).to_hf()
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"model_type": "gpt2"}, "model_type"),
+        ({}, "model_type"),
+        ({"model_type": "albert", "hidden_size": "big"}, "hidden_size"),
+        ({"model_type": "bert", "hidden_size": "big"}, "hidden_size"),
+        ({"model_type": "albert", "num_hidden_groups": 40}, "num_hidden_groups"),
+        ({"model_type": "albert", "hidden_act": "silu"}, "hidden_act"),
+        ({"model_type": "bert", "position_embedding_type": "relative_key"}, "position_embedding_type"),
+        ({"model_type": "albert", "layer_norm_eps": None}, "layer_norm_eps"),
+        ({"model_type": "albert", "layer_norm_eps": [1e-12]}, "layer_norm_eps"),
+        ({"model_type": "albert", "layer_norm_eps": 10**400}, "layer_norm_eps"),
+    ],
+)
+def test_from_hf_rejects_bad_configs_naming_the_field(data, field):
+    with pytest.raises(ValueError, match=field):
+        ModelConfig.from_hf(data)
+
+
+def test_from_hf_rejects_bad_files(tmp_path):
+    with pytest.raises(ValueError, match="config"):
+        ModelConfig.from_hf(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="config"):
+        ModelConfig.from_hf(tmp_path)  # a folder without config.json
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="JSON"):
+        ModelConfig.from_hf(bad)
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ValueError, match="JSON"):
+        ModelConfig.from_hf(bad)
+    bad.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match="object"):
+        ModelConfig.from_hf(bad)
+    with pytest.raises(ValueError, match="source"):
+        ModelConfig.from_hf(42)
+
+
+# ----------------------------------------------------------------------------- URL codec
+@settings(max_examples=60, deadline=None)
+@given(configs())
+def test_url_round_trip(cfg):
+    cfg = cfg.replace(layer_norm_eps=ModelConfig().layer_norm_eps)  # eps is not part of the URL
+    query = cfg.to_query()
+    assert set(query) == set(QUERY_KEYS)
+    assert all(isinstance(v, str) and v.isascii() for v in query.values())
+    assert ModelConfig.from_query(query) == cfg
+    assert parse_query(query) == (cfg, [])
+    # Streamlit hands repeated keys over as lists: the last value wins.
+    assert parse_query({k: ["junk", v] for k, v in query.items()}) == (cfg, [])
+
+
+def test_parse_query_falls_back_per_value_and_reports_each_problem():
+    base = PRESETS["albert-large"]
+    cfg, problems = parse_query({"H": "-5", "L": "abc", "I": "2048", "sharing": "<b>x</b>"}, base)
+    assert cfg == base.replace(intermediate_size=2048)
+    assert len(problems) == 3
+    assert any("H=" in p for p in problems) and any("L=" in p for p in problems)
+    assert any("sharing" in p for p in problems)
+    assert parse_query({}, base) == (base, [])
+    assert parse_query({"page": "scaling", "x": "1"}) == (ModelConfig(), [])  # other keys ignored
+
+
+@pytest.mark.parametrize("raw", ["", " 768", "768 ", "+768", "7.68e2", "768.0", "nan", "inf", "0x300",
+                                 "0", "99999999999999999999", "\u0667\u0666\u0668", "<script>", "768;1"])
+def test_url_rejects_anything_but_plain_in_range_digits(raw):
+    cfg, problems = parse_query({"H": raw})
+    assert cfg == ModelConfig()
+    assert len(problems) == 1 and problems[0].startswith("URL value H=")
+    with pytest.raises(ValueError, match="URL value H="):
+        ModelConfig.from_query({"H": raw})
+
+
+def test_url_values_that_do_not_fit_together_fall_back_consistently():
+    cfg, problems = parse_query({"H": "100"})  # 100 not divisible by ALBERT-base's 12 heads
+    assert cfg == ModelConfig() and "fit together" in problems[0]
+    cfg, problems = parse_query({"L": "4", "G": "6"})  # G > L
+    assert cfg.num_hidden_groups <= cfg.num_layers and len(problems) == 1
+    with pytest.raises(ValueError, match="num_hidden_groups"):
+        ModelConfig.from_query({"L": "4", "G": "6"})
+
+
+def test_url_family_bert_drops_albert_only_defaults():
+    cfg, problems = parse_query({"family": "bert"})
+    assert problems == [] and cfg.family == "bert" and cfg.sharing == "none"
+    cfg, problems = parse_query({"tied": "yes"})
+    assert cfg.tie_word_embeddings is True and problems and "tied" in problems[0]
+
+
+def test_workload_validation_and_url():
+    with pytest.raises(ValueError, match="batch"):
+        Workload(batch=0)
+    with pytest.raises(ValueError, match="seq_len"):
+        Workload(seq_len=10**6)
+    with pytest.raises(ValueError, match="dtype"):
+        Workload(dtype="fp8")
+    with pytest.raises(ValueError, match="optimizer"):
+        Workload(optimizer="lion")
+    work = Workload(batch=3, seq_len=64, dtype="bf16", optimizer="sgd")
+    assert set(work.to_query()) == set(WORKLOAD_QUERY_KEYS)
+    assert parse_workload_query(work.to_query()) == (work, [])
+    got, problems = parse_workload_query({"batch": "-1", "seq": "1e3", "dtype": "fp8", "opt": "adam"})
+    assert got == Workload(optimizer="adam") and len(problems) == 3
+    with pytest.raises(ValueError, match="seq_len"):
+        Workload(seq_len=1024).check_fits(ModelConfig())
+
+
+def test_limits_cover_every_integer_field():
+    ints = {f for f, v in ModelConfig().to_dict().items() if isinstance(v, int) and not isinstance(v, bool)}
+    assert ints == set(LIMITS)

@@ -1,0 +1,267 @@
+"""Hostile input: whatever a visitor types, pastes into a URL or passes on a command line yields a
+clear ValueError (API), a warning list (lenient URL decoding) or exit code 2 (CLI), never another
+exception, and nothing over the live-model memory budget is allocated."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from albert_core import ModelConfig, Workload, parse_query, parse_workload_query
+from albert_core.cli import main
+from albert_core.config import QUERY_KEYS, WORKLOAD_QUERY_KEYS
+
+ROOT = Path(__file__).resolve().parents[1]
+FIELDS = list(ModelConfig().to_dict())
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=30),
+    st.binary(max_size=10),
+    st.complex_numbers(),
+    st.sampled_from(["albert", "bert", "all", "none", "ffn", "model", "gelu", "768", "1e-12", "nan"]),
+)
+anything = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=6)
+json_like = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def assert_valid(cfg: ModelConfig) -> None:
+    """An accepted config satisfies every rule (rebuilding it re-runs validation)."""
+    assert isinstance(cfg, ModelConfig)
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+
+
+# ----------------------------------------------------------------------------- ModelConfig
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(FIELDS), anything, max_size=5))
+def test_model_config_accepts_or_raises_value_error(changes):
+    try:
+        cfg = ModelConfig(**changes)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    assert_valid(cfg)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=10), anything, max_size=5))
+def test_replace_and_from_dict_only_raise_value_error(changes):
+    for build in (lambda: ModelConfig().replace(**changes), lambda: ModelConfig.from_dict(changes)):
+        with contextlib.suppress(ValueError):
+            assert_valid(build())
+
+
+HF_KEYS = ["model_type", "vocab_size", "embedding_size", "hidden_size", "num_hidden_layers",
+           "num_attention_heads", "intermediate_size", "num_hidden_groups", "inner_group_num", "hidden_act",
+           "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "tie_word_embeddings",
+           "position_embedding_type", "architectures"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["albert", "bert"]),
+    st.dictionaries(st.sampled_from(HF_KEYS), json_like, max_size=4),
+    st.none() | st.sampled_from(["model", "pretraining", "masked-lm", "bogus"]),
+)
+def test_from_hf_dicts_only_raise_value_error(model_type, data, head):
+    data = {"model_type": model_type, **data}
+    try:
+        cfg = ModelConfig.from_hf(data, head=head)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    assert_valid(cfg)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
+def test_from_hf_files_only_raise_value_error(tmp_path, blob):
+    path = tmp_path / "config.json"
+    path.write_bytes(blob)
+    with contextlib.suppress(ValueError):
+        assert_valid(ModelConfig.from_hf(path))
+
+
+# ----------------------------------------------------------------------------- URL codec
+HOSTILE_VALUES = [
+    "", " ", "-1", "00", "1e3", "1.5", "nan", "NaN", "inf", "-inf", "0x10", "1_000", "1,000", "+12",
+    "9" * 17, "9" * 400, "\u0661\u0662", "\uff11\uff12", "\u00b2", "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>", "javascript:alert(1)", "[x](javascript:alert(1))", "'; DROP TABLE",
+    "__import__('os')", "\x00", "768\n", "albert\u200b", "ALBERT", "True", "None",
+]
+url_value = st.one_of(
+    st.sampled_from(HOSTILE_VALUES),
+    st.text(max_size=40),
+    st.integers().map(str),
+    st.floats().map(str),
+    st.lists(st.sampled_from(HOSTILE_VALUES) | st.text(max_size=10), max_size=3),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from([*QUERY_KEYS, "page", "x"]), url_value, max_size=8))
+def test_lenient_url_decoding_never_raises(params):
+    cfg, problems = parse_query(params)
+    assert_valid(cfg)
+    assert all(isinstance(p, str) and p for p in problems)
+    # A value that was not taken as-is is reported: decoding never guesses silently.
+    clean = {k: v for k, v in params.items() if k in QUERY_KEYS}
+    if not problems:
+        assert ModelConfig.from_query(clean) == cfg
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(list(QUERY_KEYS)), url_value, min_size=1, max_size=6))
+def test_strict_url_decoding_only_raises_value_error(params):
+    with contextlib.suppress(ValueError):
+        assert_valid(ModelConfig.from_query(params))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from([*WORKLOAD_QUERY_KEYS, "H"]), url_value, max_size=5))
+def test_workload_url_decoding_never_raises(params):
+    work, problems = parse_workload_query(params)
+    assert isinstance(work, Workload) and all(isinstance(p, str) for p in problems)
+    assert Workload(**{f: getattr(work, f) for f in ("batch", "seq_len", "dtype", "optimizer")}) == work
+
+
+@pytest.mark.parametrize("raw", HOSTILE_VALUES)
+def test_every_hostile_value_is_rejected_with_a_message(raw):
+    for key in QUERY_KEYS:
+        cfg, problems = parse_query({key: raw})
+        assert cfg == ModelConfig() and len(problems) == 1, (key, raw)
+        # The message quotes at most a short, inert excerpt of the value.
+        assert len(problems[0]) < 200
+
+
+# ----------------------------------------------------------------------------- CLI
+OPTIONS = ["--preset", "--hf-config", "--family", "--vocab-size", "--embedding-size", "--hidden-size",
+           "--num-layers", "--num-heads", "--intermediate-size", "--max-position", "--type-vocab", "--sharing",
+           "--groups", "--inner-groups", "--head", "--act", "--untied", "--json", "--batch", "--seq-len",
+           "--dtype", "--optimizer", "--convention", "--mlm-fraction", "--recompute", "--inference"]
+WORDS = ["albert-base", "bert-base", "albert-xxlarge", "bert", "albert", "all", "none", "ffn", "attention",
+         "pretraining", "masked-lm", "fp16", "int8", "sgd", "full", "0", "1", "2", "3", "7", "12", "64",
+         "768", "-1", "1e9", "nan", "0.5", "99999999999999999999999", "Makefile", "tests", "", "--"]
+arg = st.sampled_from(OPTIONS) | st.sampled_from(WORDS) | st.text(string.ascii_letters + string.digits + "-.", max_size=12)
+argv = st.tuples(
+    st.sampled_from(["presets", "params", "flops", "memory", "export-hf", "bogus"]),
+    st.lists(arg, max_size=10),
+).map(lambda t: [t[0], *t[1]])
+
+
+@settings(max_examples=250, deadline=None)
+@given(argv)
+def test_cli_exits_0_or_2_never_a_traceback(args):
+    pytest.importorskip("albert_core.flops")
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(args)
+        except SystemExit as exc:
+            code = exc.code
+    assert code in (0, 2), (args, code, err.getvalue())
+    if code == 2:
+        assert err.getvalue().count("\n") == 1, err.getvalue()
+    else:
+        assert out.getvalue()
+
+
+# ----------------------------------------------------------------------------- live-model budget
+def test_live_model_guard_refuses_over_budget_configs(monkeypatch):
+    model = pytest.importorskip("albert_core.model")
+    monkeypatch.setenv("ALBERT_EXPLORER_MEMORY_BUDGET", "50MB")
+    huge = ModelConfig.preset("albert-xxlarge").replace(sharing="none")  # ~ 3.5 GB of fp32 weights
+    check = model.check_budget(huge)
+    assert not check.ok and check.budget == 50 * 10**6 and "budget" in check.message
+    with pytest.raises(ValueError, match="budget"):
+        model.build_model(huge)
+    tiny = ModelConfig(vocab_size=100, embedding_size=8, hidden_size=16, num_layers=2, num_heads=2,
+                       intermediate_size=32, max_position_embeddings=32)
+    assert model.check_budget(tiny, seq_len=32).ok
+    assert sum(p.numel() for p in model.build_model(tiny, seq_len=32).parameters()) > 0
+    monkeypatch.setenv("ALBERT_EXPLORER_MEMORY_BUDGET", "lots")  # a bad budget is named, not ignored
+    with pytest.raises(ValueError, match="ALBERT_EXPLORER_MEMORY_BUDGET"):
+        model.build_model(tiny, seq_len=32)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.dictionaries(st.sampled_from(list(QUERY_KEYS)), url_value | st.integers(1, 64).map(str), max_size=8))
+def test_no_url_builds_a_model_over_budget(params):
+    model = pytest.importorskip("albert_core.model")
+    budget = 8 * 10**6
+    cfg, _ = parse_query(params)
+    seq = min(16, cfg.max_position_embeddings)
+    try:
+        live = model.build_model(cfg, seq_len=seq, budget_bytes=budget)
+    except ValueError as exc:
+        assert "budget" in str(exc)
+        return
+    assert sum(p.numel() * p.element_size() for p in live.parameters()) <= budget
+
+
+# ----------------------------------------------------------------------------- no code from data
+UNSAFE = re.compile(r"(?<![.\w])(eval|exec)\s*\(|\bimport (pickle|marshal|shelve|dill)\b|pickle\.loads?\(")
+TORCH_LOAD = re.compile(r"torch\.load\s*\(([^)]*)\)")
+
+
+def test_no_code_paths_evaluate_or_unpickle_user_data():
+    files = [p for d in ("albert_core", "ui", "pages") for p in (ROOT / d).rglob("*.py")]
+    files += [ROOT / "app.py"]
+    offenders = []
+    for path in files:
+        if not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [f"{path.name}: {m.group(0)}" for m in UNSAFE.finditer(text)]
+        offenders += [
+            f"{path.name}: {m.group(0)}" for m in TORCH_LOAD.finditer(text) if "weights_only=True" not in m.group(1)
+        ]
+    assert not offenders, offenders
+
+
+# ----------------------------------------------------------------------------- checkpoint folders
+def test_checkpoint_folders_are_confined_to_the_allowed_roots(tmp_path):
+    interop = pytest.importorskip("albert_core.interop")
+    transformers = pytest.importorskip("transformers")
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    hf = transformers.AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=2,
+                                   num_attention_heads=2, intermediate_size=32, max_position_embeddings=16)
+    for folder in (allowed / "good", outside / "secret"):
+        transformers.AlbertModel(hf).save_pretrained(folder)
+    (allowed / "link").symlink_to(outside / "secret", target_is_directory=True)
+    pickled = allowed / "pickled"
+    pickled.mkdir()
+    (pickled / "config.json").write_text((allowed / "good" / "config.json").read_text())
+    (pickled / "pytorch_model.bin").write_bytes(b"not read")
+    roots = [str(allowed)]
+    for path, rule in [
+        (outside / "secret", "outside"),
+        (allowed / ".." / "outside" / "secret", "outside"),  # traversal
+        (allowed / "link", "outside"),  # a symlink out of the root
+        ("/etc", "outside"),
+        (allowed / "missing", "exist"),
+        ("", "outside|folder"),
+        ("\x00", "exist"),
+        (pickled, "safetensors"),  # pickle weights are never loaded
+    ]:
+        with pytest.raises(ValueError, match=rule):
+            interop.load_pretrained_folder(path, allowed_roots=roots, seq_len=16)
+    model = interop.load_pretrained_folder(allowed / "good", allowed_roots=roots, seq_len=16)
+    assert sum(p.numel() for p in model.parameters()) == sum(
+        p.numel() for p in transformers.AlbertModel(hf).parameters())
