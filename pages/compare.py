@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core import PRESETS
-from albert_core.format import fmt_pct
 from ui import exports, figures_explorer
 from ui.sidebar import inert
 from ui.state import cached_report, current
@@ -84,24 +83,29 @@ for note in notes:
 if wl.dtype == "int8":
     st.caption("int8 is inference-only: the memory column is the inference working set.")
 
-delta = {"format": "percent", "help": f"Relative to {rows[0]['name']}"}
+base = rows[0]["name"]
+delta_help = f"Change against {base}, the first pin; green = smaller (fewer parameters, FLOPs or bytes)."
+arch = {k: st.column_config.NumberColumn(k, width="small", format="plain") for k in ("V", "E", "H", "L", "I", "G", "K")}
 with st.container(key="compare_table"):
     st.dataframe(
-        df, hide_index=True, width="stretch",
+        figures_explorer.compare_style(df), hide_index=True, width="stretch",
+        column_order=["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
+                      "training_memory_delta", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
         column_config={
             "name": st.column_config.TextColumn("Config", pinned=True),
-            "params": st.column_config.NumberColumn("Params", format="localized"),
-            "params_delta": st.column_config.NumberColumn("Δ params", **delta),
-            "forward_flops": st.column_config.NumberColumn("Forward FLOPs / seq", format="compact"),
-            "forward_flops_delta": st.column_config.NumberColumn("Δ FLOPs", **delta),
-            "training_memory": st.column_config.NumberColumn("Training memory", format="bytes"),
-            "training_memory_delta": st.column_config.NumberColumn("Δ memory", **delta),
-        },
+            "params": st.column_config.NumberColumn("Params", help="Unique parameters (tied weights once)."),
+            "params_delta": st.column_config.NumberColumn("Δ params", help=delta_help),
+            "forward_flops": st.column_config.NumberColumn(
+                "Forward FLOPs / seq", help=f"Matmul FLOPs for one sequence of {wl.seq_len} tokens."),
+            "forward_flops_delta": st.column_config.NumberColumn("Δ FLOPs", help=delta_help),
+            "training_memory": st.column_config.NumberColumn(
+                "Training memory", help=f"Weights, gradients, optimizer states and activations at batch "
+                f"{wl.batch} × {wl.seq_len}, {wl.dtype} (MB = 10⁶ bytes)."),
+            "training_memory_delta": st.column_config.NumberColumn("Δ memory", help=delta_help),
+            "family": st.column_config.TextColumn("Family", width="small"),
+            "heads": st.column_config.NumberColumn("Heads", width="small"),
+            "sharing": st.column_config.TextColumn("Sharing", width="small"),
+        } | arch,
     )
 st.plotly_chart(figures_explorer.compare_bars(df), key="compare_bars", width="stretch")
-smallest = df.loc[df["params"].idxmin()]
-st.caption(
-    f"Takeaway: {smallest['name']} has the fewest parameters ({fmt_pct(smallest['params_delta'], signed=True)} "
-    f"vs {rows[0]['name']}), but its forward FLOPs are {fmt_pct(smallest['forward_flops_delta'], signed=True)}: "
-    "parameter count and compute are different axes."
-)
+st.caption(figures_explorer.compare_takeaway(df))

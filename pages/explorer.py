@@ -6,19 +6,27 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core import ModelConfig, Workload, count_params
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.config import HEAD_LABELS
+from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from ui import exports, figures_explorer
 from ui.sidebar import inert
 from ui.state import cached_report, current
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figure, go.Figure]:
-    """The page's three figures, built once per config and workload (never mutated afterwards)."""
+def figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figure, go.Figure | None]:
+    """The page's three figures, built once per config and workload (never mutated afterwards). For a
+    BERT the third compares its ALBERT counterpart with it (a BERT's own twin is itself)."""
     rep = cached_report(cfg, wl)
+    if cfg.family == "albert":
+        twin = figures_explorer.twin_bars(rep)
+    else:
+        alt = figures_explorer.albert_counterpart(cfg)
+        twin = None if alt is None else figures_explorer.twin_bars(
+            cached_report(alt, wl), names=("ALBERT counterpart", "this BERT"))
     return (figures_explorer.breakdown_treemap(count_params(cfg)),
             figures_explorer.flops_bars(rep["flops"]["components_per_sequence"]),
-            figures_explorer.twin_bars(rep))
+            twin)
 
 
 cfg, wl = current()
@@ -30,14 +38,15 @@ train_mem = mem["training"]
 
 st.title("Explorer")
 st.caption(
-    f"**{cfg.label}** with the {cfg.head} head · workload: batch {wl.batch} × {wl.seq_len} tokens, "
-    f"{wl.dtype}, optimizer {wl.optimizer}. BERT twin: {twin['config']['label']} (same V, H, L, I, "
-    "no factorization, no sharing)."
+    f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · workload: batch {wl.batch} × {wl.seq_len} tokens, "
+    f"{wl.dtype}, optimizer {wl.optimizer}. "
+    + (f"Deltas compare with the BERT twin, {twin['config']['label']} (same V, H, L, I, no factorization, "
+       "no sharing); green = smaller." if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
 )
 
 
 def _delta(value: float, base: float) -> str | None:
-    return None if value == base else f"{fmt_pct(value / base - 1, signed=True)} vs BERT twin"
+    return None if value == base else f"{figures_explorer.fmt_delta(value / base - 1)} vs BERT twin"
 
 
 def metric(key: str, label: str, value: str, *, delta: str | None = None, help: str, inverse: bool = True) -> None:
@@ -67,7 +76,9 @@ with c[3]:
 c = st.columns(4)
 with c[0]:
     metric("metric_training_flops_token", "Training FLOPs / token", fmt_flops(flops["training_per_token"]),
-           help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length.")
+           delta=_delta(flops["training_per_token"], twin["flops"]["training_per_token"]),
+           help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length; "
+           "6 × parameters is the usual rule of thumb, without attention scores.")
 with c[1]:
     metric("metric_weights_memory", "Weights memory", fmt_bytes(mem["inference"]["weights"]),
            delta=_delta(mem["inference"]["weights"], twin["memory"]["inference"]["weights"]),
@@ -75,7 +86,8 @@ with c[1]:
 with c[2]:
     if train_mem is None:
         metric("metric_training_memory", "Training memory", "n/a",
-               help="int8 weights are inference-only: pick fp32, fp16 or bf16 to train.")
+               help=f"int8 weights are inference-only: pick fp32, fp16 or bf16 to train. Inference working "
+               f"set: {fmt_bytes(mem['inference']['total'])}.")
     else:
         metric("metric_training_memory", "Training memory", fmt_bytes(train_mem["total"]),
                delta=_delta(train_mem["total"], twin["memory"]["training"]["total"]),
@@ -83,75 +95,53 @@ with c[2]:
                f"for batch {wl.batch} × {wl.seq_len}.")
 with c[3]:
     metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(params["saved_by_sharing"]),
-           help="Parameters an unshared model of the same executed depth (L×K) would add.")
+           help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
+           f"add: {params['without_sharing']:,} without sharing vs {params['total']:,}.")
 
 # ----------------------------------------------------------------------------- breakdown
 st.subheader("Parameter breakdown")
 bd = count_params(cfg)
-left, right = st.columns([5, 6])
+left, right = st.columns([11, 9])
 with left, st.container(key="breakdown_table"):
     st.dataframe(
-        exports.breakdown_frame(bd)[["label", "group", "params", "unshared", "share"]],
-        hide_index=True, width="stretch",
+        exports.breakdown_frame(bd), hide_index=True, width="stretch", height="content",
+        column_order=["label", "params", "unshared", "share"],  # the treemap colours show the group
         column_config={
-            "label": st.column_config.TextColumn("Component"),
-            "group": st.column_config.TextColumn("Group"),
-            "params": st.column_config.NumberColumn("Unique params", format="localized"),
+            "label": st.column_config.TextColumn("Component", width="medium",
+                                                 help="Live-model module the parameters belong to."),
+            "params": st.column_config.NumberColumn("Unique params", format="localized",
+                                                    help="Parameters stored (shared copies counted once)."),
             "unshared": st.column_config.NumberColumn(
                 "Without sharing", format="localized", help="One copy per executed layer (L×K)."),
-            "share": st.column_config.ProgressColumn("Share of total", format="percent", min_value=0,
-                                                     max_value=1),
+            "share": st.column_config.ProgressColumn("Share", format="percent", min_value=0, max_value=1,
+                                                     width="small", help="Share of the unique parameters."),
         },
     )
 with right:
     st.plotly_chart(fig_treemap, key="breakdown_treemap", width="stretch")
-groups = params["groups"]
-biggest = max(bd.components, key=lambda comp: comp.params)
-st.caption(
-    f"Takeaway: embeddings hold {fmt_pct(groups['embeddings'] / params['total'])} of the parameters and the "
-    f"encoder {fmt_pct(groups['encoder'] / params['total'])}; the largest single component is "
-    f"{biggest.label} ({fmt_params(biggest.params)})."
-)
+st.caption(figures_explorer.breakdown_takeaway(bd))
 
 # ----------------------------------------------------------------------------- FLOPs
 st.subheader("Where the compute goes")
 comp_flops = flops["components_per_sequence"]
 scores = comp_flops.get("encoder.attention.scores", 0)
 st.plotly_chart(fig_flops, key="flops_bars", width="stretch")
-st.caption(
-    f"Takeaway: at S = {wl.seq_len}, the attention scores (QKᵀ and the weighted values, 4·S²·H per "
-    f"executed layer) are {fmt_pct(scores / flops['forward_per_sequence'])} of the forward FLOPs; they "
-    "grow with S², the rest with S."
-)
+st.caption(figures_explorer.flops_takeaway(comp_flops, flops["forward_per_sequence"], wl.seq_len))
 
 # ----------------------------------------------------------------------------- vs BERT
 with st.container(border=True, key="panel_vs_bert"):
     st.subheader("Does ALBERT run faster or use less memory than BERT?")
-    rows = figures_explorer.twin_metrics(rep)
-    st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
-    p_cfg, p_twin = rows[0][1], rows[0][2]
-    f_cfg, f_twin = rows[1][1], rows[1][2]
-    a_cfg, a_twin = rows[2][1], rows[2][2]
-    w_cfg, w_twin = rows[3][1], rows[3][2]
-    if cfg.family == "bert":
-        st.markdown("This config **is** a BERT: its twin is itself. Pick an ALBERT preset to compare.")
+    if cfg.family == "albert":
+        st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
+        st.markdown(figures_explorer.twin_summary(rep))
+    elif fig_twin is None:
+        st.markdown("This config **is** a BERT, its own twin. Pick an ALBERT preset to compare.")
     else:
-        st.markdown(
-            f"""
-- **Parameters: down {fmt_ratio(p_twin / p_cfg)}** ({fmt_params(p_cfg)} vs {fmt_params(p_twin)}), from
-  factorized embeddings (V·E + E·H instead of V·H) and cross-layer sharing.
-- **Forward FLOPs: {fmt_ratio(f_cfg / f_twin)} of BERT's** ({fmt_flops(f_cfg)} vs {fmt_flops(f_twin)}).
-  Sharing saves no compute: the shared layer still runs L×K = {cfg.executed_layers} times. Only the
-  embedding projection and MLM head change a little.
-- **Activations: {fmt_ratio(a_cfg / a_twin)} of BERT's** ({fmt_bytes(a_cfg)} vs {fmt_bytes(a_twin)}), since
-  every executed layer keeps its own activations for backward, shared weights or not.
-- **Weights memory: down {fmt_ratio(w_twin / w_cfg)}** ({fmt_bytes(w_cfg)} vs {fmt_bytes(w_twin)}), and
-  gradients and optimizer states shrink with it.
-
-So ALBERT is a *smaller* model, not a *faster* one: at the same H and L it takes about as long and
-about as much activation memory as BERT (the paper's Table 2 speedups compare models of different H).
-"""
-        )
+        alt = figures_explorer.albert_counterpart(cfg)
+        st.markdown(f"This config **is** a BERT. Its ALBERT counterpart, **{alt.label}** (E = "
+                    f"{alt.embedding_size}, one layer shared by all {cfg.num_layers}), compares like this:")
+        st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
+        st.markdown(figures_explorer.twin_summary(cached_report(alt, wl)))
     with st.expander("Recurring confusions", expanded=False):
         st.markdown(
             f"""
@@ -171,21 +161,25 @@ about as much activation memory as BERT (the paper's Table 2 speedups compare mo
 
 # ----------------------------------------------------------------------------- exports
 st.subheader("Exports")
-c = st.columns(3)
+try:
+    hf, hf_problem = exports.hf_config_json(cfg), None
+except ValueError as exc:
+    hf, hf_problem = "", str(exc)
+DL = {"on_click": "ignore", "icon": ":material/download:", "width": "stretch"}
+c = st.columns(4)
 with c[0]:
-    try:
-        hf = exports.hf_config_json(cfg)
-        st.download_button("transformers config.json", hf, file_name="config.json", mime="application/json",
-                           key="dl_hf_config", on_click="ignore", icon=":material/download:")
-    except ValueError as exc:
-        st.download_button("transformers config.json", "", disabled=True, key="dl_hf_config")
-        st.caption(inert(f"Not available: {exc}.") + " The paper's shared-attention and shared-FFN modes are not "
-                   "transformers architectures.")
+    st.download_button("transformers config.json", hf, file_name="config.json", mime="application/json",
+                       key="dl_hf_config", disabled=hf_problem is not None,
+                       help="`AlbertConfig` / `BertConfig` JSON: `from_pretrained` of its folder builds this model.",
+                       **DL)
 with c[1]:
     st.download_button("Breakdown CSV", exports.breakdown_csv(bd), file_name="albert_breakdown.csv",
-                       mime="text/csv", key="dl_breakdown_csv", on_click="ignore", icon=":material/download:")
+                       mime="text/csv", key="dl_breakdown_csv", help="The parameter breakdown table above.", **DL)
 with c[2]:
     st.download_button("JSON report", exports.dumps(rep), file_name="albert_report.json",
-                       mime="application/json", key="dl_report_json", on_click="ignore",
-                       icon=":material/download:")
+                       mime="application/json", key="dl_report_json",
+                       help="Every number on this page, and the BERT twin's.", **DL)
+if hf_problem:
+    st.caption(inert(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
+               "shared-FFN modes have no transformers class.")
 st.caption("Charts: use the camera icon in each chart's toolbar to save a PNG.")

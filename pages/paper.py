@@ -7,9 +7,11 @@ import re
 
 import pandas as pd
 import streamlit as st
+from pandas.io.formats.style import Styler
 
 from albert_core import PRESETS, ModelConfig, count_params
-from albert_core.format import fmt_count, fmt_pct
+from albert_core.format import fmt_count, fmt_params, fmt_pct
+from ui.sidebar import inert
 from ui.state import current
 
 cfg, wl = current()
@@ -63,11 +65,11 @@ rows_tex = [rf"\text{{{label}}} &= {tex} &&= " + f"{by_name[name]:,}".replace(",
             for name, label, tex in FORMULAS if name in by_name]
 with st.container(key="paper_formulas"):
     st.latex(r"\begin{aligned}" + r" \\ ".join(rows_tex) + r"\end{aligned}")
-st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I \qquad "
-         r"\text{AlbertModel} = (V+P+T)E + 2E + EH + H + GK\,(4H^2 + 2HI + 9H + I) + H^2 + H")
+st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I")
+st.latex(r"\text{AlbertModel (all-shared)} = (V+P+T)E + 2E + EH + H + GK\,(4H^2 + 2HI + 9H + I) + H^2 + H")
 st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half):")
-st.latex(r"\text{fwd} = 2BSEH + LK\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2"
-         r"\;[+\; 2BSHE + 2BSEV + 2BHC \text{ with the pre-training heads}]")
+st.latex(r"\text{fwd} = 2BSEH + LK\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2")
+st.latex(r"\text{pre-training heads add}\quad 2BSHE + 2BSEV + 2BHC \qquad (C = 2 \text{ order classes})")
 st.latex(r"\text{training step} \approx 3 \times \text{fwd} \quad (4\times \text{ with activation recomputation})")
 st.markdown("Sharing appears in the parameter formulas (through G) but not in the FLOPs: the shared layer still "
             "runs L·K times. **Memory:** weights = N·b, gradients = N·b, optimizer = s·N·b (SGD momentum s = 1, "
@@ -79,20 +81,30 @@ st.header("The paper's tables, recomputed")
 V_PAPER = 30_000  # the paper uses V = 30,000 throughout
 
 
-def _row(name: str, printed: float, exact: int, note: str) -> dict:
+def _row(name: str, printed: float, exact: int, note: str = "") -> dict:
     return {"model": name, "printed": printed, "recomputed": exact, "difference": exact / printed - 1,
             "note": note}
 
 
+def fmt_printed(v: float) -> str:
+    """A figure as the paper prints it: 108M, 15.8M (no invented digits)."""
+    return fmt_params(v, 1).replace(".0", "")
+
+
+def styled(df: pd.DataFrame) -> Styler:
+    """Printed figures as printed, exact counts with separators, differences signed to 0.01%."""
+    fmts = {"printed": fmt_printed, "recomputed": fmt_count, "difference": lambda x: fmt_pct(x, 2, signed=True)}
+    return df.style.format({k: f for k, f in fmts.items() if k in df})
+
+
 st.subheader("Table 1: model sizes")
 NOTES = {
-    "bert-base": "At V = 30,000 with the pooler 109.08M; without it 108.49M, the printed 108M.",
-    "bert-large": "At V = 30,000: 334.61M with the pooler, the printed 334M.",
+    "bert-base": "Without the pooler 108.49M: the printed 108M.",
+    "bert-large": "With the pooler 334.61M: the printed 334M.",
     "albert-base": "Rounds to the printed 12M.",
     "albert-large": "Rounds to the printed 18M.",
-    "albert-xlarge": "58.7M exact; the printed 60M is rounded up (59M would round correctly).",
-    "albert-xxlarge": "222.6M exact; the paper prints 235M here and 233M in its text: no counting "
-                      "convention reproduces both (the pre-training heads add only 0.56M).",
+    "albert-xlarge": "The printed 60M is rounded up (59M would be right).",
+    "albert-xxlarge": "Printed 235M here, 233M in the text: see below.",
 }
 TABLE1 = {"bert-base": 108e6, "bert-large": 334e6, "albert-base": 12e6, "albert-large": 18e6,
           "albert-xlarge": 60e6, "albert-xxlarge": 235e6}
@@ -101,15 +113,19 @@ t1 = pd.DataFrame([
     for name, printed in TABLE1.items()
 ])
 FMT = {
-    "printed": st.column_config.NumberColumn("Printed", format="compact"),
-    "recomputed": st.column_config.NumberColumn("Recomputed (exact)", format="localized"),
-    "difference": st.column_config.NumberColumn("Difference", format="percent"),
+    "model": st.column_config.TextColumn("Model", width="medium"),
+    "printed": st.column_config.NumberColumn("Printed", width="small", help="As printed in the paper."),
+    "recomputed": st.column_config.NumberColumn("Recomputed (exact)", help="This app's exact count."),
+    "difference": st.column_config.NumberColumn("Difference", width="small", help="Recomputed / printed - 1."),
+    "note": st.column_config.TextColumn("Note", width="large"),
 }
 with st.container(key="paper_table1"):
-    st.dataframe(t1, hide_index=True, width="stretch", column_config=FMT)
+    st.dataframe(styled(t1), hide_index=True, width="stretch", column_config=FMT)
 st.caption("Recomputed: transformers' XModel (encoder + pooler) at V = 30,000, P = 512, T = 2. The paper rounds "
            "to whole millions and does not say whether the pooler and biases are counted: differences of a few "
-           "percent are that rounding and convention.")
+           "percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
+           "Table 1 and 233M in its text, and no counting convention reproduces either (the pre-training heads "
+           "add only 0.56M).")
 
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
 TABLE3 = {"none": {64: 87e6, 128: 89e6, 256: 93e6, 768: 108e6}, "all": {64: 10e6, 128: 12e6, 256: 16e6, 768: 31e6}}
@@ -117,25 +133,30 @@ base = PRESETS["albert-base"]
 t3 = pd.DataFrame([
     _row(f"{'not-shared' if mode == 'none' else 'all-shared'}, E = {e}", printed,
          params_of(base.replace(sharing=mode, embedding_size=e)),
-         "The printed 108M is BERT-base's figure; the exact count adds the E→H projection and the pooler "
-         "(0.59M each)."
-         if (mode, e) == ("none", 768) else "")
+         "Printed = BERT-base's 108M; exact adds the E→H projection and pooler" if (mode, e) == ("none", 768)
+         else "")
     for mode, col in TABLE3.items() for e, printed in col.items()
 ])
 with st.container(key="paper_table3"):
-    st.dataframe(t3, hide_index=True, width="stretch", column_config=FMT)
-st.caption("Takeaway: shrinking E from 768 to 128 saves ~20M parameters; sharing saves ~78M more.")
+    st.dataframe(styled(t3), hide_index=True, width="stretch", column_config=FMT,
+                 column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
+emb_saving = t3["recomputed"].iloc[3] - t3["recomputed"].iloc[1]  # not-shared, E = 768 -> 128
+share_saving = t3["recomputed"].iloc[1] - t3["recomputed"].iloc[5]  # E = 128, not-shared -> all-shared
+st.caption(f"Takeaway: shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer "
+           f"saves {fmt_params(share_saving)} more. (The E→H projection and the pooler add 0.59M each to the "
+           "E = 768 row, which the printed 108M, BERT-base's figure, leaves out.)")
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
 TABLE4 = {768: {"all": 31e6, "attention": 83e6, "ffn": 57e6, "none": 108e6},
           128: {"all": 12e6, "attention": 64e6, "ffn": 38e6, "none": 89e6}}
 MODE = {"all": "all-shared", "attention": "shared-attention", "ffn": "shared-FFN", "none": "not-shared"}
 t4 = pd.DataFrame([
-    _row(f"E = {e}, {MODE[mode]}", printed, params_of(base.replace(sharing=mode, embedding_size=e)), "")
+    _row(f"E = {e}, {MODE[mode]}", printed, params_of(base.replace(sharing=mode, embedding_size=e)))
     for e, col in TABLE4.items() for mode, printed in col.items()
 ])
 with st.container(key="paper_table4"):
-    st.dataframe(t4, hide_index=True, width="stretch", column_config=FMT)
+    st.dataframe(styled(t4), hide_index=True, width="stretch", column_config=FMT,
+                 column_order=["model", "printed", "recomputed", "difference"])
 st.caption("Takeaway: the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN "
            "saves more than sharing attention. Every mode runs the same FLOPs.")
 
@@ -150,7 +171,9 @@ for name in ("albert-base", "albert-large", "albert-xlarge", "albert-xxlarge"):
                  "reduction": 1 - (V_SEED * e + e * h) / (V_SEED * h)})
 with st.container(key="paper_seed000"):
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
+                 column_config={k: st.column_config.NumberColumn(k, format="localized")
+                                for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
+                 | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
 st.markdown(
     f"The seed's first row, *BERT-Base (baseline) 24,030,720, −2.5%*, is the factorized formula evaluated at "
     f"E = H = 768: V·H + H·H = {fmt_count(V_SEED * 768 + 768 * 768)}, that is "
@@ -169,10 +192,10 @@ for name, printed in SEED003.items():
     rows.append({"model": name, "seed, printed": printed, "exact": exact, "+ V·E again": V_SEED * e,
                  "− left out": 2 * e + h + V_SEED + 2, "= seed formula": seed_formula})
 with st.container(key="paper_seed003"):
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+    st.dataframe(pd.DataFrame(rows).style.format({"seed, printed": fmt_printed}), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
                                 for k in ("exact", "+ V·E again", "− left out", "= seed formula")}
-                 | {"seed, printed": st.column_config.NumberColumn("seed, printed", format="compact")})
+                 | {"seed, printed": st.column_config.NumberColumn("seed, printed", help="As printed in the seed document.")})
 st.caption("The estimate counts the MLM decoder a second time (it is tied to the word embeddings: the same V·E "
            "weights) and leaves out the embedding LayerNorm, the E→H projection bias, the MLM output bias and "
            "the SOP bias. With those corrections the seed's formula reproduces every printed figure; the exact "
@@ -199,24 +222,31 @@ st.markdown(
 if make_sop_pairs is not None:
     try:
         sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
-        c1, c2 = st.columns(2)
-        with c1:
-            st.markdown("**SOP pairs**")
-            with st.container(key="paper_sop"):
-                st.dataframe(pd.DataFrame([vars(p) for p in sop]), hide_index=True)
-        with c2:
-            st.markdown("**NSP pairs**")
-            with st.container(key="paper_nsp"):
-                st.dataframe(pd.DataFrame([vars(p) for p in nsp]), hide_index=True)
+        pair_cols = {
+            "kind": st.column_config.TextColumn("Example", width=110),
+            "a": st.column_config.TextColumn("Segment A", width=370),
+            "b": st.column_config.TextColumn("Segment B", width=370),
+            "label": st.column_config.NumberColumn("Label", width=70, help="0 = positive, 1 = negative."),
+        }
+        for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
+            st.markdown(f"**{title}**")
+            with st.container(key=key):
+                st.dataframe(pd.DataFrame([vars(p) for p in pairs]), hide_index=True, width="stretch",
+                             column_order=["kind", "a", "b", "label"], column_config=pair_cols)
         words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
-        seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed")
-        masked = ngram_mask(words, seed=int(seed))
         st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
+        seed_col, _ = st.columns([1, 4])
+        with seed_col:
+            seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed",
+                                   help="Another seed draws other spans from the same text.")
+        masked = ngram_mask(words, seed=int(seed))
         with st.container(key="paper_masked"):
             st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
-        st.caption(f"Masked spans (start, words): {masked.spans}; labels: {' '.join(masked.labels)}")
+        spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
+        st.caption(inert(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
+                         "predict each masked word from the context on both sides."))
     except ValueError as exc:
-        st.warning(f"Could not build examples: {exc}")
+        st.warning(inert(f"Could not build examples: {exc}"))
 else:
     st.markdown("- **MLM n-gram masking:** 15% of the tokens are masked in spans of n whole words, n ≤ 3 with "
                 "p(n) ∝ 1/n (6/11, 3/11, 2/11), so the model predicts whole phrases, not single pieces.")

@@ -46,3 +46,10 @@ def test_default_pins_and_short_positions(app):
     assert at.query_params["pin"] == "bert-base,albert-base" and not at.exception
     at.multiselect(key="compare_pins").select("bert-large").run()
     assert at.query_params["pin"] == "bert-base,albert-base,bert-large"
+
+
+def test_takeaway_names_the_smallest_pin(app):
+    at = app({"pin": "bert-large,albert-large"}, page=PAGE)
+    text = " ".join(c.value for c in at.caption)
+    ratio = FACTS_MODEL["bert-large"] / FACTS_MODEL["albert-large"]
+    assert f"albert-large has {ratio:.1f}x fewer parameters than bert-large" in text  # 19.0x

@@ -64,7 +64,7 @@ def test_partial_sharing_explains_missing_hf_export(app):
     assert not at.exception
     hf = at.get("download_button")[0]
     assert hf.disabled if hasattr(hf, "disabled") else hf.proto.disabled
-    assert any("transformers" in c.value and "Not available" in c.value for c in at.caption)
+    assert any("transformers" in c.value and "not available" in c.value for c in at.caption)
     assert metrics(at)["Total parameters"].value == fmt_params(63_647_232)  # albert-facts.md, Table 4 mode
 
 
@@ -74,3 +74,23 @@ def test_bert_twin_panel_numbers(app):
     assert "Parameters: down 9.34x" in text  # 11.68M vs BERT-base at V = 30,000 (109.08M)
     assert "Forward FLOPs: 1.00x of BERT's" in text
     assert "num_hidden_groups" in text and "MACs" in text
+
+
+def test_bert_panel_compares_with_its_albert_counterpart(app):
+    at = app(PRESETS["bert-base"].to_query())
+    assert not at.exception
+    text = " ".join(md.value for md in at.markdown)
+    assert "ALBERT counterpart" in text
+    # BertModel 109,482,240 (albert-facts.md) vs albert-base at V = 30,522: 11,683,584 + 522 * 128.
+    assert f"Parameters: down {FACTS_MODEL['bert-base'] / (FACTS_MODEL['albert-base'] + 522 * 128):.2f}x" in text
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_deltas_and_takeaways_follow_the_config(app):
+    at = app({"K": "2"})  # inner repeats: fewer parameters than BERT, but twice the compute
+    m = metrics(at)
+    assert m["Total parameters"].delta.startswith("-") and m["Forward FLOPs / sequence"].delta.startswith("+")
+    assert m["Training FLOPs / token"].delta.startswith("+")
+    captions = " ".join(c.value for c in at.caption)
+    assert "Without sharing the model would have" in captions and "feed-forward block is" in captions
+    assert "*slower*" in " ".join(md.value for md in at.markdown)

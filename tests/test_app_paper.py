@@ -41,3 +41,13 @@ def test_sop_negatives_are_swapped_pairs(app):
     assert not at.exception
     masked = at.main.code[0].value
     assert "[MASK]" in masked and len(masked.split()) == 6  # one . two . three .
+
+
+def test_masked_words_are_listed(app):
+    at = app(page=PAGE)
+    at.text_area(key="paper_text").input("Alpha beta gamma delta. Epsilon zeta eta theta.").run()
+    masked = at.main.code[0].value.split()
+    words = ["alpha", "beta", "gamma", "delta", ".", "epsilon", "zeta", "eta", "theta", "."]
+    hidden = [w for w, m in zip(words, masked, strict=True) if m == "[MASK]"]
+    caption = next(c.value for c in at.caption if c.value.startswith("Masked"))
+    assert caption.startswith(f"Masked {len(hidden)} of {len(words)} tokens") and all(w in caption for w in hidden)

@@ -134,3 +134,30 @@ def test_sidebar_state_survives_page_switches(app):
     for page in ("pages/paper.py", "pages/compare.py", "pages/explorer.py"):
         at.switch_page(page).run()
         assert not at.exception and at.slider(key="cfg_L").value == 30 and at.query_params["L"] == "30"
+
+
+def test_tie_checkbox_only_matters_with_an_mlm_head(app):
+    at = app()
+    assert at.checkbox(key="cfg_tied").disabled  # XModel has no MLM decoder to tie
+    at.selectbox(key="cfg_head").set_value("pretraining").run()
+    assert not at.checkbox(key="cfg_tied").disabled and not at.exception
+
+
+def test_a_legacy_run_started_before_another_session_cleared_the_flag_still_leaves(app, monkeypatch):
+    """Regression (two first visitors after a restart): session A clears Streamlit's global legacy
+    pages-folder flag while session B's run is already inside the legacy wrapper; B must still bounce
+    into navigation mode, or its widgets lose their values on the next interaction."""
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner import script_runner
+
+    legacy = script_runner._mpa_v1
+
+    def _mpa_v1(path):  # same name as Streamlit's wrapper: the flag is cleared "by another session"
+        PagesManager.uses_pages_directory = False
+        legacy(path)
+
+    monkeypatch.setattr(script_runner, "_mpa_v1", _mpa_v1)
+    at = app({"V": "30001"})
+    at.slider(key="cfg_L").set_value(11).run()
+    assert not at.exception and at.slider(key="cfg_L").value == 11 and at.query_params["L"] == "11"
+    assert at.number_input(key="cfg_V").value == 30001

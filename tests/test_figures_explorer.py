@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 import pytest
 
 from albert_core import PRESETS, Workload, count_params
+from albert_core.format import fmt_flops
 from ui import exports, figures_explorer
 
 
@@ -57,6 +60,94 @@ def test_compare_frame_and_bars():
     df = figures_explorer.compare_frame(rows)
     assert list(df["params_delta"]) == [0.0, -0.5] and list(df["forward_flops_delta"]) == [0.0, 1.0]
     fig = figures_explorer.compare_bars(df)
-    assert [t.name for t in fig.data] == ["a", "b"] and fig.layout.barmode == "group"
-    assert list(fig.data[1].y) == [0.5, 2.0, 1.0]
-    assert fig.data[1].text[0].endswith("(-50%)")
+    # One horizontal-bar panel per metric, in its own unit; one bar per pinned config, the first on top.
+    assert [t.name for t in fig.data] == ["Parameters", "Forward FLOPs / sequence", "Training memory"]
+    for trace, col in zip(fig.data, ["params", "forward_flops", "training_memory"], strict=True):
+        assert trace.orientation == "h" and list(trace.y) == ["a", "b"] and list(trace.x) == list(df[col])
+    assert fig.data[0].text == ("100", "50 (-50.0%)") and fig.data[1].text[1] == "20 FLOP (+100%)"
+    assert fig.layout.yaxis.autorange == "reversed"
+
+
+def _pins(*rows):
+    return figures_explorer.compare_frame(
+        [{"name": n, "params": p, "forward_flops": f, "training_memory": 1} for n, p, f in rows])
+
+
+def test_compare_takeaway_follows_the_numbers():
+    same = figures_explorer.compare_takeaway(_pins(("bert", 100, 50), ("albert", 10, 50)))
+    assert "albert has 10.0x fewer parameters than bert (-90.0%)" in same and "about the same" in same
+    fewer = figures_explorer.compare_takeaway(_pins(("big", 100, 60), ("small", 20, 20)))
+    assert "3.00x fewer forward FLOPs" in fewer and "never from sharing" in fewer
+    more = figures_explorer.compare_takeaway(_pins(("a", 100, 10), ("k2", 50, 16)))
+    assert "but its forward FLOPs are +60.0%" in more
+    base = figures_explorer.compare_takeaway(_pins(("tiny", 10, 1), ("x", 30, 1), ("y", 15, 1)))
+    assert "baseline tiny is already the smallest" in base and "50.0% more" in base
+
+
+def test_compare_style_formats_for_people_and_colours_deltas():
+    df = figures_explorer.compare_frame([
+        {"name": "bert-base", "params": 109_482_240, "forward_flops": 22_300_000_000,
+         "training_memory": 2_600_000_000, "sharing": "none"},
+        {"name": "albert-base", "params": 11_683_584, "forward_flops": 22_400_000_000,
+         "training_memory": 1_300_000_000, "sharing": "all"},
+    ])
+    html = figures_explorer.compare_style(df).to_html()
+    for text in ("109.48M", "11.68M", "22.4 GFLOP", "1.3 GB", "baseline", "-89.3%", "+0.45%", "-50.0%"):
+        assert text in html, text
+    styles = figures_explorer.compare_style(df)
+    styles._compute()
+    colours = {v for cell in styles.ctx.values() for _, v in cell}
+    assert colours == {figures_explorer.GOOD, figures_explorer.BAD}  # smaller green, larger red
+    assert df["params"].iloc[1] == 11_683_584  # the data stays numeric (sorting works)
+
+
+@pytest.mark.parametrize("vmax", [7.2e9, 1.5e9, 11_683_584, 9.6e9, 999, 3])
+def test_si_ticks_are_round_and_cover_the_range(vmax):
+    vals, text = figures_explorer.si_ticks(vmax, fmt_flops)
+    step = vals[1] - vals[0]
+    mantissa = step / 10 ** math.floor(math.log10(step))
+    assert round(mantissa, 9) in (1, 2, 5) and vals[0] == 0 and vals[-1] >= vmax
+    assert 3 <= len(vals) <= 8 and all(b - a == pytest.approx(step) for a, b in zip(vals, vals[1:], strict=False))
+    assert len(set(text)) == len(text) and all(t.endswith("FLOP") for t in text)
+    assert figures_explorer.si_ticks(2e9, fmt_flops)[1][1:3] == ["500 MFLOP", "1 GFLOP"]
+
+
+def test_fmt_delta_keeps_small_changes_visible():
+    assert figures_explorer.fmt_delta(0.0006) == "+0.06%" and figures_explorer.fmt_delta(-0.893) == "-89.3%"
+    assert figures_explorer.fmt_delta(0) == "+0.0%"
+    assert figures_explorer.fmt_delta(12.985) == "+1298%"  # no false precision on huge changes
+
+
+def test_flops_bars_hover_shares_and_axis_units():
+    comps = {"encoder.ffn.ffn": 6e9, "encoder.attention.scores": 2e9}
+    fig = figures_explorer.flops_bars(comps)
+    assert list(fig.data[0].customdata) == [0.25, 0.75]
+    assert "GFLOP" in fig.layout.xaxis.ticktext[1]
+
+
+def test_albert_counterpart_of_a_bert_is_its_twin():
+    bert = PRESETS["bert-base"]
+    alt = figures_explorer.albert_counterpart(bert)
+    assert alt.family == "albert" and alt.sharing == "all" and alt.embedding_size == 128
+    assert alt.bert_twin() == bert
+    # albert-base's closed form at BERT's vocabulary V = 30,522: 522 more rows of E = 128.
+    assert count_params(alt).total == 11_683_584 + 522 * 128
+    rep = exports.report(alt, Workload())
+    assert rep["bert_twin"]["params"] == 109_482_240  # albert-facts.md, BertModel
+
+
+def test_twin_summary_says_what_the_numbers_say():
+    text = figures_explorer.twin_summary(exports.report(PRESETS["albert-base"], Workload()))
+    assert "**Parameters: down 9.34x**" in text and "**Forward FLOPs: 1.00x of BERT's**" in text
+    assert "runs L×K = 12 times" in text
+    k2 = PRESETS["albert-base"].replace(inner_group_num=2)
+    text = figures_explorer.twin_summary(exports.report(k2, Workload()))
+    # Twice the encoder work; the embeddings are 0.1% of the FLOPs, so 2.00x to three digits.
+    assert "K = 2 inner repeats" in text and "Forward FLOPs: up 2.00x" in text and "*slower*" in text
+
+
+def test_breakdown_takeaway_mentions_the_unshared_size():
+    text = figures_explorer.breakdown_takeaway(count_params(PRESETS["albert-base"]))
+    assert "Word embeddings (3.84M)" in text  # V*E = 30,000 * 128
+    assert "89.65M" in text  # albert-facts.md, Table 4: E = 128 not-shared, 89,650,176
+    assert "Without sharing" not in figures_explorer.breakdown_takeaway(count_params(PRESETS["bert-base"]))

@@ -1,22 +1,31 @@
 """Pure Plotly builders for the Explorer and Compare pages (no streamlit import).
 
 Inputs are a `ParamBreakdown`, a `ui.exports.report` dict or a DataFrame of pinned configs; every
-figure's numbers are exactly those inputs, so tests compare trace values with the breakdown.
+figure's numbers are exactly those inputs, so tests compare trace values with the breakdown. The
+one-line takeaways under the charts are built here too, from the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+from pandas.io.formats.style import Styler
+from plotly.subplots import make_subplots
 
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
+from albert_core import ModelConfig
+from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 
 GROUP_COLORS = {"embeddings": "#4c78a8", "encoder": "#f58518", "heads": "#54a24b"}
 CONFIG_COLOR, TWIN_COLOR = "#1f77b4", "#ff7f0e"
+# One colour per pinned config (Plotly's default qualitative palette, 10 > MAX_PINS).
+PIN_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880")
+GOOD, BAD = "#1a7f37", "#cf222e"  # fewer params / FLOPs / bytes is better
 _MARGIN = dict(l=10, r=10, t=60, b=10)
 
 # Compare metrics: (DataFrame column, axis label, formatter).
@@ -25,6 +34,28 @@ COMPARE_METRICS: Sequence[tuple[str, str, Any]] = (
     ("forward_flops", "Forward FLOPs / sequence", fmt_flops),
     ("training_memory", "Training memory", fmt_bytes),
 )
+
+
+def si_ticks(vmax: float, fmt: Callable[..., str], n: int = 5) -> tuple[list[float], list[str]]:
+    """About ``n`` round tick values from 0 past ``vmax`` (steps of 1, 2 or 5 x 10^k), labelled with
+    ``fmt(value, digits)`` so an axis reads "5 GFLOP" or "1.5 GB" instead of Plotly's "5B" / "1.5G"."""
+    if vmax <= 0:
+        return [0.0], [fmt(0)]
+    raw = vmax / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    vals = [i * step for i in range(int(vmax / step) + 2)]
+    return vals, [_trim(fmt(v, 2)) for v in vals]
+
+
+def _trim(text: str) -> str:
+    """'1.50B' -> '1.5B', '500.00 MB' -> '500 MB' (zeros after a decimal point only)."""
+    return re.sub(r"\.(?!\d)", "", re.sub(r"(\.\d*?)0+(?!\d)", r"\1", text))
+
+
+def fmt_delta(x: float) -> str:
+    """A relative change, signed: a second decimal under 1% (+0.1% would hide +0.06%), none from 100%."""
+    return fmt_pct(x, 0 if abs(x) >= 1 else 1 if abs(x) >= 0.01 or x == 0 else 2, signed=True)
 
 
 def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
@@ -41,11 +72,26 @@ def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
             marker=dict(colors=colors),
             text=[fmt_params(v) for v in values],
             texttemplate="%{label}<br>%{text}<br>%{percentRoot:.1%}",
-            hovertemplate="%{label}: %{value:,} params (%{percentRoot:.2%} of the model)<extra></extra>",
+            hovertemplate="<b>%{label}</b><br>%{value:,} params<br>%{percentRoot:.2%} of the model"
+                          "<extra></extra>",
         )
     )
-    fig.update_layout(title="Where the parameters are", margin=_MARGIN)
+    # As tall as the breakdown table beside it (35 px rows, one header row).
+    fig.update_layout(title="Where the parameters are (area = unique parameters)", margin=_MARGIN,
+                      height=max(420, 35 * (len(bd.components) + 1) + 40))
     return fig
+
+
+def breakdown_takeaway(bd: ParamBreakdown) -> str:
+    groups, total = bd.group_totals(), bd.total
+    biggest = max(bd.components, key=lambda comp: comp.params)
+    text = (f"Takeaway: embeddings hold {fmt_pct(groups['embeddings'] / total)} of the {fmt_params(total)} "
+            f"parameters and the encoder {fmt_pct(groups['encoder'] / total)}; the largest component is "
+            f"{biggest.label} ({fmt_params(biggest.params)}).")
+    if bd.saved_by_sharing:
+        text += (f" Without sharing the model would have {fmt_params(bd.unshared_total)} "
+                 f"({fmt_ratio(bd.unshared_total / total)} as many).")
+    return text
 
 
 def flops_bars(components: Mapping[str, int]) -> go.Figure:
@@ -53,17 +99,41 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     items = sorted(((n, v) for n, v in components.items() if v), key=lambda kv: kv[1])
     names = [COMPONENT_INFO.get(n, (n, ""))[0] for n, _ in items]
     values = [v for _, v in items]
+    total = sum(values) or 1
     colors = [GROUP_COLORS.get(COMPONENT_INFO.get(n, ("", "encoder"))[1], "#999999") for n, _ in items]
     fig = go.Figure(
         go.Bar(
             x=values, y=names, orientation="h", marker_color=colors,
             text=[fmt_flops(v) for v in values], textposition="auto",
-            hovertemplate="%{y}: %{x:,} FLOP<extra></extra>",
+            customdata=[v / total for v in values],
+            hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
         )
     )
-    fig.update_layout(title="Forward FLOPs per sequence, by component", xaxis_title="FLOP",
-                      margin=_MARGIN, height=max(260, 32 * len(items) + 100))
+    tickvals, ticktext = si_ticks(max(values, default=0), fmt_flops)
+    fig.update_layout(title="Forward FLOPs per sequence, by component (blue embeddings, orange encoder, green heads)",
+                      xaxis=dict(title="forward FLOPs for one sequence", tickvals=tickvals, ticktext=ticktext,
+                                 range=[0, max(values, default=1) * 1.02]),
+                      margin=_MARGIN, height=max(260, 32 * len(items) + 110))
     return fig
+
+
+def flops_takeaway(components: Mapping[str, int], forward: int, seq_len: int) -> str:
+    scores = components.get("encoder.attention.scores", 0)
+    ffn = components.get("encoder.ffn.ffn", 0) + components.get("encoder.ffn.ffn_output", 0)
+    return (f"Takeaway: at S = {seq_len}, the feed-forward block is {fmt_pct(ffn / forward)} of the "
+            f"{fmt_flops(forward)} forward pass and the attention scores (QKᵀ and the weighted values, "
+            f"4·S²·H per executed layer) {fmt_pct(scores / forward)}; the scores grow with S², the rest with S.")
+
+
+def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
+    """For a BERT: the ALBERT whose BERT twin it is (E = 128 or H if smaller, all layers shared), so the
+    "smaller or faster?" panel has something to compare; None if there is no such ALBERT."""
+    try:
+        alt = cfg.replace(family="albert", embedding_size=min(128, cfg.hidden_size), sharing="all",
+                          num_hidden_groups=1, inner_group_num=1)
+    except ValueError:
+        return None
+    return alt if alt.bert_twin() == cfg else None
 
 
 def twin_metrics(rep: Mapping[str, Any]) -> list[tuple[str, float, float, Any]]:
@@ -83,22 +153,25 @@ def twin_metrics(rep: Mapping[str, Any]) -> list[tuple[str, float, float, Any]]:
     return rows
 
 
-def twin_bars(rep: Mapping[str, Any]) -> go.Figure:
-    """This config against its BERT twin, each metric relative to the twin (twin = 100%)."""
+def twin_bars(rep: Mapping[str, Any], names: tuple[str, str] = ("this config", "BERT twin")) -> go.Figure:
+    """The report's config against its BERT twin, each metric relative to the twin (twin = 100%)."""
     rows = twin_metrics(rep)
-    names = [r[0] for r in rows]
+    labels = [r[0] for r in rows]
     fig = go.Figure()
-    for label, idx, color in (("this config", 1, CONFIG_COLOR), ("BERT twin", 2, TWIN_COLOR)):
+    for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR)):
         fig.add_trace(
             go.Bar(
-                name=label, x=names, y=[r[idx] / r[2] for r in rows], marker_color=color,
-                text=[r[3](r[idx]) for r in rows], textposition="outside",
+                name=label, x=labels, y=[r[idx] / r[2] for r in rows], marker_color=color,
+                text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
                 customdata=[r[idx] for r in rows],
-                hovertemplate="%{x}: %{customdata:,} (%{y:.1%} of the twin)<extra>" + label + "</extra>",
+                hovertemplate="%{x}: %{customdata:,} (%{y:.1%} of the BERT twin)<extra>" + label + "</extra>",
             )
         )
-    fig.update_layout(barmode="group", title="This config vs its BERT twin (twin = 100%)",
-                      yaxis=dict(tickformat=".0%", title="relative to the BERT twin"), margin=_MARGIN)
+    top = max(max(r[1] / r[2] for r in rows), 1.0)
+    fig.update_layout(barmode="group", title=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)",
+                      yaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.15]),
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"),
+                      margin=_MARGIN, height=380)
     return fig
 
 
@@ -111,18 +184,99 @@ def compare_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return df
 
 
+def compare_style(df: pd.DataFrame) -> Styler:
+    """The Compare table for people: 11.68M / 22.4 GFLOP / 1.3 GB, signed deltas, green when smaller
+    (fewer parameters, FLOPs or bytes is better) and red when larger. The data stays numeric."""
+    fmts: dict[str, Any] = {col: fmt for col, _, fmt in COMPARE_METRICS}
+    deltas = [f"{col}_delta" for col, _, _ in COMPARE_METRICS]
+    fmts.update({d: lambda x: "baseline" if x == 0 else fmt_delta(x) for d in deltas})
+    fmts["sharing"] = lambda s: s if s != "none" else "–"
+
+    def color(x: float) -> str:
+        return "" if not x or x != x else f"color: {GOOD if x < 0 else BAD}"
+
+    return df.style.format(fmts).map(color, subset=deltas)
+
+
 def compare_bars(df: pd.DataFrame) -> go.Figure:
-    """Grouped bars: one group per metric, one bar per pinned config, height relative to the first."""
-    fig = go.Figure()
-    labels = [m[1] for m in COMPARE_METRICS]
-    for _, row in df.iterrows():
-        rel = [row[f"{c}_delta"] + 1 for c, _, _ in COMPARE_METRICS]
-        text = [f"{fmt(row[c])} ({fmt_pct(row[f'{c}_delta'], 0, signed=True)})" for c, _, fmt in COMPARE_METRICS]
+    """One panel per metric (in its own unit), one horizontal bar per pinned config, the first on top;
+    the bar text is the value and its change against the first pin."""
+    fig = make_subplots(rows=1, cols=len(COMPARE_METRICS), shared_yaxes=True, horizontal_spacing=0.05,
+                        subplot_titles=[m[1] for m in COMPARE_METRICS])
+    names = [str(n) for n in df["name"]]
+    colors = [PIN_COLORS[i % len(PIN_COLORS)] for i in range(len(df))]
+    for j, (col, label, fmt) in enumerate(COMPARE_METRICS, start=1):
+        values = [float(v) for v in df[col]]
+        deltas = list(df[f"{col}_delta"])
+        text = [fmt(v) if i == 0 else f"{fmt(v)} ({fmt_delta(d)})"
+                for i, (v, d) in enumerate(zip(values, deltas, strict=True))]
         fig.add_trace(
-            go.Bar(name=row["name"], x=labels, y=rel, text=text, textposition="outside",
-                   hovertemplate="%{x}: %{text}<extra>" + str(row["name"]) + "</extra>")
+            go.Bar(name=label, x=values, y=names, orientation="h", marker_color=colors, text=text,
+                   textposition="auto", customdata=deltas, showlegend=False,
+                   hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
+                                 + names[0] + "<extra></extra>"),
+            row=1, col=j,
         )
-    first = df["name"].iloc[0]
-    fig.update_layout(barmode="group", title=f"Relative to {first} (= 100%)", margin=_MARGIN,
-                      yaxis=dict(type="log", title=f"relative to {first}", tickformat=".0%"))
+        tickvals, ticktext = si_ticks(max(values), fmt, n=4)
+        # Headroom so a label that does not fit in its bar is not cut by the next panel.
+        fig.update_xaxes(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12], row=1, col=j)
+    fig.update_yaxes(autorange="reversed")  # the first pin (the baseline) on top
+    fig.update_layout(title=f"Pinned configs (changes relative to {names[0]})", margin=dict(l=10, r=10, t=80, b=10),
+                      height=140 + 42 * len(df), bargap=0.25)
     return fig
+
+
+def compare_takeaway(df: pd.DataFrame) -> str:
+    """One specific sentence about the pinned set: the smallest model against the baseline, and its compute."""
+    base = df["name"].iloc[0]
+    if len(df) == 1:
+        return "Takeaway: pin a second config to see the deltas."
+    i = int(df["params"].idxmin())
+    small = df.loc[i]
+    if i == 0:
+        return (f"Takeaway: the baseline {base} is already the smallest; the next smallest has "
+                f"{fmt_pct(df['params_delta'].iloc[1:].min())} more parameters.")
+    flops = small["forward_flops_delta"]
+    head = (f"Takeaway: {small['name']} has {fmt_ratio(df['params'].iloc[0] / small['params'])} fewer parameters "
+            f"than {base} ({fmt_delta(small['params_delta'])})")
+    if flops <= -0.05:
+        return (f"{head}, and {fmt_ratio(1 / (1 + flops))} fewer forward FLOPs ({fmt_flops(small['forward_flops'])}): "
+                "that comes from fewer or narrower executed layers, never from sharing.")
+    compute = "about the same" if flops < 0.05 else f"{fmt_delta(flops)}"
+    return (f"{head}, but its forward FLOPs are {compute} ({fmt_flops(small['forward_flops'])}): parameter count "
+            "and compute are different axes.")
+
+
+def _ratio_phrase(value: float, base: float) -> str:
+    """'down 9.34x', 'up 1.61x' or '1.00x of BERT's' (within 2%: the same)."""
+    if abs(value / base - 1) < 0.02:
+        return f"{fmt_ratio(value / base)} of BERT's"
+    return f"down {fmt_ratio(base / value)}" if value < base else f"up {fmt_ratio(value / base)}"
+
+
+def twin_summary(rep: Mapping[str, Any]) -> str:
+    """Markdown bullets answering "does it run faster or use less memory than BERT?" with the report's
+    own numbers (the report is the ALBERT's; its twin is the BERT)."""
+    (_, p, pt, _), (_, f, ft, _), (_, a, at, _), (_, w, wt, _) = twin_metrics(rep)
+    c = rep["config"]
+    depth, k = c["num_layers"] * c["inner_group_num"], c["inner_group_num"]
+    why_flops = (f"Sharing saves no compute: the shared layer still runs L×K = {depth} times; only the "
+                 "embedding projection and the MLM head differ a little." if k == 1 else
+                 f"K = {k} inner repeats run every layer's blocks {k} times, so it executes L×K = {depth} "
+                 f"blocks where BERT runs {c['num_layers']}.")
+    closing = ("So ALBERT is a *smaller* model, not a *faster* one: at the same H and L it takes about as long and "
+               "about as much activation memory as BERT (the paper's Table 2 speedups compare models of different H)."
+               if k == 1 else
+               f"So this ALBERT is *smaller* but *slower* than BERT: K = {k} buys depth with compute and "
+               "activation memory, not with parameters.")
+    return f"""
+- **Parameters: {_ratio_phrase(p, pt)}** ({fmt_params(p)} vs {fmt_params(pt)}), from factorized embeddings
+  (V·E + E·H instead of V·H) and cross-layer sharing.
+- **Forward FLOPs: {_ratio_phrase(f, ft)}** ({fmt_flops(f)} vs {fmt_flops(ft)}). {why_flops}
+- **Activations: {_ratio_phrase(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}): every executed layer keeps its
+  own activations for backward, shared weights or not.
+- **Weights memory: {_ratio_phrase(w, wt)}** ({fmt_bytes(w)} vs {fmt_bytes(wt)}); gradients and optimizer
+  states scale with it.
+
+{closing}
+"""

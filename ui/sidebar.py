@@ -71,7 +71,8 @@ HELP = {
     "Executed depth is L*K; parameters grow with G*K.",
     "head": "What sits on the encoder: the pooler only (XModel), the pre-training heads MLM + SOP/NSP "
     "(XForPreTraining) or the masked-LM head only (XForMaskedLM).",
-    "tied": "Tie the MLM decoder to the word embeddings (counted once). Untied adds V*E parameters.",
+    "tied": "Tie the MLM decoder to the word embeddings (counted once). Untied adds V*E parameters. "
+    "Only the heads with an MLM decoder (pre-training, masked-LM) use it.",
     "batch": "Batch size B of the workload (memory and FLOPs per step).",
     "seq": "Sequence length S in tokens, at most P. Attention costs grow as S^2.",
     "dtype": "Bytes per weight, gradient and activation: fp32 4, fp16/bf16 2, int8 1.",
@@ -249,7 +250,7 @@ def _model_widgets() -> None:
     st.selectbox("Cross-layer sharing", SHARING_MODES, key=_key("sharing"), disabled=bert,
                  format_func=SHARING_LABELS.__getitem__, help=HELP["sharing"], on_change=_on_field_change)
     unshared = bert or ss[_key("sharing")] == "none"
-    c1, c2 = st.columns(2)
+    c1, c2 = st.columns(2, vertical_alignment="bottom")
     with c1:
         _number("Groups G", "G", *LIMITS["num_hidden_groups"], disabled=unshared)
     with c2:
@@ -257,7 +258,7 @@ def _model_widgets() -> None:
     st.selectbox("Head", HEADS, key=_key("head"), format_func=HEAD_LABELS.__getitem__, help=HELP["head"],
                  on_change=_on_field_change)
     st.checkbox("Tie MLM decoder to word embeddings", key=_key("tied"), help=HELP["tied"],
-                on_change=_on_field_change)
+                on_change=_on_field_change, disabled=ss[_key("head")] == "model")
     with st.expander("More fields"):
         _number("Token types T", "T", *LIMITS["type_vocab_size"])
         st.selectbox("Activation", ACTIVATIONS, key=_key("act"), help=HELP["act"], on_change=_on_field_change)
@@ -269,7 +270,7 @@ def _workload_widgets(max_positions: int) -> None:
     if ss[_wkey("seq")] > max_positions:
         ss[_wkey("seq")] = max_positions
         st.caption(f"Sequence length lowered to P = {max_positions}.")
-    c1, c2 = st.columns(2)
+    c1, c2 = st.columns(2, vertical_alignment="bottom")  # the longer label wraps: align the boxes
     with c1:
         st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], step=1, key=_wkey("batch"), help=HELP["batch"],
                         on_change=_on_field_change)

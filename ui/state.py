@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
@@ -25,9 +27,21 @@ def leave_pages_directory_mode() -> None:
     same page is resolved)."""
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    # The flag is global but the run mode is per run: when two sessions start together, the second
+    # one's v1 run finds the flag already cleared by the first. So also look at this run's own call
+    # stack for Streamlit's legacy wrapper (`_mpa_v1`, streamlit/runtime/scriptrunner/script_runner.py).
+    if PagesManager.uses_pages_directory or _in_legacy_run():
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def _in_legacy_run() -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_mpa_v1":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def current() -> tuple[ModelConfig, Workload]:
