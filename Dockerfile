@@ -12,10 +12,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     TRANSFORMERS_OFFLINE=1 \
     ALBERT_EXPLORER_MEMORY_BUDGET=512MiB
 
-# CPU-only torch first (the default wheel bundles CUDA, ~2 GB more), then everything else; pip
-# sees torch==2.13.0 already satisfied when it reads requirements.txt.
+# CPU-only torch first, then everything else (pip sees torch==2.13.0 already satisfied when it reads
+# requirements.txt). Pass PyTorch's CPU wheel index as the build argument TORCH_INDEX_URL (the "CPU"
+# variant of PyTorch's install instructions; on Spaces, a variable of that name): the default wheel
+# bundles CUDA, about 2 GB more for a server that never uses a GPU.
+ARG TORCH_INDEX_URL=""
 COPY requirements.txt /tmp/requirements.txt
-RUN pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0 \
+RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0; fi \
     && pip install -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
