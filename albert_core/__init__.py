@@ -29,6 +29,9 @@ _LAZY = {
     "MemoryEstimate": "albert_core.memory",
     "sweep": "albert_core.sweeps",
     "build_model": "albert_core.model",
+    "check_budget": "albert_core.model",
+    "MemoryBudgetError": "albert_core.model",
+    "load_pretrained_folder": "albert_core.interop",
     "from_hf": "albert_core.interop",
     "to_transformers": "albert_core.interop",
 }
