@@ -1,0 +1,231 @@
+"""Analysis helpers: smoothness computed by hand, attention maps against transformers, saved-for-backward
+bytes against a hand count, latency and throughput sanity, pre-training pairs and n-gram masking."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from albert_core import analysis as an
+from albert_core.config import ModelConfig
+from albert_core.tokenizer import encode
+
+TINY = ModelConfig(
+    vocab_size=120, embedding_size=8, hidden_size=16, num_layers=3, num_heads=2, intermediate_size=24,
+    max_position_embeddings=32,
+)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from albert_core.model import build_model
+
+    return build_model(TINY, batch=2, seq_len=32)
+
+
+# ----------------------------------------------------------------------------- smoothness
+def test_smoothness_by_hand():
+    x0 = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]])  # (B=1, T=2, H=2)
+    x1 = torch.tensor([[[0.0, 1.0], [0.0, 3.0]]])
+    x2 = torch.tensor([[[0.0, -2.0], [0.0, 3.0]]])
+    df = an.layer_smoothness([x0, x1, x2])
+    # layer 1: token 0 moves (1,0)->(0,1): distance sqrt 2, cos 0 (90 deg); token 1 (0,2)->(0,3): 1, cos 1 (0 deg)
+    # layer 2: token 0 (0,1)->(0,-2): distance 3, cos -1 (180 deg); token 1 unchanged: 0, cos 1
+    assert df["layer"].tolist() == [1, 2]
+    assert df["l2_distance"].tolist() == pytest.approx([(math.sqrt(2) + 1) / 2, 1.5])
+    assert df["cosine_similarity"].tolist() == pytest.approx([0.5, 0.0])
+    assert df["angle_degrees"].tolist() == pytest.approx([45.0, 90.0])
+    masked = an.layer_smoothness([x0, x1], attention_mask=torch.tensor([[1, 0]]))  # padding left out
+    assert masked["l2_distance"].tolist() == pytest.approx([math.sqrt(2)])
+    assert masked["angle_degrees"].tolist() == pytest.approx([90.0])
+
+
+def test_smoothness_on_live_model(tiny):
+    enc = encode("Sharing weights makes layers smooth.", TINY, 32)
+    out = tiny(**enc.tensors(), output_hidden_states=True)
+    df = an.layer_smoothness(out.hidden_states)
+    assert len(df) == len(out.hidden_states) - 1 == TINY.executed_layers
+    assert (df["l2_distance"] > 0).all() and df["cosine_similarity"].between(-1, 1).all()
+    with pytest.raises(ValueError, match="hidden_states"):
+        an.layer_smoothness(out.hidden_states[:1])
+
+
+# ----------------------------------------------------------------------------- attention maps
+def test_attention_maps_match_transformers(tiny):
+    from albert_core.interop import to_transformers
+
+    ids = torch.tensor([[2, 10, 11, 12, 13, 3, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1, 0, 0]])
+    ours = tiny(input_ids=ids, attention_mask=mask, output_attentions=True)
+    hf = to_transformers(tiny)
+    hf.set_attn_implementation("eager")  # sdpa returns no attention weights
+    theirs = hf(input_ids=ids, attention_mask=mask, output_attentions=True)
+    tokens = ["[CLS]", "a", "a", "b", "c", "[SEP]", "[PAD]", "[PAD]"]
+    for layer in range(TINY.executed_layers):
+        for head in range(TINY.num_heads):
+            w, labels = an.attention_maps(ours, layer, head, tokens)
+            assert w.shape == (8, 8)
+            np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-5)
+            np.testing.assert_allclose(w, theirs.attentions[layer][0, head].detach().numpy(), atol=1e-5)
+            assert np.abs(w[:, 6:]).max() < 1e-6  # nobody attends to padding
+    assert len(set(labels)) == len(labels) and labels[1] == "1 a"  # repeated tokens stay distinct
+    with pytest.raises(ValueError, match="head"):
+        an.attention_maps(ours, 0, TINY.num_heads)
+    with pytest.raises(ValueError, match="output_attentions"):
+        an.attention_maps(tiny(input_ids=ids), 0, 0)
+
+
+# ----------------------------------------------------------------------------- saved bytes
+def test_saved_bytes_by_hand():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).eval()
+    x = torch.randn(2, 4)
+
+    class Wrap(nn.Module):  # the helper calls model(input_ids=...)
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, input_ids):
+            return self.net(input_ids)
+
+    model = Wrap().eval()
+    # Linear 1 saves its input x (2x4 fp32 = 32 B; its weight is a parameter, not counted); ReLU saves
+    # its output (2x8 = 64 B), which Linear 2 saves again as its input: one storage, counted once.
+    assert an.saved_activation_bytes(model, {"input_ids": x}) == 2 * 4 * 4 + 2 * 8 * 4
+    assert not model.training  # mode restored
+
+    class Views(nn.Module):  # two ops saving views of one tensor: one storage
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(3))
+
+        def forward(self, input_ids):
+            h = input_ids.exp()  # saves its output (6 floats = 24 B)
+            return (h[0] * self.w).sum() + (h[1] * self.w).sum()  # each saves a view of h
+
+    assert an.saved_activation_bytes(Views(), {"input_ids": torch.randn(2, 3)}) == 24
+
+
+def test_saved_bytes_live_model(tiny):
+    from albert_core.memory import estimate_memory
+
+    ids = torch.randint(5, TINY.vocab_size, (2, 32))
+    for p in tiny.parameters():
+        p.requires_grad_(False)
+    measured = an.saved_activation_bytes(tiny, ids)
+    assert not any(p.requires_grad for p in tiny.parameters()) and not tiny.training  # restored
+    for p in tiny.parameters():
+        p.requires_grad_(True)
+    est = estimate_memory(TINY, 2, 32, training=True, device="cpu").activations
+    # The estimate models transformers' eager model (explicit attention probabilities, unfused
+    # gelu_new); ours uses fused kernels, so it saves less, but the same order of magnitude.
+    assert 0.2 * est < measured < 1.5 * est
+
+
+# ----------------------------------------------------------------------------- speed
+def test_latency_result_sanity():
+    calls = []
+
+    class Sleepy(nn.Module):
+        def forward(self, input_ids):
+            calls.append(torch.is_inference_mode_enabled())
+            time.sleep(0.002)
+            return input_ids
+
+    res = an.measure_latency(Sleepy(), torch.zeros(1, 4, dtype=torch.long), n=5, warmup=2)
+    assert len(calls) == 7 and all(calls)
+    assert len(res.runs) == 5 and min(res.runs) >= 0.002
+    assert res.p10 <= res.median_s <= res.p90
+    assert res.median_s == pytest.approx(float(np.median(res.runs)))
+    with pytest.raises(ValueError, match="n must"):
+        an.measure_latency(Sleepy(), torch.zeros(1, 4, dtype=torch.long), n=0)
+
+
+def test_achieved_gflops_uses_counted_flops():
+    import transformers
+    from torch.utils.flop_counter import FlopCounterMode
+
+    hf = transformers.AlbertConfig(**{k: v for k, v in TINY.to_hf().items() if k != "model_type"},
+                                   attn_implementation="eager")
+    with torch.device("meta"):
+        model = transformers.AlbertModel(hf)
+    with FlopCounterMode(display=False) as counter:
+        model(input_ids=torch.zeros(3, 20, dtype=torch.long, device="meta"))
+    assert an.achieved_gflops(TINY, 3, 20, 0.5) == pytest.approx(counter.get_total_flops() / 0.5 / 1e9)
+    with pytest.raises(ValueError, match="seconds"):
+        an.achieved_gflops(TINY, 3, 20, 0)
+
+
+def test_matmul_probe_is_cached():
+    peak = an.matmul_peak_gflops(budget_s=0.05)
+    assert 0.1 < peak < 1e5
+    t0 = time.perf_counter()
+    assert an.matmul_peak_gflops(budget_s=0.05) == peak
+    assert time.perf_counter() - t0 < 0.01  # cached, not re-measured
+    assert an.peak_fraction(peak / 2, budget_s=0.05) == pytest.approx(0.5)
+
+
+# ----------------------------------------------------------------------------- pre-training inputs
+DOCS = "One starts. Two follows! Three ends?\n\nFour is elsewhere. Five too."
+
+
+def test_sop_pairs():
+    pairs = an.make_sop_pairs(DOCS)
+    assert [(p.a, p.b, p.label) for p in pairs] == [
+        ("One starts.", "Two follows!", 0), ("Two follows!", "One starts.", 1),
+        ("Two follows!", "Three ends?", 0), ("Three ends?", "Two follows!", 1),
+        ("Four is elsewhere.", "Five too.", 0), ("Five too.", "Four is elsewhere.", 1),
+    ]  # never a pair across documents
+    assert an.make_sop_pairs("Only one sentence.") == []
+
+
+def test_nsp_pairs():
+    pairs = an.make_nsp_pairs(DOCS, seed=1)
+    assert pairs == an.make_nsp_pairs(DOCS, seed=1)
+    pos = [p for p in pairs if p.label == 0]
+    neg = [p for p in pairs if p.label == 1]
+    assert [(p.a, p.b) for p in pos] == [(p.a, p.b) for p in an.make_sop_pairs(DOCS) if p.label == 0]
+    first_doc = {"One starts.", "Two follows!", "Three ends?"}
+    for p in neg:  # B comes from the other document
+        assert (p.a in first_doc) != (p.b in first_doc)
+    one_doc = "A one. B two. C three. D four. E five."
+    for seed in range(5):
+        for p in an.make_nsp_pairs(one_doc, seed):
+            if p.label == 1:
+                i = one_doc.split(". ").index(p.a.rstrip("."))
+                assert p.b.rstrip(".") not in one_doc.split(". ")[i: i + 2]
+
+
+def test_ngram_mask_rules():
+    enc = encode("Albert masks whole words of unbelievably long spans in the quixotic text " * 4, ModelConfig(), 128)
+    tokens = enc.tokens
+    res = an.ngram_mask(tokens, seed=3)
+    assert res == an.ngram_mask(tokens, seed=3)
+    assert res.positions != an.ngram_mask(tokens, seed=4).positions
+    maskable = len(tokens) - 2
+    assert len(res.positions) == round(0.15 * maskable)
+    assert tokens[0] == res.tokens[0] == "[CLS]" and res.tokens[-1] == "[SEP]"
+    assert [res.tokens[i] for i in res.positions] == ["[MASK]"] * len(res.positions)
+    assert res.labels == [tokens[i] for i in res.positions]
+    for i in res.positions:  # whole words: a masked "##" piece has its word start masked too
+        if tokens[i].startswith("##"):
+            assert i - 1 in res.positions
+        if i + 1 < len(tokens) and tokens[i + 1].startswith("##"):
+            assert i + 1 in res.positions
+    assert an.ngram_mask(["[CLS]", "[SEP]"], seed=0).positions == []
+
+
+def test_ngram_lengths_follow_one_over_n():
+    assert an.ngram_length_probs(3) == pytest.approx([6 / 11, 3 / 11, 2 / 11])
+    words = [f"w{i}" for i in range(400)]
+    counts = Counter(n for seed in range(30) for _, n in an.ngram_mask(words, seed=seed).spans)
+    total = sum(counts.values())
+    for n, p in zip((1, 2, 3), an.ngram_length_probs(3), strict=True):
+        assert counts[n] / total == pytest.approx(p, abs=0.05)
