@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
 import streamlit as st
 
 from albert_core import count_flops, count_params, estimate_memory
 from albert_core.analysis import attention_maps, layer_smoothness
-from albert_core.config import DTYPE_BYTES
+from albert_core.config import DTYPE_BYTES, HEAD_LABELS
 from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.model import TORCH_DTYPES, MemoryBudgetError, check_budget
 from ui import figures_live as fl
@@ -29,7 +28,34 @@ if live.hub_allowed():
 
 
 def seconds(s: float) -> str:
-    return f"{s * 1e3:.2f} ms" if s < 1 else f"{s:.2f} s"
+    """Three significant digits: '621 ms', '12.3 ms', '6.69 s'."""
+    return f"{s * 1e3:.3g} ms" if s < 0.9995 else f"{s:.3g} s"
+
+
+def about(s: float) -> str:
+    """A rough duration: '22 s', '1.5 s', '300 ms'."""
+    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
+
+
+def takeaway(text: str) -> None:
+    st.caption(f"**Takeaway:** {text}")
+
+
+def clicked_or_fast(what: str, forward_s: float, cost_s: float, key: str, done_key: tuple) -> bool:
+    """Run ``what`` at once when it is quick; otherwise only after a click, remembered for this model
+    and input, so a visitor never waits for work they did not ask for."""
+    done = st.session_state.setdefault("live_done", set())
+    if cost_s <= live.SLOW_FORWARD_S * 4 or done_key in done:
+        return True
+    slot = st.empty()
+    with slot.container():
+        st.info(f"One forward pass took {about(forward_s)} on this machine, so to {what} takes about "
+                f"{about(cost_s)}: it waits for your click.")
+        clicked = st.button(f"{what[0].upper()}{what[1:]} (about {about(cost_s)})", key=key)
+    if clicked:
+        done.add(done_key)
+        slot.empty()  # the results replace the offer
+    return clicked
 
 
 cfg, wl = current()
@@ -87,15 +113,15 @@ elif source == "hub":
     cfg, checkpoint, dtype = model.config, str(folder), "fp32"
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
-st.subheader(f"{inert(cfg.label)} · {cfg.head} head · {dtype}")
+st.subheader(f"{inert(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
 
 # ----------------------------------------------------------------------------- budget and build
 budget = check_budget(cfg, 1, seq_cap, dtype)
 c = st.columns(3)
-c[0].metric("Estimated memory", fmt_bytes(budget.estimate, binary=True),
+c[0].metric("Estimated memory", fmt_bytes(budget.estimate),
             help="Weights plus one forward pass of one sequence of up to "
             f"{seq_cap} tokens, from estimate_memory.")
-c[1].metric("Memory budget", fmt_bytes(budget.budget, binary=True),
+c[1].metric("Memory budget", fmt_bytes(budget.budget),
             help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET); nothing bigger is allocated.")
 c[2].metric("Share of the budget", fmt_pct(budget.estimate / budget.budget))
 st.progress(min(1.0, budget.estimate / budget.budget))
@@ -103,34 +129,40 @@ st.progress(min(1.0, budget.estimate / budget.budget))
 if model is None and (problem := live.too_many_blocks(cfg)):
     st.warning(f"No live model for {inert(cfg.label)}: {inert(problem)}. Its exact analytic count is on the Explorer page.")
     st.stop()
-if model is None:
-    if budget.ok:
-        try:
-            with st.spinner(f"Building {cfg.label} ({fmt_params(count_params(cfg).total)} parameters)…"):
-                model = live.built_model(cfg, dtype, seq_cap)
-        except MemoryBudgetError as exc:
-            st.error(inert(str(exc)))
-    else:
-        st.error(f"Too big to build here: {inert(budget.message)}.")
 
-proof_model = model
-if model is None:
-    with st.spinner("Building on the meta device (shapes only)…"):
+build_error = None
+n_params = count_params(cfg).total
+with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
+    if model is None and budget.ok:
+        status.update(label=f"Building {cfg.label} ({fmt_params(n_params)} parameters, {dtype}) on the CPU…")
+        try:
+            model = live.built_model(cfg, dtype, seq_cap)
+        except MemoryBudgetError as exc:
+            build_error = str(exc)
+    elif model is None:
+        build_error = f"Too big to build here: {budget.message}."
+    proof_model = model
+    if model is None:
+        status.update(label="Building on the meta device (shapes only)…")
         proof_model = live.meta_model(cfg, dtype)
+    status.update(label="Counting the live model's parameters per component…")
+    table = live.match_table(count_params(cfg), live.live_counts(proof_model))
+    device = "meta" if model is None else "cpu"
+    status.update(label=f"Built and counted on {device}", state="complete")
+if build_error:
+    st.error(inert(build_error))
     st.info("Built on the **meta device** instead (shapes only, no memory): the parameter count below is "
             "still the real model's, so the proof holds for any size.")
 
 # ----------------------------------------------------------------------------- count proof
 st.subheader("Analytic vs live parameter count")
-table = live.match_table(count_params(cfg), live.live_counts(proof_model))
 all_match = (table["match"] == live.MATCH).all()
 total_row = table.iloc[-1]
-device = "meta" if model is None else "cpu"
 if all_match:
-    st.success(f"{live.MATCH} Every component matches: {fmt_count(total_row['live'])} parameters in the "
+    st.success(f"Every component matches: {fmt_count(total_row['live'])} parameters in the "
                f"live model ({device}) = {fmt_count(total_row['analytic'])} counted analytically.")
 else:
-    st.error(f"{live.MISMATCH} Analytic and live counts differ: {fmt_count(total_row['analytic'])} vs "
+    st.error(f"Analytic and live counts differ: {fmt_count(total_row['analytic'])} vs "
              f"{fmt_count(total_row['live'])}.")
 st.dataframe(
     table, hide_index=True, key="live_match_table", height=35 * (len(table) + 1) + 3,  # totals row in view
@@ -157,51 +189,65 @@ first, _, rest = (text or "").strip().partition("\n")
 pair = rest.strip() or None
 key = (cfg, dtype, checkpoint, id(model))  # id: a rebuilt or reloaded model is a new key
 try:
-    with st.spinner("Tokenizing and running…"):
+    with st.spinner("Tokenizing and running one forward pass…"):
         run = live.run_text(model, key, first, pair, checkpoint)
 except ValueError as exc:  # MemoryBudgetError included: kept hidden states / maps over budget
     st.error(f"Cannot run this input: {inert(str(exc))}")
     st.stop()
 enc = run.encoded
 T = len(enc)
-st.caption(f"{T} tokens from the {inert(enc.source)}.")
-tokens = {str(i): [tok, str(i_d), str(seg)] for i, (tok, i_d, seg) in
-          enumerate(zip(enc.tokens, enc.ids, enc.token_type_ids, strict=True))}
-st.dataframe(pd.DataFrame(tokens, index=["token", "id", "segment"]), key="live_tokens")
+flops = count_flops(cfg, 1, T).forward
+tok = live.tokens_frame(enc)
+left, right = st.columns([2, 3])
+with left:
+    st.dataframe(tok, key="live_tokens", height=min(35 * (T + 1) + 3, 320),
+                 column_config={"token": st.column_config.TextColumn("token"),
+                                "id": st.column_config.NumberColumn("id", format="plain"),
+                                "segment": st.column_config.TextColumn("segment", width="small")})
+with right:
+    n_b = int((tok["segment"] == "B").sum())
+    st.metric("Tokens", T, help=f"From the {enc.source}; at most {seq_cap}.")
+    st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {inert(enc.source)}. One forward pass "
+               f"({fmt_flops(flops)}, hidden states and attention maps kept) took {about(run.seconds)}.")
 
 # ----------------------------------------------------------------------------- speed
 st.subheader("Latency and throughput")
 n = st.slider("Timed runs n", 1, 30, 5, key="live_n", help="Forward passes timed after one warm-up; the "
               "median is shown (robust to a busy machine).")
-try:
-    with st.status("Timing the forward pass and probing this machine's matmul speed…", expanded=False) as status:
-        t = live.timing(model, key, first, pair, checkpoint, n)
-        status.update(label="Timed", state="complete")
-except ValueError as exc:
-    st.error(f"Cannot time this input: {inert(str(exc))}")
-    st.stop()
-flops = count_flops(cfg, 1, T).forward  # what achieved_gflops divided by the median
-c = st.columns(4)
-c[0].metric("Median latency", seconds(t["median_s"]),
-            help=f"Median of {n} runs; p10 {seconds(t['p10'])}, p90 {seconds(t['p90'])}.")
-c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
-c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
-c[3].metric("Share of matmul limit", fmt_pct(t["gflops"] / t["peak"]),
-            help=f"This machine's best plain torch.matmul: {t['peak']:.1f} GFLOP/s (fp32, short probe).")
-st.caption(
-    f"**Takeaway:** sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
-    f"({fmt_flops(flops)} per sequence) at {fmt_pct(t['gflops'] / t['peak'])} of this machine's best matmul "
-    "speed; one short sequence, attention and element-wise work keep it below that limit."
-)
+if clicked_or_fast(f"time {n} runs", run.seconds, run.seconds * (n + 1), "live_time_button", ("time", key, n)):
+    try:
+        with st.spinner(f"Timing {n} forward passes and probing this machine's matmul speed…"):
+            t = live.timing(model, key, first, pair, checkpoint, n)
+    except ValueError as exc:
+        st.error(f"Cannot time this input: {inert(str(exc))}")
+        st.stop()
+    share = t["gflops"] / t["peak"]
+    c = st.columns(4)
+    c[0].metric("Median latency", seconds(t["median_s"]),
+                help=f"Median of {n} runs; p10 {seconds(t['p10'])}, p90 {seconds(t['p90'])}; "
+                f"torch uses {t['threads']} threads.")
+    c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
+    c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
+    c[3].metric("Share of matmul limit", fmt_pct(share),
+                help=f"This machine's best plain torch.matmul: {t['peak']:.1f} GFLOP/s (fp32, short probe).")
+    takeaway(
+        f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
+        f"({fmt_flops(flops)} per {T}-token sequence) in {seconds(t['median_s'])}, {fmt_pct(share)} of this "
+        f"machine's best matmul speed ({t['peak']:.0f} GFLOP/s on {t['threads']} threads); "
+        + ("a short sequence gives small matrices, and attention and element-wise work add more, so it stays "
+           "well below that limit." if share < 0.5 else "the matrices are large enough to run near that limit.")
+    )
 
 # ----------------------------------------------------------------------------- inside the model
 st.subheader("Layer smoothness (paper Figure 2)")
 smooth = layer_smoothness(run.output.hidden_states, enc.tensors()["attention_mask"])
 st.plotly_chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
-st.caption("**Takeaway:** the paper finds ALBERT's layer-to-layer transitions much smoother than BERT's "
-           "(shared weights). " + ("These are trained weights: compare with a BERT checkpoint." if checkpoint else
-                                   "With random weights the curves only show the mechanics; load a trained "
-                                   "checkpoint to see the effect."))
+last = smooth.iloc[-1]
+takeaway(f"layer {int(last['layer'])} changes its input by L2 {last['l2_distance']:.3g} "
+         f"({last['angle_degrees']:.3g}°), layer 1 by {smooth.iloc[0]['l2_distance']:.3g}; the paper finds "
+         "ALBERT's layer-to-layer transitions much smoother than BERT's (shared weights). "
+         + ("These are trained weights: compare with a BERT checkpoint." if checkpoint else
+            "With random weights the curves only show the mechanics; load a trained checkpoint to see the effect."))
 
 st.subheader("Attention map")
 c = st.columns(2)
@@ -211,22 +257,26 @@ head = c[1].number_input("Head", 1, cfg.num_heads, 1, key="live_head")
 weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
 st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
                 key="fig_live_attention", width="stretch")
-st.caption("**Takeaway:** each row is one query token's attention over the keys (rows sum to 1).")
+peak_q = int(weights.max(axis=1).argmax())
+takeaway(f"each row is one query token's attention over the keys (rows sum to 1); here "
+         f"{inert(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform row "
+         f"would give every key 1/{T} = {1 / T:.3f}.")
 
 st.subheader("Saved activations: measured vs estimate")
 est = estimate_memory(cfg, 1, T, dtype, optimizer="none", training=True, dropout=0.0, device="cpu").activations
-try:
-    with st.spinner("Running one training-mode forward with saved-tensor hooks…"):
-        measured = live.saved_bytes(model, key, first, pair, checkpoint)
-except ValueError as exc:
-    st.error(f"Cannot measure saved activations here: {inert(str(exc))}")
-    st.stop()
-st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
-st.caption(
-    f"**Takeaway:** autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
-    f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "
-    f"({DTYPE_BYTES[dtype]} bytes per element). The estimate follows transformers' eager model (Python "
-    "GELU saving several tensors, explicit softmax, the MLM loss of a training step); this model uses fused "
-    "GELU and attention kernels and computes no loss, so it saves less: activations, not weights, are what "
-    "sharing leaves untouched."
-)
+if clicked_or_fast("measure the saved activations", run.seconds, 2 * run.seconds, "live_saved_button", ("saved", key)):
+    try:
+        with st.spinner("Running one training-mode forward with saved-tensor hooks…"):
+            measured = live.saved_bytes(model, key, first, pair, checkpoint)
+    except ValueError as exc:
+        st.error(f"Cannot measure saved activations here: {inert(str(exc))}")
+        st.stop()
+    st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
+    takeaway(
+        f"autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
+        f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "
+        f"({DTYPE_BYTES[dtype]} bytes per element). The estimate follows transformers' eager model (Python "
+        "GELU saving several tensors, explicit softmax, the MLM loss of a training step); this model uses fused "
+        "GELU and attention kernels and computes no loss, so it saves less: activations, not weights, are what "
+        "sharing leaves untouched."
+    )

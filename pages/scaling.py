@@ -45,6 +45,15 @@ def cached_table4() -> pd.DataFrame:
     return fs.table4_frame()
 
 
+@st.cache_resource(max_entries=96, show_spinner=False)
+def figure(builder: str, view: str, _args: tuple):
+    """``fs.<builder>(*_args)``, built once per view: building and validating a Plotly figure costs
+    ~10 ms, the largest share of a rerun. Every chart's inputs follow from the view (the repr of the
+    frozen config and workload), so only that string is hashed: hashing the DataFrames or the
+    dataclasses cost more than the cache saved. Figures are small (< 50 kB) and never mutated."""
+    return getattr(fs, builder)(*_args)
+
+
 def h_sweep(cfg: ModelConfig, hs: tuple[int, ...], wl: Workload, include_bert: bool = True
             ) -> tuple[pd.DataFrame, str]:
     """A sweep over hidden sizes ``hs``. Heads change neither params nor matmul FLOPs, so one head
@@ -71,6 +80,7 @@ def takeaway(text: str) -> None:
 
 
 cfg, wl = current()
+view = repr((cfg, wl))  # complete: both are frozen dataclasses of plain values
 rep = cached_report(cfg, wl)
 total = rep["params"]["total"]
 chart = {"width": "stretch"}
@@ -87,7 +97,7 @@ left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
     df, i_note = h_sweep(cfg, hs, wl)
-    st.plotly_chart(fs.params_vs_hidden(df, cfg, total), key="fig_params_vs_hidden", **chart)
+    st.plotly_chart(figure("params_vs_hidden", view, (df, cfg, total)), key="fig_params_vs_hidden", **chart)
     at = df[df["hidden_size"] == cfg.hidden_size].set_index("model")["params"]
     top = df[df["hidden_size"] == max(hs)].set_index("model")["params"]
     if {"ALBERT", "BERT"} <= set(at.index):
@@ -103,7 +113,7 @@ with left:
 with right:
     ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
     df = cached_sweep(cfg, "num_layers", ls, wl=wl)
-    st.plotly_chart(fs.params_vs_layers(df, cfg, total), key="fig_params_vs_layers", **chart)
+    st.plotly_chart(figure("params_vs_layers", view, (df, cfg, total)), key="fig_params_vs_layers", **chart)
     if cfg.family == "albert" and cfg.sharing == "all":
         takeaway(
             f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
@@ -123,7 +133,7 @@ with left:
     acfg = albert_form(cfg)
     df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
                       _with(E_VALUES, acfg.embedding_size), wl=wl)
-    st.plotly_chart(fs.embedding_vs_vocab(df, cfg, rep["params"]["groups"]["embeddings"]),
+    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, rep["params"]["groups"]["embeddings"])),
                     key="fig_embedding_vs_vocab", **chart)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
@@ -133,12 +143,12 @@ with left:
     )
 
 with right:
-    sizes = {name.replace("albert-", "ALBERT-"): p for name, p in PRESETS.items() if p.family == "albert"}
+    sizes = {name.removeprefix("albert-"): p for name, p in PRESETS.items() if p.family == "albert"}
     seed = fs.seed_embedding_table(sizes)
     if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
         mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
         seed = pd.concat([seed, mine], ignore_index=True)
-    st.plotly_chart(fs.embedding_reduction(seed, "current"), key="fig_embedding_reduction", **chart)
+    st.plotly_chart(figure("embedding_reduction", view, (seed, "current")), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
         f"the seed document's chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
@@ -153,7 +163,7 @@ with left:
     df = cached_presets(seq, cfg.head)
     me = {"label": cfg.label, "params": total,
           "forward_flops": fs.presets_frame({cfg.label: cfg}, seq, cfg.head)["forward_flops"].iloc[0]}
-    st.plotly_chart(fs.flops_vs_params(df, me), key="fig_flops_vs_params", **chart)
+    st.plotly_chart(figure("flops_vs_params", view, (df, me)), key="fig_flops_vs_params", **chart)
     row = df.set_index("label")
     takeaway(
         f"ALBERT-xxlarge has {fmt_ratio(row.loc['albert-xxlarge', 'params'] / row.loc['bert-large', 'params'])} "
@@ -165,17 +175,24 @@ with right:
     acfg = albert_form(cfg)
     df = pd.concat([h_sweep(acfg.replace(embedding_size=e), _with(HEAT_H, acfg.hidden_size), wl, False)[0]
                     for e in _with(HEAT_E, acfg.embedding_size)], ignore_index=True)
-    st.plotly_chart(fs.params_heatmap(df, acfg, highlight=cfg.family == "albert"), key="fig_params_heatmap", **chart)
-    mode = "all-shared" if acfg.sharing == "all" else f"sharing {acfg.sharing}"
+    st.plotly_chart(figure("params_heatmap", view, (df, acfg, cfg.family == "albert")),
+                    key="fig_params_heatmap", **chart)
+    mode = SHARING_LABELS[acfg.sharing]
     note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
-    takeaway(f"{mode}{note}: H moves the total far more than E, since the encoder grows as H² and E only "
-             "scales the V×E table.")
+    grid = df.set_index(["embedding_size", "hidden_size"])["params"]
+    e_lo, e_hi = grid.index.get_level_values(0).min(), grid.index.get_level_values(0).max()
+    h_lo, h_hi = grid.index.get_level_values(1).min(), grid.index.get_level_values(1).max()
+    at_h, at_e = acfg.hidden_size, acfg.embedding_size
+    takeaway(f"{mode}{note}: at H = {at_h:,}, E from {e_lo} to {e_hi:,} takes the total from "
+             f"{fmt_params(grid[(e_lo, at_h)])} to {fmt_params(grid[(e_hi, at_h)])}; at E = {at_e:,}, H from "
+             f"{h_lo} to {h_hi:,} takes it from {fmt_params(grid[(at_e, h_lo)])} to "
+             f"{fmt_params(grid[(at_e, h_hi)])}: the encoder grows as H², E only scales the V×E table.")
 
 # ----------------------------------------------------------------------------- sharing, memory
 left, right = st.columns(2)
 with left:
     t4 = cached_table4()
-    st.plotly_chart(fs.sharing_modes(t4, total, cfg.label), key="fig_sharing_modes", **chart)
+    st.plotly_chart(figure("sharing_modes", view, (t4, total, cfg.label)), key="fig_sharing_modes", **chart)
     e128 = t4[t4["embedding_size"] == 128].set_index("sharing")["exact"]
     takeaway(
         f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
@@ -190,7 +207,7 @@ with right:
     if cfg.family == "albert":
         rows.append({"label": f"BERT twin: {twin['config']['label']}", **twin["memory"][kind]})
     mem = pd.DataFrame(rows)
-    st.plotly_chart(fs.memory_bars(mem, rows[0]["label"]), key="fig_memory_bars", **chart)
+    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind)), key="fig_memory_bars", **chart)
     if len(rows) == 2:
         a, b = mem.iloc[0], mem.iloc[1]
         takeaway(

@@ -1,4 +1,4 @@
-"""AppTest of the Live model page: real builds of small configs (every mark ✅, including partial
+"""AppTest of the Live model page: real builds of small configs (every mark "match", including partial
 sharing), the over-budget path with its meta-device proof for the presets, the text / selector
 widgets, and checkpoint folders confined to the allowed roots."""
 
@@ -11,6 +11,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
+from albert_core.config import HEAD_LABELS
+from albert_core.format import fmt_bytes
 from albert_core.model import BUDGET_ENV
 from ui import live
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
@@ -81,7 +83,7 @@ def test_small_configs_build_run_and_match(cfg):
     assert "Attention weights, executed layer 1, head 1" in specs
     # saved activations: measured > 0, estimate = estimate_memory for this many tokens
     (bar,) = specs["Activations saved for backward, one sequence"]["data"]
-    T = len(at.dataframe[1].value.columns)
+    T = len(at.dataframe[1].value)
     est = estimate_memory(cfg, 1, T, "fp32", "none", training=True, dropout=0.0, device="cpu").activations
     assert bar["y"][1] == est and bar["y"][0] > 0
 
@@ -100,13 +102,14 @@ def test_config_change_updates_the_numbers():
 def test_text_and_selectors_update_tokens_and_heatmap():
     at = run_page(TINY)
     at.text_area(key="live_text").input("hello world\nsecond part").run()
-    tokens = at.dataframe[1].value
-    row = list(tokens.loc["token"])
+    tokens = at.dataframe[1].value  # one row per token: read down, no sideways scroll
+    assert list(tokens.columns) == ["token", "id", "segment"]
+    row = list(tokens["token"])
     assert row[0] == "[CLS]" and row[-1] == "[SEP]" and row.count("[SEP]") == 2
     sep = row.index("[SEP]")
     assert "".join(t.removeprefix("##") for t in row[1:sep]) == "helloworld"  # WordPiece pieces of segment A
     # segment B (id 1) runs from after the first [SEP] to the end
-    assert list(tokens.loc["segment"]).count("1") == len(row) - row.index("[SEP]") - 1
+    assert list(tokens["segment"]).count("B") == len(row) - row.index("[SEP]") - 1
     at.number_input(key="live_layer").set_value(3).run()
     at.number_input(key="live_head").set_value(2).run()
     assert not at.exception
@@ -165,7 +168,7 @@ def test_checkpoint_folder_inside_roots_loads(monkeypatch, albert_folder):
     assert (df["match"] == live.MATCH).all()
     assert df.iloc[-1]["live"] == n_params  # transformers' own count of the saved model
     assert "H=16 L=3 E=8" in at.subheader[0].value.replace("\\", "")  # markdown-escaped
-    assert at.dataframe[1].value.loc["token"].iloc[0] == "[CLS]"
+    assert at.dataframe[1].value["token"].iloc[0] == "[CLS]"
 
 
 def test_checkpoint_folder_outside_roots_is_refused(monkeypatch, albert_folder, tmp_path):
@@ -189,3 +192,33 @@ def test_too_many_blocks_is_refused_before_any_build():
     assert not at.exception
     assert any("meta device" in w.value for w in at.warning)
     assert not at.dataframe
+
+
+def test_heading_units_and_marks_read_for_people():
+    at = run_page(TINY.replace(head="pretraining"))
+    assert not at.exception
+    assert HEAD_LABELS["pretraining"] in at.subheader[0].value.replace("\\", "")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Estimated memory"].endswith((" MB", " kB")) and metrics["Memory budget"].endswith(" GB")
+    assert set(match_table(at)["match"]) == {"match"}  # plain text: no emoji font needed
+    assert not any(ch in at.success[0].value for ch in "✅❌")
+    (bar,) = charts(at)["Activations saved for backward, one sequence"]["data"]
+    assert bar["text"] == [fmt_bytes(v) for v in bar["y"]]
+    layout = charts(at)["Activations saved for backward, one sequence"]["layout"]
+    assert all(t.endswith(("MB", "kB", "B")) for t in layout["yaxis"]["ticktext"])
+
+
+def test_slow_model_waits_for_a_click_before_timing(monkeypatch):
+    monkeypatch.setattr(live, "SLOW_FORWARD_S", 0.0)  # every forward pass counts as slow
+    at = run_page(TINY)
+    assert not at.exception
+    assert (match_table(at)["match"] == live.MATCH).all()  # the proof and one run come at once
+    assert "Median latency" not in [m.label for m in at.metric]
+    assert "Activations saved for backward, one sequence" not in charts(at)
+    assert "Input vs output of every layer (paper Figure 2)" in charts(at)  # from the one run
+    at.button(key="live_time_button").click().run()
+    assert not at.exception
+    assert "Median latency" in [m.label for m in at.metric]
+    at.button(key="live_saved_button").click().run()
+    assert "Activations saved for backward, one sequence" in charts(at)
+    assert "Median latency" in [m.label for m in at.metric]  # remembered: no second click needed

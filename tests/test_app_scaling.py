@@ -99,7 +99,8 @@ def test_workload_changes_memory_bars_not_params():
 def test_int8_workload_shows_inference_memory():
     at = run_page(ModelConfig(), Workload(dtype="int8", optimizer="none"))
     assert not at.exception
-    spec = charts(at)["Training memory: weights, gradients, optimizer, activations"]
+    spec = charts(at)["Inference memory: weights and activations"]  # titled for what it shows
+    assert spec["layout"]["yaxis"]["title"]["text"] == "inference memory"
     assert trace_y(spec, "gradients") == [0, 0]
     assert trace_y(spec, "weights")[0] == 11_683_584  # one byte per weight
     assert any("inference-only" in c.value for c in at.caption)
@@ -114,3 +115,13 @@ def test_bert_config_shows_factorized_form_in_heatmap():
     assert star(specs["Embedding parameters vs vocabulary size V"]) == (
         30_522, count_params(PRESETS["bert-base"]).group_totals()["embeddings"]
     )
+
+
+def test_heatmap_takeaway_quotes_the_grid_numbers():
+    cfg = PRESETS["albert-base"]
+    at = run_page(cfg)
+    (text,) = [c.value for c in at.caption if "E from" in c.value]
+    lo, hi = (count_params(cfg.replace(embedding_size=e)).total for e in (32, 1024))
+    top = count_params(cfg.replace(hidden_size=4096, num_heads=16, intermediate_size=4 * 4096)).total
+    assert f"takes the total from {fmt_params(lo)} to {fmt_params(hi)}" in text
+    assert f"to {fmt_params(top)}:" in text  # H = 4,096 at E = 128, I = 4H

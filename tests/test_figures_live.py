@@ -53,6 +53,30 @@ def test_activation_bars():
     bar = fig.data[0]
     assert bar.type == "bar" and list(bar.y) == [1_000, 3_000]
     assert list(bar.text) == ["1.0 kB", "3.0 kB"]
+    # the axis speaks bytes like the labels ("50 MB"), not Plotly's "50M" under a "bytes" title
+    big = fl.activation_bars(25_600_000, 45_600_000).layout.yaxis
+    assert "50 MB" in big.ticktext and big.tickvals[big.ticktext.index("50 MB")] == 50_000_000
+
+
+def test_tokens_frame_one_row_per_token():
+    from albert_core.tokenizer import encode
+
+    cfg = ModelConfig(**TINY)
+    enc = encode("hello world", cfg, 32, "again")
+    df = live.tokens_frame(enc)
+    assert list(df.columns) == ["token", "id", "segment"] and len(df) == len(enc)
+    assert df["token"].tolist() == list(enc.tokens) and df["id"].tolist() == [int(i) for i in enc.ids]
+    sep = df["token"].tolist().index("[SEP]")
+    assert set(df["segment"][: sep + 1]) == {"A"} and set(df["segment"][sep + 1:]) == {"B"}
+
+
+def test_set_torch_threads_uses_the_cores_this_process_may_run_on():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert live.set_torch_threads() == len(os.sched_getaffinity(0)) == torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.mark.parametrize("changes", [
@@ -82,6 +106,7 @@ def test_match_table_marks_a_mismatch():
     assert table.loc["extra.module", "match"] == live.MISMATCH
     assert pd.isna(table.loc["extra.module", "analytic"])
     assert table.loc["total", "match"] == live.MISMATCH
+    assert {live.MATCH, live.MISMATCH} == {"match", "MISMATCH"}  # text: no emoji font needed
     assert table.loc["embeddings.word_embeddings", "match"] == live.MATCH
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from albert_core import PRESETS, ModelConfig, count_flops, count_params
+from albert_core.format import fmt_bytes
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 
@@ -16,6 +17,14 @@ def trace(fig, name):
     found = [t for t in fig.data if t.name == name]
     assert len(found) == 1, f"{name!r} not in {[t.name for t in fig.data]}"
     return found[0]
+
+
+def assert_outlined(fig, index: int, top: float) -> None:
+    """The current bar is outlined by one shape (not by marker lines, which also paint the legend)."""
+    (rect,) = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert rect.x0 < index < rect.x1 and rect.x1 - rect.x0 < 1 and rect.y1 == top
+    assert all(t.marker.line.width in (None, 0) for t in fig.data if t.type == "bar")
+    assert trace(fig, fs.CURRENT_NAME + " (outlined)").x == (None,)
 
 
 def current(fig):
@@ -36,6 +45,10 @@ def test_params_vs_hidden_matches_count_params_per_config():
     assert list(albert.y) == [count_params(cfg.replace(hidden_size=h)).total for h in hs]
     assert list(bert.y) == [count_params(cfg.replace(hidden_size=h).bert_twin()).total for h in hs]
     assert current(fig) == (768, 11_683_584)  # ALBERT-base, albert-facts.md
+    # 1-2-5 ticks labelled in params (no Plotly minor labels "2, 5" between decades), spanning the data
+    vals, text = list(fig.layout.yaxis.tickvals), list(fig.layout.yaxis.ticktext)
+    assert text[:3] == ["2M", "5M", "10M"] and text[-1] == "200M"
+    assert vals[0] <= min(albert.y) and vals[-1] >= max(bert.y)
 
 
 def test_params_vs_layers_flat_for_all_shared_albert():
@@ -85,7 +98,7 @@ def test_embedding_reduction_bars_outline_current():
     assert std.type == fac.type == "bar" and fig.layout.barmode == "group"
     assert list(std.y) == [30_522 * 768, 30_522 * 1024]
     assert list(fac.y) == [30_522 * 128 + 128 * 768, 30_522 * 128 + 128 * 1024]
-    assert list(std.marker.line.width) == [0, 3]
+    assert_outlined(fig, 1, 30_522 * 1024)
 
 
 def test_flops_vs_params_presets_and_current():
@@ -102,6 +115,10 @@ def test_flops_vs_params_presets_and_current():
     assert bert.y[0] == 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * FF) + 2 * H * H
     albert = trace(fig, "ALBERT")
     assert list(albert.x) == [11_683_584, 17_683_968, 58_724_864, 222_595_584]
+    # FLOPs in FLOP units (Plotly alone wrote "100B"); under two decades of params: 1-2-5 steps
+    ys = dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext, strict=True))
+    assert ys[1e11] == "100 GFLOP" and all(t.endswith("FLOP") for t in ys.values())
+    assert list(fig.layout.xaxis.ticktext) == ["10M", "20M", "50M", "100M", "200M", "500M"]
     assert current(fig) == (me["params"], me["forward_flops"])
 
 
@@ -116,7 +133,9 @@ def test_params_heatmap_values_and_current_cell():
     for i, h in enumerate(hs):
         for j, e in enumerate(es):
             assert heat.z[i][j] == count_params(cfg.replace(embedding_size=e, hidden_size=h)).total
-    assert current(fig) == ("128", "768")
+    cell = trace(fig, fs.CURRENT_NAME)  # outlined, so the cell's number stays readable
+    assert (cell.x[0], cell.y[0]) == ("128", "768") and cell.marker.symbol == "square-open"
+    assert heat.text[1][1] == "11.7M" and heat.textfont.size >= 11  # 3 digits, readable in a cell
 
 
 def test_params_heatmap_without_current_cell_has_no_star():
@@ -142,7 +161,7 @@ def test_sharing_modes_figure():
     df = fs.table4_frame()
     fig = fs.sharing_modes(df, 11_683_584, "ALBERT-base")
     bars = [t for t in fig.data if t.type == "bar"]
-    marks = [t for t in fig.data if t.type == "scatter"]
+    marks = [t for t in fig.data if t.type == "scatter" and t.mode == "markers"]
     assert len(bars) == 2 and len(marks) == 2
     e128 = trace(fig, "exact, E=128")
     assert list(e128.x) == ["all-shared", "shared-attention", "shared-FFN", "not shared"]
@@ -151,6 +170,8 @@ def test_sharing_modes_figure():
     assert list(trace(fig, "paper, E=768").y) == [31e6, 83e6, 57e6, 108e6]
     line = fig.layout.shapes[0]
     assert line.y0 == line.y1 == 11_683_584
+    assert not fig.layout.annotations  # named in the legend, not over the bar labels
+    assert trace(fig, "current config: 11.68M").mode == "lines"
 
 
 def test_memory_bars_stack_the_four_parts():
@@ -171,7 +192,11 @@ def test_memory_bars_stack_the_four_parts():
     bert = (V + P + T) * H + 2 * H + L * (4 * H * H + 2 * H * FF + 9 * H + FF) + H * H + H  # BertModel closed form
     assert list(w.y) == [11_683_584 * 4, bert * 4]
     assert list(trace(fig, "optimizer").y) == [11_683_584 * 8, bert * 8]  # AdamW: two states
-    assert list(w.marker.line.width) == [3, 0]
+    assert_outlined(fig, 0, sum(rows[0][k] for k in fs.MEMORY_PARTS))
+    assert fig.layout.yaxis.ticktext[1].endswith(" GB")  # bytes in people's units, not Plotly's "1B"
+    # no label on a segment too thin to hold one (ALBERT's weights): hover still has it
+    assert w.text[0] == "" and w.customdata[0] == fmt_bytes(11_683_584 * 4)
+    assert trace(fig, "activations").text[0] == fmt_bytes(rows[0]["activations"])
     total = trace(fig, "total")
     assert total.y[0] == sum(rows[0][k] for k in fs.MEMORY_PARTS)
 
@@ -179,3 +204,19 @@ def test_memory_bars_stack_the_four_parts():
 @pytest.mark.parametrize("name", ["bert-base", "albert-xxlarge"])
 def test_family_label(name):
     assert fs.family_label(PRESETS[name]) == name.split("-")[0].upper()
+
+
+@pytest.mark.parametrize("lo, hi, vals", [
+    (5e6, 1e10, [1e6, 1e7, 1e8, 1e9, 1e10]),
+    (2.1e10, 8e11, [2e10, 5e10, 1e11, 2e11, 5e11, 1e12]),
+])
+def test_log_ticks_decades_or_125(lo, hi, vals):
+    from albert_core.format import fmt_flops
+
+    ticks = fs.log_ticks(lo, hi, fmt_flops)
+    assert ticks["type"] == "log" and ticks["tickvals"] == vals
+    assert ticks["ticktext"] == [fmt_flops(v, 0) for v in vals]
+
+
+def test_short_params_three_digits():
+    assert [fs.short_params(v) for v in (235_012_345, 24_612_000, 4_410_000, 512)] == ["235M", "24.6M", "4.41M", "512"]

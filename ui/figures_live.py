@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from albert_core.format import fmt_bytes
+from ui.figures_explorer import si_ticks
 
 MEASURED_COLOR = "#1f77b4"
 ESTIMATE_COLOR = "#9ecae1"
@@ -60,8 +61,11 @@ def activation_bars(measured: int, estimate: int) -> go.Figure:
     fig = go.Figure(go.Bar(
         x=names, y=values, marker_color=[MEASURED_COLOR, ESTIMATE_COLOR],
         text=[fmt_bytes(v) for v in values], textposition="outside",
-        hovertemplate="%{x}<br>%{y:,} bytes<extra></extra>",
+        hovertemplate="%{x}<br>%{y:,} bytes<extra></extra>", cliponaxis=False,
     ))
-    fig.update_layout(title="Activations saved for backward, one sequence", yaxis_title="bytes",
-                      margin=dict(l=10, r=10, t=50, b=10))
+    tickvals, ticktext = si_ticks(max(values), fmt_bytes)
+    fig.update_layout(title="Activations saved for backward, one sequence", margin=dict(l=10, r=10, t=50, b=10),
+                      yaxis=dict(title="memory saved for backward", tickvals=tickvals, ticktext=ticktext,
+                                 range=[0, max(max(values), 1) * 1.15]),
+                      xaxis_title="source", height=360)
     return fig

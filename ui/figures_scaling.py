@@ -6,7 +6,8 @@ a glance. No streamlit import: tests call these without a server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -14,6 +15,7 @@ import plotly.graph_objects as go
 from albert_core import ModelConfig, count_flops, count_params
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
+from ui.figures_explorer import si_ticks
 
 FAMILY_COLORS = {"ALBERT": "#1f77b4", "BERT": "#ff7f0e"}
 CURRENT_COLOR = "#d62728"
@@ -39,7 +41,7 @@ def family_label(cfg: ModelConfig) -> str:
     return "ALBERT" if cfg.family == "albert" else "BERT"
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_y: bool = False) -> go.Figure:
+def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
     fig.update_layout(
         title=title,
         xaxis_title=x_title,
@@ -49,9 +51,51 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_y: bo
         margin=dict(l=10, r=10, t=50, b=10),
         hovermode="closest",
     )
-    if log_y:
-        fig.update_yaxes(type="log")
     return fig
+
+
+def log_ticks(lo: float, hi: float, fmt: Callable[..., str]) -> dict:
+    """Tick values and labels for a log axis spanning [lo, hi]: decades (1M, 10M, 100M), or 1-2-5 steps
+    when the span is under two decades, labelled in people's units ("100 GFLOP", not Plotly's "100B",
+    and no "2, 5" minor labels)."""
+    lo, hi = max(float(lo), 1.0), max(float(hi), 1.0)
+    steps = (1,) if hi / lo >= 100 else (1, 2, 5)
+    vals = [m * 10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in steps]
+    first = max([v for v in vals if v <= lo], default=vals[0])  # one tick at or below the data, one above
+    last = min([v for v in vals if v >= hi], default=vals[-1])
+    vals = [v for v in vals if first <= v <= last]
+    pad = max(math.log10(hi / lo), 0.5) * 0.08  # room for the marker labels at both ends
+    return dict(type="log", tickvals=vals, ticktext=[fmt(v, 0) for v in vals],
+                range=[math.log10(lo) - pad, math.log10(hi) + pad])
+
+
+def linear_ticks(vmax: float, fmt: Callable[..., str]) -> dict:
+    """Round linear ticks from 0, labelled with ``fmt`` ("1 GB", "50 MB")."""
+    vals, text = si_ticks(vmax, fmt)
+    return dict(tickvals=vals, ticktext=text, range=[0, max(vmax, 1) * 1.12])
+
+
+def short_params(n: float) -> str:
+    """Three significant digits ("235M", "24.6M", "4.41M"): fits a heatmap cell."""
+    v = abs(n)
+    if v < 1000:
+        return f"{n:.0f}"
+    m = v / 1000 ** math.floor(math.log10(v) / 3)
+    return fmt_params(n, 0 if m >= 99.95 else 1 if m >= 9.995 else 2)
+
+
+def _outline(fig: go.Figure, labels: list[str], tops: list[float], current_label: str | None) -> None:
+    """Outline the current config's bar (or bar group) with a shape: a per-bar marker line would
+    also draw on every legend swatch."""
+    if current_label not in labels:
+        return
+    i = labels.index(current_label)
+    fig.add_shape(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
+                  line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")
+    fig.add_trace(go.Scatter(  # the legend's key for the outline
+        x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)", hoverinfo="skip",
+        marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)),
+    ))
 
 
 def _current_point(x: float, y: float, text: str) -> go.Scatter:
@@ -79,14 +123,17 @@ def params_vs_hidden(df: pd.DataFrame, cfg: ModelConfig, current_params: int) ->
     """Total params against hidden size H for ALBERT and BERT (log y); ``df`` is a `sweep` over H."""
     fig = go.Figure(_lines_by_model(df, "hidden_size", "params", "H"))
     fig.add_trace(_current_point(cfg.hidden_size, current_params, f"{cfg.label}: {fmt_params(current_params)}"))
-    return _layout(fig, "Parameters vs hidden size H", "hidden size H", "parameters (log)", log_y=True)
+    _layout(fig, "Parameters vs hidden size H", "hidden size H", "parameters (log scale)")
+    ys = [*df["params"], current_params]
+    return fig.update_yaxes(**log_ticks(min(ys), max(ys), fmt_params))
 
 
 def params_vs_layers(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
     """Total params against the number of layers L; ``df`` is a `sweep` over num_layers."""
     fig = go.Figure(_lines_by_model(df, "num_layers", "params", "L"))
     fig.add_trace(_current_point(cfg.num_layers, current_params, f"{cfg.label}: {fmt_params(current_params)}"))
-    return _layout(fig, "Parameters vs number of layers L", "layers L", "parameters")
+    _layout(fig, "Parameters vs number of layers L", "layers L", "parameters")
+    return fig.update_yaxes(**linear_ticks(max([*df["params"], current_params]), fmt_params))
 
 
 def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: int) -> go.Figure:
@@ -116,7 +163,8 @@ def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: in
     fig.add_trace(_current_point(
         cfg.vocab_size, current_embedding, f"{cfg.label}, V={cfg.vocab_size:,}: {fmt_params(current_embedding)}"
     ))
-    return _layout(fig, "Embedding parameters vs vocabulary size V", "vocabulary size V", "embedding parameters")
+    _layout(fig, "Embedding parameters vs vocabulary size V", "vocabulary size V", "embedding parameters")
+    return fig.update_yaxes(**linear_ticks(max([*df["embedding_params"], current_embedding]), fmt_params))
 
 
 # ----------------------------------------------------------------------------- seed embedding chart
@@ -143,19 +191,21 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
 
     The row named ``current_label`` is outlined in the highlight colour.
     """
-    outline = [3 if lab == current_label else 0 for lab in df["label"]]
+    labels = df["label"].tolist()
     fig = go.Figure()
     for col, name, color in (("standard", "standard V×H", FAMILY_COLORS["BERT"]),
                              ("factorized", "factorized V×E + E×H", FAMILY_COLORS["ALBERT"])):
         fig.add_trace(go.Bar(
-            x=df["label"].tolist(), y=df[col].tolist(), name=name, marker_color=color,
-            marker_line=dict(width=outline, color=CURRENT_COLOR),
-            text=[fmt_params(v) for v in df[col]], textposition="outside",
+            x=labels, y=df[col].tolist(), name=name, marker_color=color,
+            text=[short_params(v) for v in df[col]], textposition="outside", cliponaxis=False,
             customdata=[fmt_pct(r) for r in df["reduction"]],
             hovertemplate="%{x}<br>%{text}<br>reduction %{customdata}<extra>" + name + "</extra>",
         ))
+    _outline(fig, labels, df[["standard", "factorized"]].max(axis=1).tolist(), current_label)
     fig.update_layout(barmode="group")
-    return _layout(fig, "Embedding parameters: standard vs factorized", "model", "embedding parameters")
+    _layout(fig, "Embedding parameters: standard vs factorized", "ALBERT size", "token-embedding parameters")
+    fig.update_xaxes(tickangle=0)  # short labels: rotated ones pushed the axis title into the legend
+    return fig.update_yaxes(**linear_ticks(df["standard"].max(), fmt_params))
 
 
 # ----------------------------------------------------------------------------- presets
@@ -166,7 +216,7 @@ def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.
     for model, part in df.groupby("model", sort=True):
         fig.add_trace(go.Scatter(
             x=part["params"].tolist(), y=part["forward_flops"].tolist(), mode="markers+text",
-            name=str(model), text=part["label"].tolist(), textposition="top center",
+            name=str(model), text=part["label"].tolist(), textposition="top center", cliponaxis=False,
             marker=dict(size=12, color=FAMILY_COLORS.get(str(model))),
             customdata=[[fmt_params(p), fmt_flops(f)] for p, f in zip(part["params"], part["forward_flops"], strict=True)],
             hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>",
@@ -175,9 +225,11 @@ def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.
         current["params"], current["forward_flops"],
         f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
     ))
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return _layout(fig, "Forward FLOPs per sequence vs parameters", "parameters (log)", "forward FLOPs (log)")
+    xs, ys = [*df["params"], current["params"]], [*df["forward_flops"], current["forward_flops"]]
+    fig.update_xaxes(**log_ticks(min(xs), max(xs), fmt_params))
+    fig.update_yaxes(**log_ticks(min(ys), max(ys), fmt_flops))
+    return _layout(fig, "Forward FLOPs per sequence vs parameters", "parameters (log scale)",
+                   "forward FLOPs per sequence (log scale)")
 
 
 def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -> go.Figure:
@@ -189,17 +241,23 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
     y = [str(v) for v in grid.index]
     fig = go.Figure(go.Heatmap(
         z=grid.to_numpy().tolist(), x=x, y=y, colorscale="Blues", name="params",
-        text=[[fmt_params(v) for v in row] for row in grid.to_numpy()], texttemplate="%{text}",
-        hovertemplate="E=%{x}, H=%{y}<br>%{text}<extra></extra>", colorbar=dict(title="params"),
+        text=[[short_params(v) for v in row] for row in grid.to_numpy()], texttemplate="%{text}",
+        textfont=dict(size=12), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
+        hovertemplate="E=%{x}, H=%{y}<br>%{customdata} params<extra></extra>",
+        colorbar=dict(title="params", **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
+                                          .items() if k != "range"}),
     ))
     current = df[(df["embedding_size"] == cfg.embedding_size) & (df["hidden_size"] == cfg.hidden_size)]
     if highlight and len(current):
         total = int(current["params"].iloc[0])
-        fig.add_trace(_current_point(str(cfg.embedding_size), str(cfg.hidden_size), fmt_params(total)))
+        # an open square around the cell: a star would hide the cell's number
+        cell = _current_point(str(cfg.embedding_size), str(cfg.hidden_size), f"{cfg.label}: {fmt_params(total)}")
+        fig.add_trace(cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
+                                              line=dict(width=3))))
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
     return _layout(fig, "Total parameters over embedding size E and hidden size H",
-                   "embedding size E", "hidden size H")
+                   "embedding size E", "hidden size H").update_layout(height=480)
 
 
 def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:
@@ -214,8 +272,9 @@ def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_l
         x = [SHARING_LABELS[m] for m in part.index]
         fig.add_trace(go.Bar(
             x=x, y=part["exact"].tolist(), name=f"exact, E={e}", marker_color=colors.get(int(e)),
-            offsetgroup=str(e), text=[fmt_params(v) for v in part["exact"]], textposition="outside",
-            hovertemplate="%{x}<br>exact %{text}<extra>E=" + str(e) + "</extra>",
+            offsetgroup=str(e), text=[short_params(v) for v in part["exact"]], textposition="inside",
+            insidetextanchor="middle", textangle=-90, customdata=[f"{v:,}" for v in part["exact"]],
+            hovertemplate="%{x}<br>exact %{customdata}<extra>E=" + str(e) + "</extra>",
         ))
         fig.add_trace(go.Scatter(
             x=x, y=part["paper"].tolist(), mode="markers", name=f"paper, E={e}", offsetgroup=str(e),
@@ -224,34 +283,44 @@ def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_l
             hovertemplate="%{x}<br>paper %{text}<extra>E=" + str(e) + "</extra>",
         ))
     fig.update_layout(barmode="group", scattermode="group")
+    line = dict(color=CURRENT_COLOR, dash="dot", width=2)
     if current_params is not None:
-        fig.add_hline(y=current_params, line=dict(color=CURRENT_COLOR, dash="dot", width=2),
-                      annotation_text=f"{CURRENT_NAME}: {fmt_params(current_params)} {current_label}",
-                      annotation_position="top right")
-    return _layout(fig, "Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters")
+        # labelled in the legend: an annotation on the plot collided with the bar labels
+        fig.add_hline(y=current_params, line=line)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                                 name=f"{CURRENT_NAME}: {fmt_params(current_params)}"))
+    _layout(fig, "Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters")
+    top = max([*df["exact"], *df["paper"], current_params or 0])
+    return fig.update_yaxes(**linear_ticks(top, fmt_params)).update_layout(height=480)
 
 
-def memory_bars(df: pd.DataFrame, current_label: str) -> go.Figure:
+def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training") -> go.Figure:
     """Stacked training-memory bars (weights, gradients, optimizer, activations) per config.
 
     ``df`` columns: label plus the four parts in bytes. The current config's bar is outlined.
     """
-    outline = [3 if lab == current_label else 0 for lab in df["label"]]
+    labels = df["label"].tolist()
+    totals = df[list(MEMORY_PARTS)].sum(axis=1)
+    top = float(totals.max()) or 1.0
     fig = go.Figure()
     for part in MEMORY_PARTS:
+        sizes = [fmt_bytes(v) for v in df[part]]
         fig.add_trace(go.Bar(
-            x=df["label"].tolist(), y=df[part].tolist(), name=part, marker_color=MEMORY_COLORS[part],
-            marker_line=dict(width=outline, color=CURRENT_COLOR),
-            text=[fmt_bytes(v) for v in df[part]],
-            hovertemplate="%{x}<br>" + part + ": %{text}<extra></extra>",
+            x=labels, y=df[part].tolist(), name=part, marker_color=MEMORY_COLORS[part],
+            # a label only on a segment tall enough to hold it; hover has every value
+            text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, df[part], strict=True)],
+            textposition="inside", insidetextanchor="middle", customdata=sizes,
+            hovertemplate="%{x}<br>" + part + ": %{customdata}<extra></extra>",
         ))
-    totals = df[list(MEMORY_PARTS)].sum(axis=1)
     fig.add_trace(go.Scatter(
-        x=df["label"].tolist(), y=totals.tolist(), mode="text", name="total", showlegend=False,
-        text=[fmt_bytes(v) for v in totals], textposition="top center", hoverinfo="skip",
+        x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
+        text=[f"total {fmt_bytes(v)}" for v in totals], textposition="top center", hoverinfo="skip",
     ))
+    _outline(fig, labels, totals.tolist(), current_label)
     fig.update_layout(barmode="stack")
-    return _layout(fig, "Training memory: weights, gradients, optimizer, activations", "", "bytes")
+    parts = "weights, gradients, optimizer, activations" if kind == "training" else "weights and activations"
+    _layout(fig, f"{kind.capitalize()} memory: {parts}", "", f"{kind} memory")
+    return fig.update_yaxes(**linear_ticks(top, fmt_bytes))
 
 
 # ----------------------------------------------------------------------------- data for the charts

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,11 @@ MAX_TOKENS = 128  # the live run's longest input; the budget check covers batch 
 # Even on the meta device every attention / FFN block is a Python module (~25 kB, ~1 ms to build):
 # above this many blocks the proof build itself would cost a hosted demo too much memory and time.
 MAX_META_BLOCKS = 1024
-MATCH, MISMATCH = "✅", "❌"
+# Plain words, not emoji: a browser without an emoji font (headless Chromium) drew empty boxes.
+MATCH, MISMATCH = "match", "MISMATCH"
+# A forward pass slower than this (seconds) puts the latency runs and the saved-activation pass
+# behind buttons: a visitor sees the count proof and one run at once, never a minute of waiting.
+SLOW_FORWARD_S = 0.5
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
@@ -61,7 +66,7 @@ def live_counts(model: Any) -> dict[str, int]:
 
 
 def match_table(analytic: ParamBreakdown, live: dict[str, int]) -> pd.DataFrame:
-    """Component, label, analytic count, live count and a ✅/❌ mark; the last row holds the totals."""
+    """Component, label, analytic count, live count and a MATCH / MISMATCH mark; the last row holds the totals."""
     names = [c.name for c in analytic.components] + sorted(set(live) - set(analytic.by_name()))
     exact = analytic.by_name()
     rows = []
@@ -149,12 +154,33 @@ def hub_folder(repo_id: str, seq_len: int) -> Path:
     return Path(snapshot_download(repo_id, allow_patterns=patterns))
 
 
+def set_torch_threads() -> int:
+    """Use every core this process may run on, once per process. torch picks its default when it
+    is first imported, which in a server may be from a thread or a container view that differs."""
+    import torch
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if torch.get_num_threads() != cores:
+        torch.set_num_threads(cores)
+    return torch.get_num_threads()
+
+
+def tokens_frame(encoded: Any) -> pd.DataFrame:
+    """One row per token (position, token, id, segment): read top to bottom, no sideways scroll."""
+    return pd.DataFrame({
+        "token": list(encoded.tokens),
+        "id": [int(i) for i in encoded.ids],
+        "segment": ["A" if int(t) == 0 else "B" for t in encoded.token_type_ids],
+    })
+
+
 @dataclass(frozen=True)
 class Run:
     """One forward pass on the user's text, with hidden states and attention maps kept."""
 
     encoded: Any  # albert_core.tokenizer.Encoded
     output: Any  # albert_core.model.EncoderOutput
+    seconds: float  # wall time of that forward pass: decides whether more runs wait for a click
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
@@ -166,9 +192,12 @@ def run_text(_model: Any, key: tuple, text: str, pair: str | None, checkpoint: s
 
     cfg = _model.config
     enc = encode(text, cfg, min(MAX_TOKENS, cfg.max_position_embeddings), pair, checkpoint)
+    set_torch_threads()
     with torch.inference_mode():
+        t0 = time.perf_counter()
         out = _model(**enc.tensors(), output_hidden_states=True, output_attentions=True)
-    return Run(enc, out)
+        seconds = time.perf_counter() - t0
+    return Run(enc, out, seconds)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -176,11 +205,13 @@ def timing(_model: Any, key: tuple, text: str, pair: str | None, checkpoint: str
     """Median latency of n forward passes, achieved GFLOP/s and the share of the matmul probe."""
     from albert_core.analysis import achieved_gflops, matmul_peak_gflops, measure_latency
 
+    threads = set_torch_threads()
     run = run_text(_model, key, text, pair, checkpoint)
     lat = measure_latency(_model, run.encoded, n=n, warmup=1)
     gflops = achieved_gflops(_model.config, 1, len(run.encoded), lat.median_s)
-    peak = matmul_peak_gflops()
-    return {"median_s": lat.median_s, "p10": lat.p10, "p90": lat.p90, "gflops": gflops, "peak": peak}
+    peak = matmul_peak_gflops()  # measured once per process and thread count (about half a second)
+    return {"median_s": lat.median_s, "p10": lat.p10, "p90": lat.p90, "gflops": gflops, "peak": peak,
+            "threads": threads}
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
