@@ -12,11 +12,16 @@ _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 def _scaled(value: float, digits: int) -> tuple[str, str]:
     sign = "-" if value < 0 else ""
     v = abs(value)
-    for scale, prefix in _SI:
-        # Round first so 999,999 shows as 1.00M rather than 1000.00k.
-        if round(v / scale, digits) >= 1:
-            return f"{sign}{v / scale:.{digits}f}", prefix
-    return f"{sign}{v:.{digits if v != int(v) else 0}f}", ""
+    units = ((1.0, ""), *reversed(_SI))  # ascending
+    # The largest unit not above the value; then one up if rounding would print 1000 (999,999 at
+    # two digits is '1.00M', not '1000.00k').
+    i = max(k for k, (scale, _) in enumerate(units) if v >= scale or k == 0)
+    if i + 1 < len(units) and round(v / units[i][0], digits) >= 1000:
+        i += 1
+    scale, prefix = units[i]
+    if not prefix:
+        return f"{sign}{v:.{digits if v != int(v) else 0}f}", ""
+    return f"{sign}{v / scale:.{digits}f}", prefix
 
 
 def fmt_params(n: float, digits: int = 2) -> str:
@@ -35,14 +40,16 @@ def fmt_bytes(n: float, digits: int = 1, binary: bool = False) -> str:
     """44,600,000 -> '44.6 MB' (binary=True: MiB, GiB)."""
     sign = "-" if n < 0 else ""
     v = abs(float(n))
-    if binary:
-        units = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
-    else:
-        units = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
-    for scale, unit in units:
-        if round(v / scale, digits) >= 1:
-            return f"{sign}{v / scale:.{digits}f} {unit}"
-    return f"{sign}{int(v)} B"
+    base = 1024.0 if binary else 1000.0
+    names = ("KiB", "MiB", "GiB", "TiB") if binary else ("kB", "MB", "GB", "TB")
+    units = ((1.0, "B"), *((base ** (k + 1), name) for k, name in enumerate(names)))
+    i = max(k for k, (scale, _) in enumerate(units) if v >= scale or k == 0)
+    if i + 1 < len(units) and round(v / units[i][0], digits) >= (1024 if binary else 1000):
+        i += 1
+    scale, unit = units[i]
+    if unit == "B":
+        return f"{sign}{int(v)} B"
+    return f"{sign}{v / scale:.{digits}f} {unit}"
 
 
 def fmt_count(n: int) -> str:

@@ -1,0 +1,44 @@
+"""Numbers for people: the unit is the largest one not above the value, never a rounded-up one
+below 1, and a value that would print as 1000 of a unit moves to the next unit."""
+
+import pytest
+
+from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+
+
+@pytest.mark.parametrize(
+    ("n", "digits", "text"),
+    [
+        (11_683_584, 2, "11.68M"),
+        (108_891_648, 2, "108.89M"),
+        (512, 2, "512"),
+        (512, 0, "512"),  # not '1k'
+        (999, 0, "999"),
+        (999_999, 2, "1.00M"),  # not '1000.00k'
+        (1_500, 1, "1.5k"),
+        (2_300_000_000, 2, "2.30B"),
+        (-4_005_120, 2, "-4.01M"),
+        (0, 2, "0"),
+    ],
+)
+def test_fmt_params(n: int, digits: int, text: str) -> None:
+    assert fmt_params(n, digits) == text
+
+
+def test_fmt_flops_and_bytes() -> None:
+    assert fmt_flops(21.8e9) == "21.8 GFLOP"
+    assert fmt_flops(950) == "950 FLOP"
+    assert fmt_bytes(44.6e6) == "44.6 MB"
+    assert fmt_bytes(999.96e6) == "1.0 GB"
+    assert fmt_bytes(512) == "512 B"
+    assert fmt_bytes(3 * 2**30, binary=True) == "3.0 GiB"
+    assert fmt_bytes(1023, binary=True) == "1023 B"
+
+
+def test_counts_ratios_percentages() -> None:
+    assert fmt_count(11_683_584) == "11,683,584"
+    assert fmt_ratio(0.1067) == "0.11x"
+    assert fmt_ratio(9.37) == "9.37x"
+    assert fmt_ratio(12.34) == "12.3x"
+    assert fmt_pct(0.8291) == "82.9%"
+    assert fmt_pct(-0.025, signed=True) == "-2.5%"
