@@ -184,7 +184,7 @@ def load_pretrained_folder(
     read. The model refuses inputs larger than (batch, seq_len) (default: 128 tokens, or the
     position table's length if that is shorter).
     """
-    folder = _confined(path, allowed_roots)
+    folder = confine_folder(path, allowed_roots)
     cfg = ModelConfig.from_hf(folder)
     if not any(folder.glob("*.safetensors")):
         if any(folder.glob("*.bin")) or any(folder.glob("*.pt")):
@@ -221,15 +221,21 @@ def _estimated_weight_bytes(cfg: ModelConfig) -> int:
     return count_params(cfg).total * 4
 
 
-def _confined(path: str | Path, allowed_roots: Iterable[str | Path] | None) -> Path:
+def confine_folder(path: str | Path, allowed_roots: Iterable[str | Path] | None) -> Path:
+    """The resolved checkpoint folder, which must lie inside one of ``allowed_roots`` (None: anywhere).
+
+    Symlinks and ``..`` are resolved first; a path outside the roots is refused before anything is
+    checked on disk, so a visitor cannot probe which server paths exist."""
     try:
-        folder = Path(path).expanduser().resolve(strict=True)
+        folder = Path(path).expanduser().resolve(strict=False)
     except (OSError, RuntimeError, ValueError):
-        raise ValueError(f"model folder does not exist: {str(path)[:200]}") from None
+        raise ValueError(f"model folder does not exist (not a valid path): {str(path)[:200]!r}") from None
     if allowed_roots is not None:
         roots = [Path(r).expanduser().resolve() for r in allowed_roots]
         if not any(folder.is_relative_to(r) for r in roots):
-            raise ValueError(f"model folder {folder} is outside the allowed folders ({', '.join(map(str, roots))})")
+            raise ValueError("model folder is outside the allowed folders of this server")
+    if not folder.exists():
+        raise ValueError(f"model folder does not exist: {folder}")
     if not folder.is_dir():
         raise ValueError(f"model path must be a folder saved with save_pretrained: {folder}")
     if not (folder / "config.json").is_file():

@@ -255,6 +255,8 @@ def test_checkpoint_folders_are_confined_to_the_allowed_roots(tmp_path):
         (allowed / ".." / "outside" / "secret", "outside"),  # traversal
         (allowed / "link", "outside"),  # a symlink out of the root
         ("/etc", "outside"),
+        ("/no/such/folder", "outside"),  # refused before the disk is asked: no probing for paths
+        (outside / "missing", "outside"),
         (allowed / "missing", "exist"),
         ("", "outside|folder"),
         ("\x00", "exist"),

@@ -128,10 +128,10 @@ def meta_model(cfg: ModelConfig, dtype: str):
 def checkpoint_model(folder: str, mtime_ns: int, roots: tuple[str, ...]):
     """A checkpoint folder loaded by `load_pretrained_folder` (confined to ``roots``, budget-checked
     for one sequence of up to MAX_TOKENS). ``mtime_ns`` is in the key so a re-saved folder reloads."""
-    from albert_core.interop import _confined, load_pretrained_folder
+    from albert_core.interop import confine_folder, load_pretrained_folder
 
     # the same confinement load_pretrained_folder applies, before config.json is read
-    cfg = ModelConfig.from_hf(_confined(folder, roots))
+    cfg = ModelConfig.from_hf(confine_folder(folder, roots))
     seq_len = min(MAX_TOKENS, cfg.max_position_embeddings)
     return load_pretrained_folder(folder, allowed_roots=roots, batch=1, seq_len=seq_len)
 
