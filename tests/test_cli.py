@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from facts import EXACT_COUNTS
 
 from albert_core import PRESETS, ModelConfig
 from albert_core.cli import main
@@ -39,14 +40,7 @@ def fails(capsys, *argv: str) -> str:
 
 # ----------------------------------------------------------------------------- params
 # Exact transformers counts from albert-facts.md (XModel, XForPreTraining).
-FACTS = {
-    "albert-base": (11_683_584, 11_813_810),
-    "albert-large": (17_683_968, 17_847_474),
-    "albert-xlarge": (58_724_864, 59_021_490),
-    "albert-xxlarge": (222_595_584, 223_158_450),
-    "bert-base": (109_482_240, 110_106_428),
-    "bert-large": (335_141_888, 336_226_108),
-}
+FACTS = EXACT_COUNTS
 
 
 @pytest.mark.parametrize("preset", FACTS)

@@ -12,40 +12,13 @@ import math
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, Workload, parse_query, parse_workload_query
 from albert_core.config import LIMITS, QUERY_KEYS, WORKLOAD_QUERY_KEYS
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
-
-
-@st.composite
-def configs(draw, family: str | None = None) -> ModelConfig:
-    """Small valid configs of both families, every sharing mode, head, G, K and tying."""
-    family = family or draw(st.sampled_from(["albert", "bert"]))
-    heads = draw(st.integers(1, 4))
-    layers = draw(st.integers(1, 6))
-    albert = family == "albert"
-    return ModelConfig(
-        family=family,
-        vocab_size=draw(st.integers(1, 200)),
-        embedding_size=draw(st.integers(1, 24)),
-        hidden_size=heads * draw(st.integers(1, 8)),
-        num_layers=layers,
-        num_heads=heads,
-        intermediate_size=draw(st.integers(1, 40)),
-        max_position_embeddings=draw(st.integers(1, 64)),
-        type_vocab_size=draw(st.integers(1, 3)),
-        hidden_act=draw(st.sampled_from(["gelu", "gelu_new", "relu"])),
-        sharing=draw(st.sampled_from(["none", "all", "attention", "ffn"])) if albert else "none",
-        num_hidden_groups=draw(st.integers(1, layers)) if albert else 1,
-        inner_group_num=draw(st.integers(1, 3)) if albert else 1,
-        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])),
-        tie_word_embeddings=draw(st.booleans()),
-        layer_norm_eps=draw(st.sampled_from([1e-12, 1e-6, 1e-5])),
-    )
 
 
 def exportable(family: str | None = None):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 import transformers
+from facts import MODEL_COUNTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,10 +18,7 @@ from albert_core import PRESETS, ModelConfig, Workload
 from ui import exports
 
 # Exact transformers counts (albert-facts.md), XModel.
-FACTS_MODEL = {
-    "albert-base": 11_683_584, "albert-large": 17_683_968, "albert-xlarge": 58_724_864,
-    "albert-xxlarge": 222_595_584, "bert-base": 109_482_240, "bert-large": 335_141_888,
-}
+FACTS_MODEL = MODEL_COUNTS
 
 
 def albert_model_closed_form(c: ModelConfig) -> int:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from facts import HF_CLASS_NAMES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_params import _HF_CLASSES, configs
+from strategies import configs
 from torch.utils.flop_counter import FlopCounterMode
 
 from albert_core import PRESETS, ModelConfig, count_flops
@@ -16,7 +17,7 @@ from albert_core import PRESETS, ModelConfig, count_flops
 
 def eager_model(cfg: ModelConfig):
     family_config = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
-    cls = getattr(transformers, _HF_CLASSES[cfg.family, cfg.head])
+    cls = getattr(transformers, HF_CLASS_NAMES[cfg.family, cfg.head])
     with torch.device("meta"):
         return cls(family_config(**cfg.to_hf(), attn_implementation="eager"))
 
@@ -37,7 +38,7 @@ def measure(cfg: ModelConfig, batch: int, seq_len: int, backward: bool = False) 
 
 @st.composite
 def workloads(draw):
-    cfg = draw(configs())
+    cfg = draw(configs(sharing=("none", "all")))
     return cfg, draw(st.integers(1, 3)), draw(st.integers(1, cfg.max_position_embeddings))
 
 

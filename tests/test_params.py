@@ -9,20 +9,12 @@ import sys
 import pytest
 import torch
 import transformers
+from facts import EXACT_COUNTS, HF_CLASS_NAMES
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, count_params
 from albert_core.params import COMPONENT_INFO, component_of
-
-_HF_CLASSES = {
-    ("albert", "model"): "AlbertModel",
-    ("albert", "pretraining"): "AlbertForPreTraining",
-    ("albert", "masked-lm"): "AlbertForMaskedLM",
-    ("bert", "model"): "BertModel",
-    ("bert", "pretraining"): "BertForPreTraining",
-    ("bert", "masked-lm"): "BertForMaskedLM",
-}
 
 # transformers parameter name (prefix albert./bert. removed) -> our component name. Written from
 # modeling_albert.py / modeling_bert.py, independently of albert_core.params.
@@ -60,7 +52,7 @@ def hf_component(name: str) -> str:
 
 def hf_model(cfg: ModelConfig, device: str = "meta"):
     family_config = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
-    cls = getattr(transformers, _HF_CLASSES[cfg.family, cfg.head])
+    cls = getattr(transformers, HF_CLASS_NAMES[cfg.family, cfg.head])
     with torch.device(device):
         return cls(family_config(**cfg.to_hf()))
 
@@ -73,32 +65,8 @@ def hf_counts(model) -> dict[str, int]:
     return out
 
 
-@st.composite
-def configs(draw, sharing=("none", "all")) -> ModelConfig:
-    family = draw(st.sampled_from(["albert", "bert"]))
-    heads = draw(st.integers(1, 4))
-    layers = draw(st.integers(1, 6))
-    albert = family == "albert"
-    return ModelConfig(
-        family=family,
-        vocab_size=draw(st.integers(1, 500)),
-        embedding_size=draw(st.integers(1, 64)),
-        hidden_size=heads * draw(st.integers(1, 16)),
-        num_layers=layers,
-        num_heads=heads,
-        intermediate_size=draw(st.integers(1, 128)),
-        max_position_embeddings=draw(st.integers(1, 64)),
-        type_vocab_size=draw(st.integers(1, 4)),
-        sharing=draw(st.sampled_from(sharing)) if albert else "none",
-        num_hidden_groups=draw(st.integers(1, layers)) if albert else 1,
-        inner_group_num=draw(st.integers(1, 3)) if albert else 1,
-        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])),
-        tie_word_embeddings=draw(st.booleans()),
-    )
-
-
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(configs())
+@given(configs(sharing=("none", "all")))
 def test_matches_transformers_per_component(cfg: ModelConfig) -> None:
     model = hf_model(cfg)
     expected = hf_counts(model)
@@ -127,15 +95,7 @@ def test_untied_decoder_matches_a_real_cpu_model(family: str) -> None:
 
 def test_facts_table_and_closed_forms() -> None:
     # albert-facts.md "Exact counts" table (transformers 5.24).
-    table = {
-        "albert-base": (11_683_584, 11_813_810),
-        "albert-large": (17_683_968, 17_847_474),
-        "albert-xlarge": (58_724_864, 59_021_490),
-        "albert-xxlarge": (222_595_584, 223_158_450),
-        "bert-base": (109_482_240, 110_106_428),
-        "bert-large": (335_141_888, 336_226_108),
-    }
-    for name, (model, pretraining) in table.items():
+    for name, (model, pretraining) in EXACT_COUNTS.items():
         cfg = PRESETS[name]
         assert count_params(cfg).total == model, name
         assert count_params(cfg.replace(head="pretraining")).total == pretraining, name
