@@ -99,9 +99,32 @@ class Embeddings(nn.Module):
         return self.LayerNorm(x)
 
 
+# oneDNN's fp32 matmul (the kernel torch.compile uses for CPU linears) ran this model's shapes 10-20%
+# faster than eager's MKL addmm on the benchmark machine (AMD EPYC, AVX-512: 207-213 vs 161-190
+# GFLOP/s at 2 threads) and applies the bias, the residual add and the activation inside the GEMM.
+# It has no autograd formula, so it serves inference (no grad) only; everything else runs eagerly.
+_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+_ONEDNN_ACT = {"gelu": ("gelu", "none"), "gelu_new": ("gelu", "tanh"), "relu": ("relu", "")}  # (attr, algorithm)
+
+
+def _onednn(x: torch.Tensor) -> bool:
+    return _ONEDNN and not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
+
+
+def linear(x: torch.Tensor, layer: nn.Linear, act: str | None = None) -> torch.Tensor:
+    """layer(x), then the activation named ``act`` (a key of ACTIVATIONS) if given."""
+    if _onednn(x):
+        attr, algorithm = _ONEDNN_ACT[act] if act else ("none", "")
+        return torch.ops.mkldnn._linear_pointwise(x, layer.weight, layer.bias, attr, [], algorithm)
+    y = layer(x)
+    return y if act is None else ACTIVATIONS[act](y)
+
+
 def residual_linear(x: torch.Tensor, layer: nn.Linear, y: torch.Tensor) -> torch.Tensor:
-    """x + layer(y), with x + bias as the matmul's accumulator: one pass over (B, T, H) less than
+    """x + layer(y). Eager: x + bias is the matmul's accumulator, one pass over (B, T, H) less than
     adding the residual after the Linear (which itself first copies its bias into the output)."""
+    if _onednn(y):
+        return torch.ops.mkldnn._linear_pointwise.binary(y, x, layer.weight, layer.bias, "add")
     out = (x + layer.bias).view(-1, x.shape[-1])  # (B*T, H)
     return out.addmm_(y.reshape(-1, y.shape[-1]), layer.weight.t()).view(x.shape)
 
@@ -123,7 +146,7 @@ class Attention(nn.Module):
         B, T, H = x.shape
         hs = H // self.n_head
         # (B, T, 3H) -> 3 x (B, nh, T, hs)
-        q, k, v = self.qkv(x).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
+        q, k, v = linear(x, self.qkv).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
         att = None
         if need_weights:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
@@ -143,13 +166,13 @@ class FeedForward(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         H, inner = cfg.hidden_size, cfg.intermediate_size
-        self.act = ACTIVATIONS[cfg.hidden_act]
+        self.act = cfg.hidden_act
         self.ffn = Linear(H, inner)
         self.ffn_output = Linear(inner, H)
         self.LayerNorm = LayerNorm(H, eps=cfg.layer_norm_eps)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(residual_linear(x, self.ffn_output, self.act(self.ffn(x))))  # (B, T, H)
+        return self.LayerNorm(residual_linear(x, self.ffn_output, linear(x, self.ffn, self.act)))  # (B, T, H)
 
 
 class Encoder(nn.Module):
