@@ -229,7 +229,7 @@ if clicked_or_fast(f"time {n} runs", run.seconds, run.seconds * (n + 1), "live_t
     c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
     c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
     c[3].metric("Share of matmul limit", fmt_pct(share),
-                help=f"This machine's best plain torch.matmul: {t['peak']:.1f} GFLOP/s (fp32, short probe).")
+                help=f"This machine's best fp32 matmul (torch.matmul or oneDNN): {t['peak']:.1f} GFLOP/s (fp32, short probe).")
     takeaway(
         f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
         f"({fmt_flops(flops)} per {T}-token sequence) in {seconds(t['median_s'])}, {fmt_pct(share)} of this "
