@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -305,5 +306,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     return 0
     except (ValueError, OSError) as exc:
         parser.error(f"{args.command}: {exc}")
-    print(json.dumps(data, indent=2) if getattr(args, "json", False) else text)
+    try:
+        print(json.dumps(data, indent=2) if getattr(args, "json", False) else text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -4,6 +4,7 @@ exports against transformers, and bad input -> exit code 2 with one line on stde
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -230,3 +231,16 @@ def test_module_entry_point_runs_without_torch():
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.count("\n") == 1 and "num_heads" in bad.stderr
+
+
+def test_closed_pipe_is_quiet() -> None:
+    """`python -m albert_core ... | head`: when the reader has gone, exit 0 without a traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    proc = subprocess.run(
+        [sys.executable, "-m", "albert_core", "flops", "--preset", "bert-base", "--json"],
+        stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1],
+    )
+    os.close(write_end)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
