@@ -4,10 +4,10 @@ widgets, and checkpoint folders confined to the allowed roots."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
@@ -40,14 +40,6 @@ def match_table(at: AppTest):
     df = at.dataframe[0].value
     assert list(df.columns) == ["component", "label", "analytic", "live", "match"]
     return df
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    out = {}
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
-        out[spec["layout"]["title"]["text"]] = spec
-    return out
 
 
 def test_page_reads_the_sidebar_config_from_the_url(app):

@@ -3,10 +3,10 @@ count, and a config or workload change updates the numbers."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
@@ -22,15 +22,6 @@ def run_page(cfg: ModelConfig, wl: Workload | None = None, at: AppTest | None = 
     at.session_state[CONFIG_KEY] = cfg
     at.session_state[WORKLOAD_KEY] = wl or Workload()
     return at.run()
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    """Plotly specs by chart title."""
-    out = {}
-    for el in at.get("plotly_chart"):
-        spec = json.loads(el.proto.spec)
-        out[spec["layout"]["title"]["text"]] = spec
-    return out
 
 
 def star(spec: dict) -> tuple:
