@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from albert_core.config import NUM_ORDER_LABELS, ModelConfig, check_seq_len
-from albert_core.params import COMPONENT_INFO, order_head_name
+from albert_core.params import COMPONENT_INFO, components_frame, order_head_name
 
 CONVENTIONS = ("matmul", "full")
 _ORDER = {name: i for i, name in enumerate(COMPONENT_INFO)}
@@ -165,19 +165,7 @@ class FlopBreakdown:
 
     def to_frame(self):
         """A pandas DataFrame: component, label, group, forward, training, share (of the forward)."""
-        import pandas as pd
-
-        total = self.forward
-        return pd.DataFrame(
-            {
-                "component": [c.name for c in self.components],
-                "label": [c.label for c in self.components],
-                "group": [c.group for c in self.components],
-                "forward": [c.forward for c in self.components],
-                "training": [c.training for c in self.components],
-                "share": [c.forward / total for c in self.components],
-            }
-        )
+        return components_frame(self.components, "forward")
 
 
 def check_flop_args(batch: Any, seq_len: Any, convention: Any, mlm_fraction: Any) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -118,6 +118,16 @@ def param_terms(c: Any) -> list[tuple[str, Any, Any]]:
     return out
 
 
+def components_frame(components, measure: str):
+    """Breakdown components (dataclasses with name, label, group and counts) as a DataFrame, with the
+    share of each in the sum of ``measure``."""
+    import pandas as pd
+
+    df = pd.DataFrame([asdict(c) for c in components]).rename(columns={"name": "component"})
+    df["share"] = df[measure] / df[measure].sum()
+    return df
+
+
 @dataclass(frozen=True)
 class Component:
     name: str
@@ -155,19 +165,7 @@ class ParamBreakdown:
 
     def to_frame(self):
         """A pandas DataFrame: component, label, group, params, unshared, share (of the total)."""
-        import pandas as pd
-
-        total = self.total
-        return pd.DataFrame(
-            {
-                "component": [c.name for c in self.components],
-                "label": [c.label for c in self.components],
-                "group": [c.group for c in self.components],
-                "params": [c.params for c in self.components],
-                "unshared": [c.unshared for c in self.components],
-                "share": [c.params / total for c in self.components],
-            }
-        )
+        return components_frame(self.components, "params")
 
 
 def count_params(cfg: ModelConfig) -> ParamBreakdown:
