@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import transformers
+from checkpointing import checkpoint_layers
 from facts import HF_CLASS_NAMES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,10 +23,16 @@ def eager_model(cfg: ModelConfig):
         return cls(family_config(**cfg.to_hf(), attn_implementation="eager"))
 
 
-def measure(cfg: ModelConfig, batch: int, seq_len: int, backward: bool = False) -> tuple[int, dict[str, int]]:
-    """FlopCounterMode's total FLOPs (forward, or forward + backward) and its per-op counts."""
+def measure(
+    cfg: ModelConfig, batch: int, seq_len: int, backward: bool = False, checkpointed: bool = False
+) -> tuple[int, dict[str, int]]:
+    """FlopCounterMode's total FLOPs (forward, or forward + backward) and its per-op counts;
+    ``checkpointed``: train mode with gradient checkpointing of every encoder layer."""
     model = eager_model(cfg)
     assert model.config._attn_implementation == "eager"
+    if checkpointed:
+        model.train()  # transformers checkpoints in train mode only (dropout adds no matmul FLOPs)
+        checkpoint_layers(model)
     ids = torch.zeros(batch, seq_len, dtype=torch.long, device="meta")
     with FlopCounterMode(display=False) as counter:
         out = model(input_ids=ids)
@@ -135,12 +142,50 @@ def test_mlm_fraction_recompute_and_per_token() -> None:
         assert part.by_name()[name] == full.by_name()[name]
     assert count_flops(cfg, 1, 10, mlm_fraction=0.01).by_name()["predictions.decoder"] == 2 * 128 * 30000
     re = count_flops(cfg, 2, 128, recompute=True)
-    assert re.training == 4 * full.forward and full.training == 3 * full.forward
+    assert full.training == 3 * full.forward and full.recomputed == 0
+    assert 3 * full.forward < re.training < 4 * full.forward  # the embeddings and heads are not recomputed
     assert full.backward == 2 * full.forward
     assert full.per_token_forward == full.forward / 256 and full.per_token_training == full.training / 256
     assert type(full.forward) is int and type(full.training) is int and type(full.macs) is int
     frame = full.to_frame()
     assert frame["forward"].sum() == full.forward and frame["training"].sum() == full.training
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("bert-base", {}),
+        ("bert-base", {"head": "masked-lm"}),
+        ("albert-base", {}),
+        ("albert-base", {"num_hidden_groups": 2, "inner_group_num": 2, "head": "model"}),
+    ],
+)
+def test_recompute_equals_gradient_checkpointing(name: str, changes: dict) -> None:
+    """Checkpointing every encoder layer (transformers' own for BERT) adds exactly the encoder
+    layers' forward FLOPs to a training step: bert-base at 128 tokens 3.78x the forward, not 4x."""
+    cfg = PRESETS[name].replace(**{"head": "pretraining", **changes})
+    B, S = 1, 128
+    plain, _ = measure(cfg, B, S, backward=True)
+    checkpointed, _ = measure(cfg, B, S, backward=True, checkpointed=True)
+    got = count_flops(cfg, B, S, recompute=True)
+    assert got.recomputed == checkpointed - plain
+    assert abs(got.training - checkpointed) <= 0.005 * checkpointed
+    # independently: one (attention + FFN) layer's matmuls, L*K of them
+    H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741 (paper notation)
+    layer = 2 * B * S * H * 3 * H + 4 * B * S * S * H + 2 * B * S * H * H + 4 * B * S * H * I
+    assert got.recomputed == cfg.num_layers * cfg.inner_group_num * layer
+    if name == "bert-base" and not changes:
+        assert round(checkpointed / got.forward, 2) == 3.78
+        assert round(got.training / got.forward, 2) == 3.78
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_recompute_equals_gradient_checkpointing_drawn(work) -> None:
+    cfg, batch, seq_len = work
+    plain, _ = measure(cfg, batch, seq_len, backward=True)
+    checkpointed, _ = measure(cfg, batch, seq_len, backward=True, checkpointed=True)
+    assert count_flops(cfg, batch, seq_len, recompute=True).recomputed == checkpointed - plain
 
 
 @pytest.mark.parametrize(
