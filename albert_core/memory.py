@@ -1,6 +1,20 @@
 """Memory of a BERT- or ALBERT-style encoder: weights, gradients, optimizer states, activations.
 
-Weights, gradients and optimizer states are exact (parameter count times bytes per element).
+Weights, gradients and optimizer states are exact: the bytes of the tensors torch holds after one
+optimizer step (`state_bytes`). Parameters that take no part in the loss get no gradient and no
+optimizer state: transformers 5 keeps ``predictions.bias`` [V] when the MLM decoder is untied but
+adds the decoder's own bias instead (`unused_params`).
+
+Precision (``precision``, with a 16-bit ``dtype``):
+- "pure": everything in ``dtype`` (the model cast with ``.to(dtype)`` and torch's optimizer on it:
+  its states take the weights' dtype). fp32 AdamW: 4 + 4 + 8 = 16 bytes per parameter, bf16 8.
+- "mixed": the model (weights, gradients, activations) in ``dtype`` plus an fp32 master copy of
+  every parameter that the optimizer updates, with fp32 optimizer states (the mixed-precision
+  recipe of Micikevicius et al. 2018 and ZeRO's accounting, Rajbhandari et al. 2020): AdamW
+  2 + 2 + (4 + 8) = 16 bytes per parameter, the master copy counted with the optimizer states.
+  The fp32 view of each gradient the step reads is transient and not counted (training-memory
+  calculators that keep an fp32 gradient buffer count 4 bytes more per parameter).
+
 Activations are an analytic estimate written as plain arithmetic on the config's numbers, so that
 `activation_bytes_terms` also runs on numpy int64 columns of many configs (`albert_core.sweeps`).
 
@@ -10,6 +24,11 @@ Activations are an analytic estimate written as plain arithmetic on the config's
   with `torch.autograd.graph.saved_tensors_hooks` (the test allows 10%); device="cuda" (default)
   differs only in dropout masks (1-byte bools there, activation dtype on the CPU) and LayerNorm
   statistics (fp32 there). Hidden states / attention maps kept as outputs are not included.
+- training=True, checkpointing=True (gradient checkpointing of every executed encoder layer, as
+  transformers' ``gradient_checkpointing_enable()`` does for BERT): the input of each of the L*K
+  layers is kept, plus the tensors one layer saves again while the backward recomputes it, plus the
+  embeddings' and heads' saved tensors (not checkpointed). Summed, so it is an upper estimate of
+  the peak (the heads' tensors are freed before the first layer is recomputed).
 - training=False: a conservative estimate of the peak forward working set (no autograd graph),
   an upper bound of the live tensor bytes and of the RSS growth of eager forward passes on the
   CPU (measured 1.5-1.8x the RSS growth for base/large shapes; see `_inference_terms`).
@@ -25,10 +44,12 @@ from typing import Any
 from albert_core.config import DTYPE_BYTES, OPTIMIZERS, ModelConfig, Workload, check_seq_len
 from albert_core.params import count_params
 
-# Optimizer states per trainable parameter, each in the weights' dtype (as torch keeps them).
-# The scalar `step` tensors Adam/AdamW keep per parameter tensor are not counted (a few bytes each).
+# Optimizer states per trained parameter, each in the weights' dtype (as torch keeps them), fp32 under
+# mixed precision. The scalar `step` tensors Adam/AdamW keep per parameter tensor are not counted.
 OPTIMIZER_STATES = {"none": 0, "sgd": 1, "adam": 2, "adamw": 2}
 assert set(OPTIMIZER_STATES) == set(OPTIMIZERS)
+PRECISIONS = ("pure", "mixed")
+MASTER_BYTES = DTYPE_BYTES["fp32"]  # mixed precision: master weights and optimizer states
 
 # Tensors an activation function saves for backward per element of the FFN intermediate, counting
 # the activation's output (the input saved by the next Linear / LayerNorm):
@@ -47,6 +68,36 @@ def _max(a: Any, b: Any) -> Any:
     return (a + b + abs(a - b)) // 2
 
 
+def unused_params(c: Any) -> Any:
+    """Parameters that get no gradient in a training step: the untied MLM head's ``predictions.bias``
+    (transformers 5 unties the decoder's bias together with its weight and uses that one)."""
+    return c.vocab_size if c.has_mlm_head and not c.tie_word_embeddings else 0 * c.vocab_size
+
+
+def state_bytes(
+    params: Any, unused: Any, dtype: str, optimizer: str, training: bool, precision: str = "pure"
+) -> dict[str, Any]:
+    """Exact bytes of weights, gradients, optimizer states and (their part) fp32 master weights.
+
+    ``params`` parameters of which ``unused`` get no gradient (ints or numpy arrays). See the module
+    docstring for the precisions; int8 weights count 1 byte each (inference only).
+    """
+    nbytes = DTYPE_BYTES[dtype]
+    weights = params * nbytes
+    zero = 0 * weights
+    if not training:
+        return {"weights": weights, "gradients": zero, "optimizer": zero, "master_weights": zero}
+    trained = params - unused
+    states = OPTIMIZER_STATES[optimizer]
+    master = zero
+    if precision == "mixed" and states:
+        master = params * MASTER_BYTES  # a copy of every parameter handed to the optimizer
+        optimizer_bytes = master + trained * states * MASTER_BYTES
+    else:
+        optimizer_bytes = trained * states * nbytes
+    return {"weights": weights, "gradients": trained * nbytes, "optimizer": optimizer_bytes, "master_weights": master}
+
+
 def activation_bytes_terms(
     c: Any,
     batch: Any,
@@ -56,6 +107,7 @@ def activation_bytes_terms(
     dropout: float,
     *,
     device: str = "cuda",
+    checkpointing: bool = False,
 ) -> dict[str, Any]:
     """Activation bytes by group (``embeddings``, ``encoder``, ``heads``); their sum is the estimate.
 
@@ -64,6 +116,8 @@ def activation_bytes_terms(
     Python ints in, Python ints come out. ``dropout`` is one scalar for every dropout layer.
     ``device`` (training only) changes what dropout masks and LayerNorm statistics cost: "cuda"
     keeps bool masks (1 byte) and fp32 statistics, the CPU keeps both in the activation dtype.
+    ``checkpointing`` (training only): every executed encoder layer checkpointed, see the module
+    docstring.
     """
     V, E, H, inner = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size
     B, S, b = batch, seq_len, bytes_per_el
@@ -100,7 +154,10 @@ def activation_bytes_terms(
     )
     if dropout > 0:
         layer += scores * (m + b)
-    enc = c.executed_layers * layer
+    # Checkpointing: each layer keeps only its input (one of the six B*S*H tensors above), and one
+    # layer's tensors are saved again while the backward recomputes it.
+    X = c.executed_layers
+    enc = (X - 1) * N * H * b + layer if checkpointing else X * layer
 
     # Heads. The last hidden state is saved by the pooler (a view of it) or the MLM transform.
     heads = N * H * b
@@ -147,7 +204,10 @@ def _inference_terms(c: Any, N: Any, scores: Any, b: int, E_head: Any) -> dict[s
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    """Bytes for one configuration and workload. ``exact`` says which figures are exact."""
+    """Bytes for one configuration and workload. ``exact`` says which figures are exact.
+
+    ``optimizer`` includes ``master_weights``, the fp32 master copy of mixed precision (0 otherwise).
+    """
 
     weights: int
     gradients: int
@@ -156,6 +216,9 @@ class MemoryEstimate:
     activation_groups: dict[str, int]
     dtype: str
     training: bool
+    precision: str = "pure"
+    checkpointing: bool = False
+    master_weights: int = 0
 
     @property
     def total(self) -> int:
@@ -167,12 +230,14 @@ class MemoryEstimate:
 
     @property
     def note(self) -> str:
-        what = (
-            "activations saved for backward (transformers eager model, train mode)"
-            if self.training
-            else "peak forward working set of activations"
-        )
-        return f"Weights, gradients and optimizer states are exact; {what} is an estimate."
+        if not self.training:
+            what = "peak forward working set of activations"
+        elif self.checkpointing:
+            what = "activations with gradient checkpointing (layer inputs + one recomputed layer)"
+        else:
+            what = "activations saved for backward (transformers eager model, train mode)"
+        states = "optimizer states (fp32 master weights included)" if self.master_weights else "optimizer states"
+        return f"Weights, gradients and {states} are exact; {what} is an estimate."
 
     def as_dict(self) -> dict[str, int]:
         """Bytes per kind plus the total, in stacking order."""
@@ -202,16 +267,22 @@ def estimate_memory(
     optimizer: str = "adamw",
     training: bool = True,
     *,
+    precision: str = "pure",
+    checkpointing: bool = False,
     dropout: float | None = None,
     device: str = "cuda",
 ) -> MemoryEstimate:
     """Memory of ``cfg`` for a batch of ``batch`` sequences of ``seq_len`` tokens.
 
     Weights: parameters (tied weights once) times the dtype's bytes. Gradients (training only): the
-    same. Optimizer states in the weights' dtype: sgd (with momentum) 1, adam / adamw 2 per
-    parameter; torch's scalar ``step`` tensors are left out. These three are exact.
-    Activations are an estimate (see the module docstring); int8 weights are inference-only and
-    their activations are counted in fp32 (dynamic quantization computes in float).
+    parameters that get one (see `unused_params`) times the same. Optimizer states: sgd (with
+    momentum) 1, adam / adamw 2 per trained parameter, in the weights' dtype (``precision="pure"``)
+    or in fp32 plus an fp32 master copy of every parameter (``precision="mixed"``, 16-bit ``dtype``
+    only); torch's scalar ``step`` tensors are left out. These three are exact.
+    Activations are an estimate (see the module docstring), in ``dtype`` for both precisions; int8
+    weights are inference-only and their activations are counted in fp32 (dynamic quantization
+    computes in float). ``checkpointing`` (training only): gradient checkpointing of every executed
+    encoder layer, see the module docstring; its recomputation FLOPs are `count_flops(recompute=True)`.
     ``dropout`` (every dropout layer) defaults to the family default of ``cfg.to_hf()``: BERT 0.1,
     ALBERT 0.0 (to_hf leaves ALBERT's SOP classifier dropout at transformers' 0.1, a B*H mask left
     out here). ``device``: "cuda" (default) or "cpu", see `activation_bytes_terms`.
@@ -224,6 +295,14 @@ def estimate_memory(
         raise ValueError(f"training must be True or False, got {training!r}")
     if training and dtype == "int8":
         raise ValueError("dtype 'int8' is inference-only: training needs fp32, fp16 or bf16 weights")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r:.40}")
+    if precision == "mixed" and dtype not in ("fp16", "bf16"):
+        raise ValueError(f"precision 'mixed' needs dtype fp16 or bf16 (the compute dtype), got {dtype!r}")
+    if not isinstance(checkpointing, bool):
+        raise ValueError(f"checkpointing must be True or False, got {checkpointing!r:.40}")
+    if checkpointing and not training:
+        raise ValueError("checkpointing applies to training only (training=True)")
     if dropout is None:
         dropout = DEFAULT_DROPOUT[cfg.family]
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
@@ -231,17 +310,22 @@ def estimate_memory(
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
 
-    nbytes = DTYPE_BYTES[dtype]
     params = count_params(cfg).total
-    act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else nbytes
-    groups = activation_bytes_terms(cfg, batch, seq_len, act_bytes, training, dropout, device=device)
+    states = state_bytes(params, unused_params(cfg), dtype, optimizer, training, precision)
+    act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else DTYPE_BYTES[dtype]
+    groups = activation_bytes_terms(
+        cfg, batch, seq_len, act_bytes, training, dropout, device=device, checkpointing=checkpointing
+    )
     groups = {k: int(v) for k, v in groups.items()}
     return MemoryEstimate(
-        weights=params * nbytes,
-        gradients=params * nbytes if training else 0,
-        optimizer=params * nbytes * OPTIMIZER_STATES[optimizer] if training else 0,
+        weights=int(states["weights"]),
+        gradients=int(states["gradients"]),
+        optimizer=int(states["optimizer"]),
         activations=sum(groups.values()),
         activation_groups=groups,
         dtype=dtype,
         training=training,
+        precision=precision,
+        checkpointing=checkpointing,
+        master_weights=int(states["master_weights"]),
     )

@@ -24,7 +24,7 @@ from albert_core.config import (
     check_seq_len,
 )
 from albert_core.flops import flop_terms, training_factor
-from albert_core.memory import DEFAULT_DROPOUT, OPTIMIZER_STATES, activation_bytes_terms
+from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms, state_bytes, unused_params
 from albert_core.params import COMPONENT_INFO, param_terms
 
 FIELDS = tuple(f.name for f in fields(ModelConfig))
@@ -74,11 +74,9 @@ def _metrics(c: Any, batch: int, seq_len: int, dtype: str, optimizer: str) -> di
     # Memory as estimate_memory(cfg, batch, seq_len, dtype, optimizer, training=True); int8 weights are
     # inference-only, so for int8 the inference figures are given (no gradients or optimizer state).
     training = dtype != "int8"
-    nbytes = DTYPE_BYTES[dtype]
-    act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else nbytes
-    weights = out["params"] * nbytes
-    grads = weights if training else 0 * weights
-    opt = weights * OPTIMIZER_STATES[optimizer] if training else 0 * weights
+    act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else DTYPE_BYTES[dtype]
+    states = state_bytes(out["params"], unused_params(c), dtype, optimizer, training)
+    weights, grads, opt = states["weights"], states["gradients"], states["optimizer"]
     groups = activation_bytes_terms(c, batch, seq_len, act_bytes, training, DEFAULT_DROPOUT[c.family])
     acts = sum(groups.values())
     out.update(

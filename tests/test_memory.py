@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 import transformers
+from checkpointing import checkpoint_layers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -144,6 +145,83 @@ def test_cuda_masks_are_bool_and_dropout_zero_saves_no_mask():
     assert estimate_memory(cfg, 2, 16, dropout=0.0, device="cpu").activations == none
 
 
+def checkpointed_saved(model, kwargs) -> tuple[int, int]:
+    """Activation bytes of a training step with every encoder layer checkpointed: the unique storages
+    saved for backward outside the checkpointed layers, the layers' inputs (kept by the checkpoints)
+    and what one layer saves when the backward recomputes it (its forward run again as recorded).
+    Returns (bytes, checkpointed layer calls)."""
+    skip = {t.untyped_storage().data_ptr() for t in (*model.parameters(), *model.buffers())}
+    saved: dict[int, int] = {}
+
+    def note(t: torch.Tensor) -> torch.Tensor:
+        storage = t.untyped_storage()
+        if storage.data_ptr() not in skip:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    calls: list = []
+    checkpoint_layers(model, calls)
+    with torch.autograd.graph.saved_tensors_hooks(note, lambda t: t):
+        out = model(**kwargs)  # inside a checkpointed layer torch's own hooks replace these
+    for _, args, kw in calls:
+        for t in (*args, *kw.values()):
+            if torch.is_tensor(t):
+                note(t)
+    fn, args, kw = calls[-1]
+    with torch.autograd.graph.saved_tensors_hooks(note, lambda t: t):
+        again = fn(*args, **kw)  # what the backward's recompute of the last layer saves
+    assert out is not None and again is not None
+    return sum(saved.values()), len(calls)
+
+
+@pytest.mark.parametrize(
+    ("changes", "batch", "seq_len", "dtype", "dropout"),
+    [
+        (dict(family="bert", head="pretraining", sharing="none"), 2, 16, "fp32", None),
+        (dict(family="bert", head="masked-lm", sharing="none", num_layers=4), 2, 32, "bf16", 0.0),
+        (dict(family="bert", head="model", sharing="none", hidden_act="relu", num_layers=3), 4, 16, "fp32", 0.1),
+        (dict(family="albert", head="pretraining", inner_group_num=2), 2, 16, "fp32", None),
+        (dict(family="albert", head="masked-lm", num_layers=4, num_hidden_groups=2), 1, 48, "bf16", 0.1),
+    ],
+)
+def test_checkpointing_activations_match_saved_tensors(changes, batch, seq_len, dtype, dropout):
+    cfg = ModelConfig(**{**SMALL, **changes})
+    p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    model = hf_model(cfg, p).to(TORCH_DTYPES[dtype])
+    got, calls = checkpointed_saved(model, forward_kwargs(cfg, batch, seq_len))
+    assert calls == cfg.executed_layers  # every executed layer (L*K) is checkpointed
+    est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu", checkpointing=True)
+    assert abs(est.activations - got) <= 0.10 * got, (cfg.label, got, est.activations)
+    plain = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu")
+    assert est.activations < plain.activations
+    assert est.activation_groups["heads"] == plain.activation_groups["heads"]  # heads are not checkpointed
+    assert "checkpointing" in est.note and "estimate" in est.note
+    assert (est.weights, est.gradients, est.optimizer) == (plain.weights, plain.gradients, plain.optimizer)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(training_cases())
+def test_checkpointing_activations_match_saved_tensors_drawn(case):
+    cfg, batch, seq_len, dtype, dropout = case
+    p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    got, _ = checkpointed_saved(hf_model(cfg, p).to(TORCH_DTYPES[dtype]), forward_kwargs(cfg, batch, seq_len))
+    est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu", checkpointing=True).activations
+    assert abs(est - got) <= 0.10 * got, (cfg, batch, seq_len, dtype, dropout, got, est)
+
+
+def test_checkpointing_keeps_one_layer_and_the_layer_inputs():
+    """Saved activations of the encoder grow by one B*S*H input per layer instead of a whole layer."""
+    cfg = PRESETS["bert-base"]
+    B, S, b = 8, 128, 2
+    one, two = (
+        estimate_memory(cfg.replace(num_layers=n), B, S, "bf16", checkpointing=True).activation_groups["encoder"]
+        for n in (1, 2)
+    )
+    assert two - one == B * S * 768 * b
+    full_one = estimate_memory(cfg.replace(num_layers=1), B, S, "bf16").activation_groups["encoder"]
+    assert one == full_one
+
+
 # ----------------------------------------------------------------------------- exact figures
 @pytest.mark.parametrize("name", ["albert-base", "albert-xxlarge", "bert-base"])
 @pytest.mark.parametrize("head", ["model", "pretraining", "masked-lm"])
@@ -167,24 +245,114 @@ def _state_bytes(opt: torch.optim.Optimizer) -> int:
     )
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
-@pytest.mark.parametrize(("family", "head", "dtype"), [("albert", "pretraining", "fp32"), ("bert", "model", "bf16")])
-def test_gradients_and_optimizer_states_equal_torch(optimizer, family, head, dtype):
-    cfg = ModelConfig(**SMALL, family=family, head=head, sharing="all" if family == "albert" else "none")
+def _bytes(tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+
+
+OPTIMIZERS = {
+    "sgd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
+    "adam": lambda p: torch.optim.Adam(p, lr=1e-3),
+    "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3),
+}
+
+
+def train_step(cfg: ModelConfig, dtype: str, optimizer: str, precision: str = "pure"):
+    """One real training step; returns (model, fp32 master parameters or None, optimizer).
+
+    pure: torch's optimizer on the model cast to ``dtype``. mixed: the model in ``dtype`` computes
+    the loss and its gradients; the optimizer updates an fp32 master copy of every parameter, whose
+    gradients are the model's gradients cast to fp32, and the result is copied back into the model.
+    """
     model = hf_model(cfg).to(TORCH_DTYPES[dtype])
+    master = [p.detach().float().requires_grad_() for p in model.parameters()] if precision == "mixed" else None
+    opt = OPTIMIZERS[optimizer](master if master is not None else model.parameters())
     out = model(**forward_kwargs(cfg, 2, 8))
-    loss = out.loss if head != "model" else out.last_hidden_state.sum() + out.pooler_output.sum()
+    loss = out.loss if cfg.head != "model" else out.last_hidden_state.sum() + out.pooler_output.sum()
     loss.backward()
-    opt = {
-        "sgd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
-        "adam": lambda p: torch.optim.Adam(p, lr=1e-3),
-        "adamw": lambda p: torch.optim.AdamW(p, lr=1e-3),
-    }[optimizer](model.parameters())
+    if master is not None:
+        for m, p in zip(master, model.parameters(), strict=True):
+            m.grad = None if p.grad is None else p.grad.float()
     opt.step()
+    if master is not None:
+        with torch.no_grad():
+            for m, p in zip(master, model.parameters(), strict=True):
+                p.copy_(m)
+                m.grad = None  # the fp32 gradient view is transient
+    return model, master, opt
+
+
+STEP_CASES = [
+    # (family, head, dtype, tie_word_embeddings)
+    ("albert", "pretraining", "fp32", True),
+    ("bert", "model", "bf16", True),
+    ("albert", "masked-lm", "fp32", False),  # untied: predictions.bias gets no gradient
+    ("bert", "pretraining", "bf16", False),
+]
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
+@pytest.mark.parametrize(("family", "head", "dtype", "tie"), STEP_CASES)
+def test_gradients_and_optimizer_states_equal_torch(optimizer, family, head, dtype, tie):
+    cfg = ModelConfig(
+        **SMALL, family=family, head=head, sharing="all" if family == "albert" else "none", tie_word_embeddings=tie
+    )
+    model, _, opt = train_step(cfg, dtype, optimizer)
     est = estimate_memory(cfg, 2, 8, dtype, optimizer)
-    assert est.gradients == sum(p.grad.numel() * p.grad.element_size() for p in model.parameters())
+    assert est.weights == _bytes(model.parameters())
+    assert est.gradients == _bytes(p.grad for p in model.parameters())
     assert est.optimizer == _state_bytes(opt)
-    assert est.optimizer == {"sgd": 1, "adam": 2, "adamw": 2}[optimizer] * est.weights
+    assert est.master_weights == 0
+    unused = [name for name, p in model.named_parameters() if p.grad is None]
+    assert unused == ([] if tie else [n for n in dict(model.named_parameters()) if n.endswith("predictions.bias")])
+    if not tie:
+        assert est.gradients == est.weights - cfg.vocab_size * TORCH_DTYPES[dtype].itemsize
+
+
+MIXED_CASES = [
+    ("bert", "model", "bf16", True),
+    ("albert", "masked-lm", "bf16", False),
+    ("bert", "pretraining", "bf16", False),
+    ("albert", "pretraining", "fp16", True),
+]
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adamw"])
+@pytest.mark.parametrize(("family", "head", "dtype", "tie"), MIXED_CASES)
+def test_mixed_precision_equals_master_copy_and_fp32_states(optimizer, family, head, dtype, tie):
+    """16-bit model + fp32 master copy + torch's optimizer on the master copy, after one step."""
+    cfg = ModelConfig(
+        **SMALL, family=family, head=head, sharing="all" if family == "albert" else "none", tie_word_embeddings=tie
+    )
+    model, master, opt = train_step(cfg, dtype, optimizer, precision="mixed")
+    assert {p.dtype for p in model.parameters()} == {TORCH_DTYPES[dtype]}
+    est = estimate_memory(cfg, 2, 8, dtype, optimizer, precision="mixed")
+    assert est.weights == _bytes(model.parameters())
+    assert est.gradients == _bytes(p.grad for p in model.parameters())
+    assert est.master_weights == _bytes(master)
+    assert {v.dtype for s in opt.state.values() for k, v in s.items() if k != "step"} == {torch.float32}
+    assert est.optimizer == _bytes(master) + _state_bytes(opt)
+    # activations: the model computes in the 16-bit dtype, as the pure precision
+    assert est.activations == estimate_memory(cfg, 2, 8, dtype, optimizer).activations
+
+
+@pytest.mark.parametrize(("name", "params"), [("albert-base", 11_813_810), ("bert-base", 110_106_428)])
+def test_bytes_per_parameter_per_precision(name, params):
+    """AdamW, tied pretraining models (every parameter trained): fp32 16 bytes per parameter, pure
+    bf16 8, mixed bf16 16 (2 weights + 2 gradients + 4 master + 8 moments). Counts from transformers."""
+    cfg = PRESETS[name].replace(head="pretraining")
+    per_param = {}
+    for dtype, precision in (("fp32", "pure"), ("bf16", "pure"), ("bf16", "mixed"), ("fp16", "mixed")):
+        est = estimate_memory(cfg, 8, 128, dtype, "adamw", precision=precision)
+        states = est.weights + est.gradients + est.optimizer
+        assert states % params == 0
+        per_param[dtype, precision] = states // params
+    assert per_param == {("fp32", "pure"): 16, ("bf16", "pure"): 8, ("bf16", "mixed"): 16, ("fp16", "mixed"): 16}
+    mixed = estimate_memory(cfg, 8, 128, "bf16", "adamw", precision="mixed")
+    assert (mixed.weights, mixed.gradients, mixed.master_weights) == (2 * params, 2 * params, 4 * params)
+    assert mixed.optimizer == 12 * params
+    assert estimate_memory(cfg, 8, 128, "bf16", "none", precision="mixed").optimizer == 0  # nothing to update
+    inference = estimate_memory(cfg, 8, 128, "bf16", "adamw", training=False, precision="mixed")
+    assert (inference.weights, inference.gradients, inference.optimizer) == (2 * params, 0, 0)
 
 
 # ----------------------------------------------------------------------------- inference peak
@@ -309,6 +477,11 @@ def test_vectorised_terms_equal_scalar():
         (dict(dropout=True), ("dropout",)),
         (dict(training="yes"), ("training",)),
         (dict(device="tpu"), ("device",)),
+        (dict(precision="amp"), ("precision", "pure", "mixed")),
+        (dict(precision="mixed"), ("precision", "fp16", "bf16")),  # fp32 is no mixed precision
+        (dict(precision="mixed", dtype="int8", training=False), ("precision", "fp16", "bf16")),
+        (dict(checkpointing="yes"), ("checkpointing",)),
+        (dict(checkpointing=True, training=False), ("checkpointing", "training")),
     ],
 )
 def test_bad_input_names_field(kwargs, words):
