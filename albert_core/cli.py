@@ -29,6 +29,7 @@ from albert_core.config import (
     check_seq_len,
 )
 from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct
+from albert_core.memory import PRECISIONS
 
 # CLI option -> ModelConfig field, for the numeric overrides.
 INT_OPTIONS = {
@@ -184,7 +185,7 @@ def _flops_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str,
         f"batch {work.batch}, sequence {work.seq_len}, {args.convention} convention\n"
         f"forward  {fmt_flops(forward)} ({fmt_count(forward // 2)} MACs)\n"
         f"training {fmt_flops(training)} (forward + backward"
-        f"{', with recomputation' if args.recompute else ''})"
+        f"{', with gradient checkpointing: the encoder layers run forward twice' if args.recompute else ''})"
     )
     data = {"forward": forward, "training": training, "macs": forward // 2, "components": comps}
     return data, f"{_title(cfg)}\n\n{text}\n\n{summary}"
@@ -204,13 +205,22 @@ def _memory_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str
         dtype=work.dtype,
         optimizer=work.optimizer,
         training=not args.inference,
+        precision=args.precision,
+        checkpointing=args.checkpointing,
     )
     data = {part: int(getattr(est, part)) for part in MEMORY_PARTS}
     rows = [(part, fmt_count(n), fmt_bytes(n), fmt_bytes(n, binary=True)) for part, n in data.items()]
     text = table(("part", "bytes", "decimal", "binary"), rows, (False, True, True, True))
+    data["master_weights"] = est.master_weights  # part of optimizer
     mode = "inference" if args.inference else f"training with {work.optimizer}"
-    head = f"{_title(cfg)}\nbatch {work.batch}, sequence {work.seq_len}, {work.dtype} weights, {mode}"
-    return data, f"{head}\n\n{text}\n\nactivations are an estimate; weights are exact"
+    if args.checkpointing:
+        mode += ", gradient checkpointing"
+    precision = f"{work.dtype} weights" if args.precision == "pure" else f"mixed {work.dtype}/fp32"
+    head = f"{_title(cfg)}\nbatch {work.batch}, sequence {work.seq_len}, {precision}, {mode}"
+    notes = ["activations are an estimate; weights, gradients and optimizer states are exact"]
+    if est.master_weights:
+        notes.append(f"optimizer includes the fp32 master weights ({fmt_bytes(est.master_weights)})")
+    return data, f"{head}\n\n{text}\n\n" + "\n".join(notes)
 
 
 def _presets_report() -> tuple[dict[str, Any], str]:
@@ -270,12 +280,19 @@ def build_parser() -> _Parser:
                    help="matmul: 2mnk per matmul (default); full: plus element-wise work")
     p.add_argument("--mlm-fraction", type=_fraction, default=1.0, metavar="F",
                    help="share of tokens the MLM head runs on (default 1: all, as transformers)")
-    p.add_argument("--recompute", action="store_true", help="activation recomputation in training")
+    p.add_argument("--recompute", "--checkpointing", dest="recompute", action="store_true",
+                   help="gradient checkpointing: the backward recomputes every encoder layer's forward")
 
     p = sub.add_parser("memory", parents=[model], help="bytes for weights, gradients, optimizer, activations")
     shape(p, 8)
     p.add_argument("--dtype", choices=tuple(DTYPE_BYTES), default="fp32")
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    p.add_argument("--precision", choices=PRECISIONS, default="pure",
+                   help="pure: everything in --dtype (default); mixed: --dtype fp16/bf16 model with fp32 "
+                        "master weights and fp32 optimizer states")
+    p.add_argument("--checkpointing", "--recompute", dest="checkpointing", action="store_true",
+                   help="gradient checkpointing of every encoder layer (activations: the layers' inputs "
+                        "plus one recomputed layer)")
     p.add_argument("--inference", action="store_true", help="no gradients, optimizer or saved activations")
 
     p = sub.add_parser("export-hf", parents=[model], help="the transformers config.json of the model")

@@ -302,7 +302,7 @@ def estimate_memory(
     if not isinstance(checkpointing, bool):
         raise ValueError(f"checkpointing must be True or False, got {checkpointing!r:.40}")
     if checkpointing and not training:
-        raise ValueError("checkpointing applies to training only (training=True)")
+        raise ValueError("checkpointing applies to training only, not to inference")
     if dropout is None:
         dropout = DEFAULT_DROPOUT[cfg.family]
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:

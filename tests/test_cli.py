@@ -153,7 +153,7 @@ def test_flops_table_and_options(capsys):
 
 def test_memory_json_is_bytes(capsys):
     got = run_json(capsys, "memory", "--preset", "bert-base", "--dtype", "fp16", "--optimizer", "adam")
-    assert set(got) == {"weights", "gradients", "optimizer", "activations", "total"}
+    assert set(got) == {"weights", "gradients", "optimizer", "activations", "total", "master_weights"}
     assert got["weights"] == FACTS["bert-base"][0] * 2  # exact: every parameter in 2 bytes
     assert got["optimizer"] > 0 and got["activations"] > 0
     assert got["total"] == got["weights"] + got["gradients"] + got["optimizer"] + got["activations"]
@@ -161,6 +161,23 @@ def test_memory_json_is_bytes(capsys):
     assert (inference["gradients"], inference["optimizer"]) == (0, 0)
     assert inference["weights"] == FACTS["bert-base"][0] * 4
     assert "MB" in run(capsys, "memory")
+    assert got["master_weights"] == 0
+
+
+def test_memory_precision_and_checkpointing(capsys):
+    params = FACTS["bert-base"][0]  # BertModel: every parameter gets a gradient
+    mixed = run_json(capsys, "memory", "--preset", "bert-base", "--dtype", "bf16", "--precision", "mixed")
+    assert (mixed["weights"], mixed["gradients"], mixed["master_weights"]) == (2 * params, 2 * params, 4 * params)
+    assert mixed["optimizer"] == 12 * params  # fp32 master copy + two fp32 AdamW moments
+    pure = run_json(capsys, "memory", "--preset", "bert-base", "--dtype", "bf16")
+    assert pure["optimizer"] == 4 * params and pure["activations"] == mixed["activations"]
+    for flag in ("--checkpointing", "--recompute"):
+        ckpt = run_json(capsys, "memory", "--preset", "bert-base", "--dtype", "bf16", flag)
+        assert ckpt["activations"] < pure["activations"] and ckpt["weights"] == pure["weights"]
+    assert "master weights" in run(capsys, "memory", "--dtype", "fp16", "--precision", "mixed")
+    assert "checkpointing" in run(capsys, "memory", "--checkpointing")
+    flops = run_json(capsys, "flops", "--checkpointing")
+    assert flops == run_json(capsys, "flops", "--recompute")
 
 
 def test_presets_lists_every_preset(capsys):
@@ -197,6 +214,9 @@ def test_presets_lists_every_preset(capsys):
         (["flops", "--mlm-fraction", "nan"], "--mlm-fraction"),
         (["memory", "--dtype", "fp8"], "--dtype"),
         (["memory", "--optimizer", "lion"], "--optimizer"),
+        (["memory", "--precision", "amp"], "--precision"),
+        (["memory", "--precision", "mixed"], "precision"),  # fp32 is no mixed precision
+        (["memory", "--checkpointing", "--inference"], "checkpointing"),
         (["export-hf", "--sharing", "ffn"], "sharing"),
         (["export-hf", "--sharing", "attention"], "sharing"),
     ],
