@@ -135,6 +135,21 @@ def test_training_activations_match_saved_tensors_drawn(case):
     assert abs(est - got) <= 0.10 * got, (cfg, batch, seq_len, dtype, dropout, got, est)
 
 
+def test_paper_bert_twin_activations_use_gelu_and_bert_dropout():
+    """The paper's BERT beside an ALBERT: gelu (not ALBERT's gelu_new) and BERT's dropout 0.1, which
+    estimate_memory takes from the family when ``dropout`` is not given."""
+    albert = ModelConfig(**SMALL, family="albert", head="pretraining")
+    twin = albert.bert_twin().replace(hidden_act="gelu")
+    assert twin.to_hf()["hidden_dropout_prob"] == DEFAULT_DROPOUT["bert"] == 0.1
+    measured = {}
+    for name, cfg in (("albert", albert), ("twin", twin)):
+        got, est = measured_training_activations(cfg, 2, 32)
+        assert abs(est - got) <= 0.10 * got, (name, got, est)
+        measured[name] = got
+    ratio = estimate_memory(albert, 2, 32, device="cpu").activations / estimate_memory(twin, 2, 32, device="cpu").activations
+    assert abs(ratio / (measured["albert"] / measured["twin"]) - 1) <= 0.10
+
+
 def test_cuda_masks_are_bool_and_dropout_zero_saves_no_mask():
     cfg = ModelConfig(**SMALL, family="bert", sharing="none")
     cpu = estimate_memory(cfg, 2, 16, dropout=0.1, device="cpu").activations
