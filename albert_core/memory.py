@@ -12,8 +12,10 @@ Precision (``precision``, with a 16-bit ``dtype``):
   every parameter that the optimizer updates, with fp32 optimizer states (the mixed-precision
   recipe of Micikevicius et al. 2018 and ZeRO's accounting, Rajbhandari et al. 2020): AdamW
   2 + 2 + (4 + 8) = 16 bytes per parameter, the master copy counted with the optimizer states.
-  The fp32 view of each gradient the step reads is transient and not counted (training-memory
-  calculators that keep an fp32 gradient buffer count 4 bytes more per parameter).
+  The fp32 copies of the gradients that the optimizer step reads are transient and not counted
+  (training-memory calculators that keep a persistent fp32 gradient buffer count 4 bytes more per
+  parameter). torch.autocast on an fp32 model is not this recipe: its weights, gradients and states
+  are fp32 (``dtype="fp32"``), only some activations are 16-bit.
 
 Activations are an analytic estimate written as plain arithmetic on the config's numbers, so that
 `activation_bytes_terms` also runs on numpy int64 columns of many configs (`albert_core.sweeps`).
