@@ -14,7 +14,9 @@ of every executed encoder layer, as transformers' ``gradient_checkpointing_enabl
 (checkpointing each ``BertLayer``): the backward runs the forward of the L*K attention + FFN layers
 once more (their element-wise work too, in the "full" convention); the embeddings, ALBERT's E->H
 projection and the heads are not recomputed. For bert-base at 128 tokens that is 3.78x the forward,
-not 4x. The recomputed FLOPs equal FlopCounterMode's extra count exactly (`RECOMPUTED`).
+not 4x. ALBERT follows the same rule with each of its L*K executed layers checkpointed
+(transformers 5.24's ALBERT does not support gradient checkpointing; the tests wrap each
+``AlbertLayer`` in ``torch.utils.checkpoint``). The recomputed FLOPs equal FlopCounterMode's extra count exactly (`RECOMPUTED`).
 `flop_terms` is plain arithmetic on config numbers and also runs on numpy columns (sweeps).
 """
 
