@@ -57,6 +57,25 @@ def _rerun_ms(at, key: str, values: list[int]) -> list[float]:
     return out
 
 
+PAGES = ("pages/explorer.py", "pages/scaling.py", "pages/live_model.py", "pages/compare.py", "pages/paper.py")
+
+
+def per_page(n: int = 10) -> dict[str, dict[str, float]]:
+    """Median rerun of every page after an L slider change between two depths (cached config)."""
+    from streamlit.testing.v1 import AppTest
+
+    _stay_in_navigation_mode()
+    _keep_compiled_scripts()
+    out = {}
+    for page in PAGES:
+        at = AppTest.from_file(APP, default_timeout=120)
+        at.run()
+        at.switch_page(page).run()
+        _rerun_ms(at, "cfg_L", [12, 24])  # warm the caches of both depths
+        out[page] = summary(_rerun_ms(at, "cfg_L", [12, 24] * (n // 2)))
+    return out
+
+
 def run() -> dict:
     from streamlit.testing.v1 import AppTest
 
@@ -68,14 +87,18 @@ def run() -> dict:
     fresh = summary(_rerun_ms(at, "cfg_H", [64 * k for k in range(2, 2 + N)]))
     # Back and forth between two depths: the report comes from st.cache_data.
     cached = summary(_rerun_ms(at, "cfg_L", [12, 24] * (N // 2)))
+    pages = per_page()
     return {
-        "title": "App rerun (Explorer page)",
+        "title": "App rerun",
         "figures": [
             figure("Explorer rerun after an H slider change (new config)", fresh, "ms", goal=f"< {GOAL_MS:.0f}",
                    met=fresh["median"] < GOAL_MS, reason=f"AppTest, median of {N} new hidden sizes"),
             figure("Explorer rerun after an L slider change (cached config)", cached, "ms",
                    goal=f"< {GOAL_MS:.0f}", met=cached["median"] < GOAL_MS,
                    reason=f"AppTest, median of {N} alternating depths"),
+            *(figure(f"{page} rerun after an L slider change (cached config)", stats, "ms",
+                     goal=f"< {GOAL_MS:.0f}", met=stats["median"] < GOAL_MS,
+                     reason="AppTest, median of 10 alternating depths") for page, stats in pages.items()),
         ],
         "notes": ["Includes AppTest's own script-runner start-up and element-tree parsing, so the real "
                   "server's rerun is a little faster. Compiled scripts are kept between runs, as a server does."],
@@ -83,4 +106,6 @@ def run() -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(), indent=2))
+    import sys
+
+    print(json.dumps(per_page() if "--pages" in sys.argv else run(), indent=2))

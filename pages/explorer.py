@@ -7,9 +7,8 @@ import streamlit as st
 
 from albert_core import ModelConfig, Workload, count_params
 from albert_core.config import HEAD_LABELS
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from ui import exports, figures_explorer
-from ui.sidebar import inert
 from ui.state import cached_report, current
 
 
@@ -180,6 +179,6 @@ with c[2]:
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
 if hf_problem:
-    st.caption(inert(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
+    st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
                "shared-FFN modes have no transformers class.")
 st.caption("Charts: use the camera icon in each chart's toolbar to save a PNG.")

@@ -10,8 +10,7 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from albert_core import PRESETS, ModelConfig, count_params
-from albert_core.format import fmt_count, fmt_params, fmt_pct
-from ui.sidebar import inert
+from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
 from ui.state import current
 
 cfg, wl = current()
@@ -243,10 +242,10 @@ if make_sop_pairs is not None:
         with st.container(key="paper_masked"):
             st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
         spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
-        st.caption(inert(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
+        st.caption(escape_markdown(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
                          "predict each masked word from the context on both sides."))
     except ValueError as exc:
-        st.warning(inert(f"Could not build examples: {exc}"))
+        st.warning(escape_markdown(f"Could not build examples: {exc}"))
 else:
     st.markdown("- **MLM n-gram masking:** 15% of the tokens are masked in spans of n whole words, n ≤ 3 with "
                 "p(n) ∝ 1/n (6/11, 3/11, 2/11), so the model predicts whole phrases, not single pieces.")

@@ -6,12 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from albert_core import PRESETS, ModelConfig, Workload
+from albert_core import PRESETS, ModelConfig, Workload, coerce
 from albert_core.config import SHARING_LABELS
-from albert_core.format import fmt_bytes, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import escape_markdown, fmt_bytes, fmt_params, fmt_pct, fmt_ratio
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
-from ui.sidebar import inert
 from ui.state import cached_report, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
@@ -72,7 +71,7 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
     nothing shared), so the E-charts show what factorization alone would do to it."""
     if cfg.family == "albert":
         return cfg
-    return cfg.replace(family="albert", embedding_size=min(128, cfg.hidden_size), sharing="none")
+    return coerce({"family": "albert", "sharing": "none"}, cfg).config
 
 
 def takeaway(text: str) -> None:
@@ -87,7 +86,7 @@ chart = {"width": "stretch"}
 
 st.title("Scaling")
 st.caption(
-    f"Current config: **{inert(cfg.label)}** ({fmt_params(total)} params), starred in every chart. "
+    f"Current config: **{escape_markdown(cfg.label)}** ({fmt_params(total)} params), starred in every chart. "
     f"Workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, {wl.optimizer}. All counts are exact "
     "(the same code as the Explorer); only activation memory is an estimate."
 )

@@ -14,7 +14,7 @@ from facts import MODEL_COUNTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from albert_core import PRESETS, ModelConfig, Workload
+from albert_core import PRESETS, ModelConfig, Workload, urls
 from ui import exports
 
 # Exact transformers counts (albert-facts.md), XModel.
@@ -125,19 +125,19 @@ def configs(draw) -> ModelConfig:
 @settings(max_examples=60, deadline=None)
 @given(configs())
 def test_pin_round_trip(cfg):
-    entry = exports.encode_pin(cfg)
-    assert "," not in entry and exports.decode_pin(entry) == cfg
-    assert exports.decode_pins(exports.encode_pins([entry, "bert-base"]))[0][-1] == "bert-base"
+    entry = urls.encode_pin(cfg)
+    assert "," not in entry and urls.decode_pin(entry) == cfg
+    assert urls.decode_pins(urls.encode_pins([entry, "bert-base"]))[0][-1] == "bert-base"
 
 
 def test_pins_are_canonical_and_bounded():
-    assert exports.encode_pin(PRESETS["albert-large"]) == "albert-large"
-    assert exports.encode_pin(ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, num_layers=24)) \
+    assert urls.encode_pin(PRESETS["albert-large"]) == "albert-large"
+    assert urls.encode_pin(ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, num_layers=24)) \
         == "albert-large"
-    entries, problems = exports.decode_pins("bert-base,H.1024~heads.16,nope,H.abc,<b>x</b>,bert-base")
+    entries, problems = urls.decode_pins("bert-base,H.1024~heads.16,nope,H.abc,<b>x</b>,bert-base")
     assert entries == ["bert-base", "H.1024~heads.16"]
     assert len(problems) == 3 and any("H='abc'" in p for p in problems)
     many = ",".join(f"L.{n}" for n in range(1, 12))
-    entries, problems = exports.decode_pins(many)
-    assert len(entries) == exports.MAX_PINS and "at most" in problems[-1]
-    assert exports.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])
+    entries, problems = urls.decode_pins(many)
+    assert len(entries) == urls.MAX_PINS and "at most" in problems[-1]
+    assert urls.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])

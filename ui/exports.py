@@ -12,8 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from albert_core import PRESETS, ModelConfig, Workload, count_flops, count_params, estimate_memory
-from albert_core.config import QUERY_KEYS
+from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.memory import DEFAULT_DROPOUT
 from albert_core.params import ParamBreakdown
 
@@ -101,57 +100,3 @@ def dumps(rep: dict[str, Any]) -> str:
 
 def report_json(cfg: ModelConfig, wl: Workload) -> str:
     return dumps(report(cfg, wl))
-
-
-# ----------------------------------------------------------------------------- Compare pin codec
-# The Compare page's pinned set travels in one URL value: comma-separated entries, each a preset name
-# or the config's non-default URL fields as `key.value` pairs joined by `~` (e.g. `H.1024~L.24`).
-# Neither separator occurs in a URL key or value, so decoding is a plain split.
-MAX_PINS = 8
-_MAX_PIN_TEXT = 1200
-
-
-def encode_pin(cfg: ModelConfig) -> str:
-    preset = next((name for name, p in PRESETS.items() if p == cfg), None)
-    if preset:
-        return preset
-    default = ModelConfig().to_query()
-    pairs = [f"{k}.{v}" for k, v in cfg.to_query().items() if default[k] != v]
-    return "~".join(pairs) or "albert-base"
-
-
-def decode_pin(entry: str) -> ModelConfig:
-    """Strict: ValueError (naming the entry) for anything that is not a preset or a valid config."""
-    if entry in PRESETS:
-        return PRESETS[entry]
-    fields: dict[str, str] = {}
-    for pair in entry.split("~"):
-        key, dot, value = pair.partition(".")
-        if not dot or key not in QUERY_KEYS or key in fields:
-            raise ValueError(f"pin {entry[:40]!r}: expected a preset name or key.value pairs joined by ~")
-        fields[key] = value
-    return ModelConfig.from_query(fields)
-
-
-def decode_pins(text: str) -> tuple[list[str], list[str]]:
-    """Lenient: (valid entries in canonical form, plain-text problems). At most MAX_PINS entries."""
-    problems: list[str] = []
-    if len(text) > _MAX_PIN_TEXT:
-        return [], [f"URL value pin is too long ({len(text):,} characters)"]
-    entries: list[str] = []
-    for raw in filter(None, text.split(",")):
-        try:
-            entry = encode_pin(decode_pin(raw))
-        except ValueError as exc:
-            problems.append(str(exc))
-            continue
-        if entry not in entries:
-            entries.append(entry)
-    if len(entries) > MAX_PINS:
-        problems.append(f"URL value pin: at most {MAX_PINS} configs can be pinned; kept the first {MAX_PINS}")
-        entries = entries[:MAX_PINS]
-    return entries, problems
-
-
-def encode_pins(entries: list[str]) -> str:
-    return ",".join(entries)

@@ -18,6 +18,7 @@ from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
 from albert_core import ModelConfig
+from albert_core.coerce import switch_family
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 
@@ -126,11 +127,11 @@ def flops_takeaway(components: Mapping[str, int], forward: int, seq_len: int) ->
 
 
 def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
-    """For a BERT: the ALBERT whose BERT twin it is (E = 128 or H if smaller, all layers shared), so the
-    "smaller or faster?" panel has something to compare; None if there is no such ALBERT."""
+    """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.coerce`: E = 128
+    or H if smaller, all layers shared), so the "smaller or faster?" panel has something to compare;
+    None if there is no such ALBERT."""
     try:
-        alt = cfg.replace(family="albert", embedding_size=min(128, cfg.hidden_size), sharing="all",
-                          num_hidden_groups=1, inner_group_num=1)
+        alt = switch_family(cfg, "albert")
     except ValueError:
         return None
     return alt if alt.bert_twin() == cfg else None
