@@ -7,7 +7,7 @@ import streamlit as st
 from albert_core import PRESETS, urls
 from albert_core.format import escape_markdown
 from ui import figures_explorer
-from ui.state import cached_report, current
+from ui.state import cached_result, current
 
 PIN_PARAM = urls.PIN_PARAM
 PINS_KEY = "compare_pins"  # the multiselect
@@ -68,14 +68,13 @@ for entry in pins:
     pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
     if pwl is not wl:
         notes.append(f"{_label(entry)}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
-    rep = cached_report(pcfg, pwl)
-    mem = rep["memory"]["training"] or rep["memory"]["inference"]
+    own = cached_result(pcfg, pwl).own
     rows.append({
         "name": _label(entry), "family": pcfg.family.upper(), "V": pcfg.vocab_size, "E": pcfg.embedding_size,
         "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
         "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
-        "params": rep["params"]["total"], "forward_flops": rep["flops"]["forward_per_sequence"],
-        "training_memory": mem["total"],
+        "params": own.params.total, "forward_flops": own.flops_sequence.forward,
+        "training_memory": own.memory.total,
     })
 df = figures_explorer.compare_frame(rows)
 for note in notes:

@@ -11,7 +11,7 @@ from albert_core.config import SHARING_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_params, fmt_pct, fmt_ratio
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
-from ui.state import cached_report, current
+from ui.state import cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -80,8 +80,8 @@ def takeaway(text: str) -> None:
 
 cfg, wl = current()
 view = repr((cfg, wl))  # complete: both are frozen dataclasses of plain values
-rep = cached_report(cfg, wl)
-total = rep["params"]["total"]
+res = cached_result(cfg, wl)
+total = res.own.params.total
 chart = {"width": "stretch"}
 
 st.title("Scaling")
@@ -132,7 +132,7 @@ with left:
     acfg = albert_form(cfg)
     df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
                       _with(E_VALUES, acfg.embedding_size), wl=wl)
-    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, rep["params"]["groups"]["embeddings"])),
+    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, res.own.groups["embeddings"])),
                     key="fig_embedding_vs_vocab", **chart)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
@@ -200,11 +200,10 @@ with left:
     )
 
 with right:
-    kind = "training" if rep["memory"]["training"] is not None else "inference"
-    twin = rep["bert_twin"]
-    rows = [{"label": cfg.label, **rep["memory"][kind]}]
+    kind = res.own.memory_kind
+    rows = [{"label": cfg.label, **res.own.memory.as_dict()}]
     if cfg.family == "albert":
-        rows.append({"label": f"BERT twin: {twin['config']['label']}", **twin["memory"][kind]})
+        rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
     mem = pd.DataFrame(rows)
     st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind)), key="fig_memory_bars", **chart)
     if len(rows) == 2:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core import PRESETS, ModelConfig, Workload, urls
+from albert_core.results import analyze, result_from_dict
 from ui import exports
 
 # Exact transformers counts (albert-facts.md), XModel.
@@ -50,7 +51,7 @@ def test_breakdown_csv_parses_back_to_the_exact_count(name):
 
 def test_json_report_numbers():
     cfg, wl = PRESETS["albert-base"], Workload(batch=2, seq_len=64, dtype="fp16", optimizer="adam")
-    rep = json.loads(exports.report_json(cfg, wl))
+    rep = json.loads(analyze(cfg, wl).to_json())
     assert rep["config"]["hidden_size"] == 768 and rep["workload"] == {
         "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam"}
     assert rep["params"]["total"] == FACTS_MODEL["albert-base"] == sum(c["params"] for c in rep["params"]["components"])
@@ -74,7 +75,7 @@ def test_json_report_numbers():
 
 
 def test_json_report_int8_has_no_training_memory():
-    rep = exports.report(PRESETS["albert-base"], Workload(dtype="int8"))
+    rep = analyze(PRESETS["albert-base"], Workload(dtype="int8")).to_dict()
     assert rep["memory"]["training"] is None
     assert rep["memory"]["inference"]["weights"] == FACTS_MODEL["albert-base"]
 
@@ -141,3 +142,32 @@ def test_pins_are_canonical_and_bounded():
     entries, problems = urls.decode_pins(many)
     assert len(entries) == urls.MAX_PINS and "at most" in problems[-1]
     assert urls.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])
+
+
+SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out independently
+    "": {"version", "config", "workload", "params", "flops", "memory", "bert_twin"},
+    "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
+    "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",
+              "training_per_token", "components_per_sequence"},
+    "memory": {"bytes_per_element", "training", "inference"},
+    "bert_twin": {"config", "params", "groups", "flops", "memory"},
+}
+
+
+@pytest.mark.parametrize("name", ["albert-base", "bert-large"])
+@pytest.mark.parametrize("dtype", ["bf16", "int8"])
+def test_json_report_follows_the_schema_and_round_trips(name, dtype):
+    result = analyze(PRESETS[name], Workload(batch=4, seq_len=256, dtype=dtype))
+    data = json.loads(result.to_json())
+    for part, keys in SCHEMA_KEYS.items():
+        assert set(data[part] if part else data) == keys, part
+    assert data["version"] == 1
+    assert result_from_dict(data) == result  # the export determines the result
+    assert json.loads(result_from_dict(data).to_json()) == data
+    # The typed attributes are what the export says.
+    assert result.own.params.total == data["params"]["total"] == MODEL_COUNTS[name]
+    assert result.twin.params.total == data["bert_twin"]["params"]
+    assert result.own.memory.total == (data["memory"]["training"] or data["memory"]["inference"])["total"]
+    assert result.own.memory_kind == ("inference" if dtype == "int8" else "training")
+    with pytest.raises(ValueError, match="version"):
+        result_from_dict({**data, "version": 2})

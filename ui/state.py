@@ -7,6 +7,7 @@ import sys
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
+from albert_core.results import Result, analyze
 
 CONFIG_KEY = "_albert_config"
 WORKLOAD_KEY = "_albert_workload"
@@ -53,9 +54,8 @@ def current() -> tuple[ModelConfig, Workload]:
     )
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def cached_report(cfg: ModelConfig, workload: Workload) -> dict:
-    """`ui.exports.report`, cached per (frozen) config and workload: every number a page shows."""
-    from ui.exports import report
-
-    return report(cfg, workload)
+@st.cache_resource(max_entries=256, show_spinner=False)
+def cached_result(cfg: ModelConfig, workload: Workload) -> Result:
+    """`albert_core.results.analyze`, cached per (frozen) config and workload: every number a page shows.
+    Shared, not copied: a Result is frozen and never mutated."""
+    return analyze(cfg, workload)
