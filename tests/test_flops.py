@@ -14,6 +14,8 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from albert_core import PRESETS, ModelConfig, count_flops
 
+pytestmark = pytest.mark.slow  # FlopCounterMode on transformers' models: the oracle, slow
+
 
 def eager_model(cfg: ModelConfig):
     family_config = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig

@@ -13,6 +13,8 @@ from albert_core.config import PRESETS, ModelConfig
 from albert_core.interop import from_hf, load_pretrained_folder, to_transformers
 from albert_core.model import MemoryBudgetError, build_model
 
+pytestmark = pytest.mark.slow  # saved transformers checkpoints loaded and run: the oracle, slow
+
 TINY = dict(vocab_size=40, hidden_size=12, num_heads=3, intermediate_size=20, num_layers=3, max_position_embeddings=16)
 TINY_ALBERT = ModelConfig(family="albert", embedding_size=6, num_hidden_groups=2, inner_group_num=2, **TINY)
 TINY_BERT = ModelConfig(family="bert", hidden_act="gelu", sharing="none", **TINY)

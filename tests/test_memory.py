@@ -90,6 +90,7 @@ NAMED = [
 ]
 
 
+@pytest.mark.slow  # bytes torch really saves / allocates
 @pytest.mark.parametrize(("changes", "batch", "seq_len", "dtype", "dropout"), NAMED)
 def test_training_activations_match_saved_tensors(changes, batch, seq_len, dtype, dropout):
     cfg = ModelConfig(**{**SMALL, **changes})
@@ -126,6 +127,7 @@ def training_cases(draw):
     )
 
 
+@pytest.mark.slow  # bytes torch really saves / allocates
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(training_cases())
 def test_training_activations_match_saved_tensors_drawn(case):
@@ -167,6 +169,7 @@ def _state_bytes(opt: torch.optim.Optimizer) -> int:
     )
 
 
+@pytest.mark.slow  # bytes torch really saves / allocates
 @pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
 @pytest.mark.parametrize(("family", "head", "dtype"), [("albert", "pretraining", "fp32"), ("bert", "model", "bf16")])
 def test_gradients_and_optimizer_states_equal_torch(optimizer, family, head, dtype):

@@ -12,6 +12,7 @@ import transformers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from albert_core import fastpath
 from albert_core.config import ACTIVATIONS, HEADS, PRESETS, SHARING_MODES, ModelConfig
 from albert_core.format import fmt_bytes
 from albert_core.interop import from_hf, to_transformers
@@ -111,6 +112,7 @@ def transformers_outputs(hf, cfg: ModelConfig, **inputs) -> dict:
     return ref
 
 
+@pytest.mark.slow  # transformers' models as the oracle
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cfg=small_configs(), seed=st.integers(0, 2**16), data=st.data())
 @torch.no_grad()
@@ -189,7 +191,7 @@ def test_inference_kernels_equal_the_autograd_path(family: str, act: str) -> Non
     mask[1, 12:] = 0
     eager = model(ids, attention_mask=mask).last_hidden_state
     assert eager.requires_grad  # the autograd path ran
-    with torch.inference_mode():
+    with fastpath.forced("1"), torch.inference_mode():  # oneDNN wherever possible, whatever the probe says
         fast = model(ids, attention_mask=mask).last_hidden_state
     torch.testing.assert_close(fast, eager.detach(), atol=1e-5, rtol=1e-5)
 
