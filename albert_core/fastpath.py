@@ -10,6 +10,8 @@ no autograd formula, so it is used only when all of these hold:
   (the linear's in/out features, the kind of epilogue and the number of rows rounded up to a power of
   two): both kernels run interleaved on random inputs of that shape, and the faster median wins
   (oneDNN must be at least `MARGIN` faster). The decision is kept for the life of the process.
+  Matmuls below `PROBE_MIN_MACS` are not worth a probe (it would cost more than it could save): they
+  run eagerly.
 
 `ALBERT_EXPLORER_ONEDNN` overrides the probe: ``1`` always oneDNN (where possible), ``0`` never.
 Both kernels compute the same function (tests compare them); only speed differs.
@@ -30,7 +32,8 @@ import torch.nn.functional as F
 MODE_ENV = "ALBERT_EXPLORER_ONEDNN"
 MARGIN = 0.97  # oneDNN's median must be below 97% of eager's
 PROBE_ROWS = 1024  # the probe never multiplies more rows than this (it stays a few milliseconds)
-_REPS = 7
+PROBE_MIN_MACS = 1 << 22  # smaller matmuls (rows x in x out) run eagerly without a probe
+_REPS = 5
 
 AVAILABLE = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 ONEDNN_ACT = {"gelu": ("gelu", "none"), "gelu_new": ("gelu", "tanh"), "relu": ("relu", "")}  # (attr, algorithm)
@@ -115,6 +118,8 @@ def use_onednn(kind: str, x: torch.Tensor, n_in: int, n_out: int, act: str | Non
     if mode in ("0", "1"):
         return mode == "1"
     rows = x.numel() // x.shape[-1]
+    if rows * n_in * n_out < PROBE_MIN_MACS:
+        return False
     key = (kind, n_in, n_out, act, _bucket(rows))
     choice = _decisions.get(key)
     if choice is None:

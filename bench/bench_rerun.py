@@ -20,7 +20,7 @@ N = 20
 
 def _stay_in_navigation_mode() -> None:
     """AppTest re-detects the legacy `pages/` folder mode before each run, and app.py bounces out of it
-    with a rerun (`ui.state.leave_pages_directory_mode`); a real server leaves that mode once, for good.
+    with a rerun (`ui.pages_mode.leave`); a real server leaves that mode once, for good.
     Skip the bounce so the figure is the server's rerun."""
     from streamlit.runtime.pages_manager import PagesManager
 

@@ -23,6 +23,7 @@ from albert_core.format import (
 from albert_core.model import TORCH_DTYPES, MemoryBudgetError, check_budget
 from ui import figures_live as fl
 from ui import live
+from ui.render import takeaway
 from ui.state import current
 
 DEFAULT_TEXT = (
@@ -42,10 +43,6 @@ def seconds(s: float) -> str:
 def about(s: float) -> str:
     """A rough duration: '22 s', '1.5 s', '300 ms'."""
     return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
-
-
-def takeaway(text: str) -> None:
-    st.caption(f"**Takeaway:** {text}")
 
 
 def clicked_or_fast(what: str, forward_s: float, cost_s: float, key: str, done_key: tuple) -> bool:

@@ -11,6 +11,7 @@ from albert_core.config import SHARING_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_params, fmt_pct, fmt_ratio
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
+from ui.render import takeaway
 from ui.state import cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
@@ -72,10 +73,6 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
     if cfg.family == "albert":
         return cfg
     return coerce({"family": "albert", "sharing": "none"}, cfg).config
-
-
-def takeaway(text: str) -> None:
-    st.caption(f"**Takeaway:** {text}")
 
 
 cfg, wl = current()
@@ -150,7 +147,7 @@ with right:
     st.plotly_chart(figure("embedding_reduction", view, (seed, "current")), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
-        f"the seed document's chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
+        f"the often-quoted embedding chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
         f"{base_row['standard']:,} → {base_row['factorized']:,} token-embedding weights "
         f"({fmt_pct(base_row['reduction'])} less); the saving grows with H because only E×H does."
     )

@@ -9,14 +9,15 @@ import torch
 from albert_core import ModelConfig, fastpath
 from albert_core.model import build_model
 
-CFG = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=64, num_layers=3, num_heads=4,
-                  intermediate_size=256, sharing="ffn", head="pretraining", hidden_act="gelu_new")
+# Wide enough that every matmul is probed (64 rows x 256 x 256 = PROBE_MIN_MACS), small enough to run at once.
+CFG = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=256, num_layers=2, num_heads=4,
+                  intermediate_size=512, sharing="ffn", head="pretraining", hidden_act="gelu_new")
 needs_onednn = pytest.mark.skipif(not fastpath.AVAILABLE, reason="this torch build has no oneDNN linear")
 
 
 def _outputs(mode: str | None) -> list[torch.Tensor]:
     torch.manual_seed(1)
-    ids = torch.randint(0, CFG.vocab_size, (2, 24))
+    ids = torch.randint(0, CFG.vocab_size, (2, 32))
     mask = torch.ones_like(ids)
     mask[1, 20:] = 0
     model = build_model(CFG, seed=3)
@@ -39,9 +40,9 @@ def test_the_probed_choice_gives_the_eager_outputs_and_is_kept():
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
     if fastpath.AVAILABLE:
         made = fastpath.decisions()
-        # qkv (64 -> 192), ffn (64 -> 256, gelu_new), dense and ffn_output as residuals; 48 rows -> 64
-        assert ("linear", 64, 192, None, 64) in made and ("linear", 64, 256, "gelu_new", 64) in made
-        assert ("residual", 64, 64, None, 64) in made and ("residual", 256, 64, None, 64) in made
+        # qkv (256 -> 768), ffn (256 -> 512, gelu_new), dense and ffn_output as residuals; 64 rows
+        assert ("linear", 256, 768, None, 64) in made and ("linear", 256, 512, "gelu_new", 64) in made
+        assert ("residual", 256, 256, None, 64) in made and ("residual", 512, 256, None, 64) in made
         _outputs(None)
         assert fastpath.decisions() == made  # decided once per process and shape class
 
@@ -70,3 +71,6 @@ def test_training_and_other_dtypes_never_take_the_private_path():
             assert fastpath.use_onednn("linear", x, 8, 8) == fastpath.AVAILABLE
     with fastpath.forced("0"), torch.no_grad():
         assert not fastpath.use_onednn("linear", x, 8, 8)
+    with torch.no_grad():  # too small to be worth a probe: eager, and nothing is probed
+        fastpath.reset()
+        assert not fastpath.use_onednn("linear", x, 8, 8) and fastpath.decisions() == {}
