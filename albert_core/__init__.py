@@ -19,6 +19,8 @@ _LAZY = {
     "estimate_memory": "albert_core.memory",
     "MemoryEstimate": "albert_core.memory",
     "sweep": "albert_core.sweeps",
+    "analyze": "albert_core.results",
+    "Result": "albert_core.results",
     "build_model": "albert_core.model",
     "check_budget": "albert_core.model",
     "MemoryBudgetError": "albert_core.model",
