@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from albert_core import fastpath
 from albert_core.config import ModelConfig
 from albert_core.tokenizer import SPECIAL_TOKENS, Encoded
 
@@ -113,12 +114,12 @@ def matmul_peak_gflops(budget_s: float = 0.5) -> float:
 def probe_kernels() -> list[tuple[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]]:
     """The fp32 matmul kernels the probe times, each as ``fn(a (m, k), w (n, k)) -> (m, n)`` like a
     Linear: torch.matmul (MKL on this build) and, where torch has it, oneDNN's linear, the kernel the
-    live model runs (albert_core.model.linear). The machine's limit is the faster of the two."""
+    live model may run (`albert_core.fastpath`). The machine's limit is the faster of the two."""
     kernels: list[tuple[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]] = [
         ("torch.matmul", lambda a, w: torch.matmul(a, w.t()))
     ]
-    if torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"):
-        kernels.append(("onednn linear", lambda a, w: torch.ops.mkldnn._linear_pointwise(a, w, None, "none", [], "")))
+    if fastpath.AVAILABLE:
+        kernels.append(("onednn linear", lambda a, w: fastpath.onednn_linear(a, w, None, None)))
     return kernels
 
 
