@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 import torch
 import transformers
-from facts import MODEL_COUNTS
+from facts import MODEL_COUNTS as FACTS_MODEL
+from facts import albert_model_closed_form, forward_flops_closed_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,23 +19,8 @@ from albert_core import PRESETS, ModelConfig, Workload, urls
 from albert_core.results import analyze, result_from_dict
 from ui import exports
 
+
 # Exact transformers counts (albert-facts.md), XModel.
-FACTS_MODEL = MODEL_COUNTS
-
-
-def albert_model_closed_form(c: ModelConfig) -> int:
-    V, E, H, P, T = c.vocab_size, c.embedding_size, c.hidden_size, c.max_position_embeddings, c.type_vocab_size
-    I = c.intermediate_size  # noqa: E741 (the paper's notation)
-    layer = 4 * H * H + 2 * H * I + 9 * H + I
-    return (V + P + T) * E + 2 * E + (E * H + H) + c.num_hidden_groups * c.inner_group_num * layer + H * H + H
-
-
-def forward_flops_closed_form(c: ModelConfig, B: int, S: int) -> int:
-    """albert-facts.md: ALBERT XModel forward matmul FLOPs."""
-    E, H, I, L, K = c.embedding_size, c.hidden_size, c.intermediate_size, c.num_layers, c.inner_group_num  # noqa: E741
-    return 2 * B * S * E * H + L * K * (8 * B * S * H * H + 4 * B * S * S * H + 4 * B * S * H * I) + 2 * B * H * H
-
-
 @pytest.mark.parametrize("name", ["albert-base", "bert-large"])
 def test_breakdown_csv_parses_back_to_the_exact_count(name):
     from albert_core import count_params
@@ -165,7 +151,7 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
     assert result_from_dict(data) == result  # the export determines the result
     assert json.loads(result_from_dict(data).to_json()) == data
     # The typed attributes are what the export says.
-    assert result.own.params.total == data["params"]["total"] == MODEL_COUNTS[name]
+    assert result.own.params.total == data["params"]["total"] == FACTS_MODEL[name]
     assert result.twin.params.total == data["bert_twin"]["params"]
     assert result.own.memory.total == (data["memory"]["training"] or data["memory"]["inference"])["total"]
     assert result.own.memory_kind == ("inference" if dtype == "int8" else "training")

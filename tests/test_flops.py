@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-import transformers
-from facts import HF_CLASS_NAMES
+from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import configs
@@ -17,16 +16,9 @@ from albert_core import PRESETS, ModelConfig, count_flops
 pytestmark = pytest.mark.slow  # FlopCounterMode on transformers' models: the oracle, slow
 
 
-def eager_model(cfg: ModelConfig):
-    family_config = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
-    cls = getattr(transformers, HF_CLASS_NAMES[cfg.family, cfg.head])
-    with torch.device("meta"):
-        return cls(family_config(**cfg.to_hf(), attn_implementation="eager"))
-
-
 def measure(cfg: ModelConfig, batch: int, seq_len: int, backward: bool = False) -> tuple[int, dict[str, int]]:
     """FlopCounterMode's total FLOPs (forward, or forward + backward) and its per-op counts."""
-    model = eager_model(cfg)
+    model = hf_model(cfg, device="meta")
     assert model.config._attn_implementation == "eager"
     ids = torch.zeros(batch, seq_len, dtype=torch.long, device="meta")
     with FlopCounterMode(display=False) as counter:

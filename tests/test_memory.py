@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 import transformers
+from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -29,17 +30,6 @@ from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms
 transformers.logging.set_verbosity_error()
 TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 SMALL = dict(vocab_size=500, embedding_size=16, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64)
-
-
-def hf_model(cfg: ModelConfig, dropout: float | None = None, device: str = "cpu", attn: str = "eager"):
-    """The transformers model of cfg (class from cfg.to_hf()'s architectures), in train() mode."""
-    d = cfg.to_hf()
-    if dropout is not None:
-        d.update(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, classifier_dropout_prob=dropout)
-    conf = transformers.AutoConfig.for_model(**d)
-    with torch.device(device):
-        model = getattr(transformers, d["architectures"][0])._from_config(conf, attn_implementation=attn)
-    return model.train()
 
 
 def forward_kwargs(cfg: ModelConfig, batch: int, seq_len: int) -> dict[str, torch.Tensor]:
@@ -73,7 +63,7 @@ def saved_for_backward(model, kwargs) -> int:
 
 def measured_training_activations(cfg, batch, seq_len, dtype="fp32", dropout=None) -> tuple[int, int]:
     p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
-    model = hf_model(cfg, p).to(TORCH_DTYPES[dtype])
+    model = hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype])
     got = saved_for_backward(model, forward_kwargs(cfg, batch, seq_len))
     est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu").activations
     return got, est

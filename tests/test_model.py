@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 import torch
 import transformers
+from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,15 +25,6 @@ from albert_core.model import (
     memory_budget,
 )
 from albert_core.params import count_params
-
-HF_CLASSES = {
-    ("albert", "model"): transformers.AlbertModel,
-    ("albert", "pretraining"): transformers.AlbertForPreTraining,
-    ("albert", "masked-lm"): transformers.AlbertForMaskedLM,
-    ("bert", "model"): transformers.BertModel,
-    ("bert", "pretraining"): transformers.BertForPreTraining,
-    ("bert", "masked-lm"): transformers.BertForMaskedLM,
-}
 
 
 @st.composite
@@ -119,8 +111,7 @@ def transformers_outputs(hf, cfg: ModelConfig, **inputs) -> dict:
 def test_outputs_equal_transformers(cfg: ModelConfig, seed: int, data) -> None:
     if cfg.family == "bert" or cfg.sharing == "all":
         # transformers' model is the source: ours is imported from it
-        hf_cfg = transformers.AutoConfig.for_model(**cfg.to_hf(), attn_implementation="eager")
-        hf = HF_CLASSES[cfg.family, cfg.head](hf_cfg)
+        hf = hf_model(cfg)
         perturb(hf, seed)
         ours = from_hf(hf.eval())
     else:
