@@ -46,30 +46,21 @@ def _keep_compiled_scripts() -> None:
     app_test.ScriptCache = lambda: shared
 
 
-def _rerun_ms(at, key: str, values: list[int]) -> list[float]:
+def _rerun_ms(at, key: str, values: list[int], clock=time.perf_counter) -> list[float]:
+    """Milliseconds of ``clock`` (wall by default; `time.process_time` for this process's CPU time: the
+    script runs in this process, and CPU time is steadier on a shared host) per rerun after the slider
+    ``key`` is set to each value."""
     out = []
     for v in values:
         at.slider(key=key).set_value(v)
-        t0 = time.perf_counter()
+        t0 = clock()
         at.run()
-        out.append((time.perf_counter() - t0) * 1e3)
+        out.append((clock() - t0) * 1e3)
         assert not at.exception, at.exception
     return out
 
 
 PAGES = ("pages/explorer.py", "pages/scaling.py", "pages/live_model.py", "pages/compare.py", "pages/paper.py")
-
-
-def _rerun_cpu_ms(at, key: str, values: list[int]) -> list[float]:
-    """Like `_rerun_ms` in process CPU time (the script runs in this process): steadier on a shared host."""
-    out = []
-    for v in values:
-        at.slider(key=key).set_value(v)
-        c0 = time.process_time()
-        at.run()
-        out.append((time.process_time() - c0) * 1e3)
-        assert not at.exception, at.exception
-    return out
 
 
 def per_page(n: int = 10) -> dict[str, dict[str, float]]:
@@ -84,7 +75,7 @@ def per_page(n: int = 10) -> dict[str, dict[str, float]]:
         at.run()
         at.switch_page(page).run()
         _rerun_ms(at, "cfg_L", [12, 24])  # warm the caches of both depths
-        out[page] = summary(_rerun_cpu_ms(at, "cfg_L", [12, 24] * (n // 2)))
+        out[page] = summary(_rerun_ms(at, "cfg_L", [12, 24] * (n // 2), time.process_time))
     return out
 
 
