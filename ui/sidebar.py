@@ -276,8 +276,9 @@ def render() -> tuple[ModelConfig, Workload]:
     """Draw the sidebar; return the config and workload of this run (the last valid ones on error)."""
     _seed_once()
     ss = st.session_state
-    for problem in ss.get(_PROBLEMS, []):
-        st.warning(escape_markdown(problem) + " \\- using the default instead.", icon="⚠️")
+    for problem in ss.get(_PROBLEMS, []):  # a reset names the value used; other problems fall back to the default
+        tail = "" if " reset " in problem else " \\- using the default instead."
+        st.warning(escape_markdown(problem) + tail, icon="⚠️")
     problem = None
     try:
         cfg = _config_from_state()
