@@ -69,6 +69,14 @@ def _check_int(name: str, value: Any) -> int:
     return value
 
 
+def check_whole_number(name: str, value: Any, lo: int = 1, hi: int | None = None) -> int:
+    """``value`` if it is an int (not a bool) in [lo, hi]; else ValueError naming ``name`` and the rule."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        rule = f">= {lo}" if hi is None else f"between {lo} and {hi}"
+        raise ValueError(f"{name} must be a whole number {rule}, got {value!r:.40}")
+    return value
+
+
 def short_repr(value: Any, limit: int = 40) -> str:
     """A short rendering (repr, cut to ``limit`` characters) of a user value for error messages."""
     text = repr(value)

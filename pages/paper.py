@@ -10,6 +10,7 @@ import streamlit as st
 
 from albert_core import count_params
 from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
+from albert_core.pretraining import make_nsp_pairs, make_sop_pairs, ngram_mask
 from albert_core.reference import (
     PAPER,
     PAPER_TABLE5_CROSS,
@@ -154,10 +155,6 @@ SAMPLE = ("The cat sat on the mat. It was warm in the sun. Then it fell asleep.\
           "Transformers read every token at once. Attention compares each pair of positions.")
 text = st.text_area("Sample text (blank lines separate documents)", SAMPLE, key="paper_text", max_chars=2000,
                     help="Sentences end with . ! or ?; paragraphs are documents.")
-try:
-    from albert_core.analysis import make_nsp_pairs, make_sop_pairs, ngram_mask
-except ImportError:  # analysis needs torch; the explanation below stands on its own
-    make_nsp_pairs = make_sop_pairs = ngram_mask = None
 
 st.markdown(
     "- **NSP (BERT):** positive = sentence A and its true next sentence; negative = A with a *random* sentence "
@@ -166,34 +163,30 @@ st.markdown(
     f"swapped**. Topic cannot help, so the model must learn discourse coherence (paper Table 5: NSP solves "
     f"SOP at {PAPER_TABLE5_CROSS['nsp_on_sop']:g}%, SOP solves NSP at {PAPER_TABLE5_CROSS['sop_on_nsp']:g}%)."
 )
-if make_sop_pairs is not None:
-    try:
-        sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
-        pair_cols = {
-            "kind": st.column_config.TextColumn("Example", width=110),
-            "a": st.column_config.TextColumn("Segment A", width=370),
-            "b": st.column_config.TextColumn("Segment B", width=370),
-            "label": st.column_config.NumberColumn("Label", width=70, help="0 = positive, 1 = negative."),
-        }
-        for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
-            st.markdown(f"**{title}**")
-            with st.container(key=key):
-                st.dataframe(pd.DataFrame([vars(p) for p in pairs]), hide_index=True, width="stretch",
-                             column_order=["kind", "a", "b", "label"], column_config=pair_cols)
-        words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
-        st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
-        seed_col, _ = st.columns([1, 4])
-        with seed_col:
-            seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed",
-                                   help="Another seed draws other spans from the same text.")
-        masked = ngram_mask(words, seed=int(seed))
-        with st.container(key="paper_masked"):
-            st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
-        spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
-        st.caption(escape_markdown(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
-                         "predict each masked word from the context on both sides."))
-    except ValueError as exc:
-        st.warning(escape_markdown(f"Could not build examples: {exc}"))
-else:
-    st.markdown("- **MLM n-gram masking:** 15% of the tokens are masked in spans of n whole words, n ≤ 3 with "
-                "p(n) ∝ 1/n (6/11, 3/11, 2/11), so the model predicts whole phrases, not single pieces.")
+try:
+    sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
+    pair_cols = {
+        "kind": st.column_config.TextColumn("Example", width=110),
+        "a": st.column_config.TextColumn("Segment A", width=370),
+        "b": st.column_config.TextColumn("Segment B", width=370),
+        "label": st.column_config.NumberColumn("Label", width=70, help="0 = positive, 1 = negative."),
+    }
+    for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
+        st.markdown(f"**{title}**")
+        with st.container(key=key):
+            st.dataframe(pd.DataFrame([vars(p) for p in pairs]), hide_index=True, width="stretch",
+                         column_order=["kind", "a", "b", "label"], column_config=pair_cols)
+    words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
+    st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
+    seed_col, _ = st.columns([1, 4])
+    with seed_col:
+        seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed",
+                               help="Another seed draws other spans from the same text.")
+    masked = ngram_mask(words, seed=int(seed))
+    with st.container(key="paper_masked"):
+        st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
+    spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
+    st.caption(escape_markdown(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
+                     "predict each masked word from the context on both sides."))
+except ValueError as exc:
+    st.warning(escape_markdown(f"Could not build examples: {exc}"))

@@ -167,6 +167,9 @@ def test_counting_never_imports_torch() -> None:
         "from albert_core.sweeps import sweep\n"
         "count_params(PRESETS['albert-base']); count_flops(PRESETS['albert-base'])\n"
         "sweep(PRESETS['albert-base'], 'hidden_size', [256, 512])\n"
+        "import albert_core.cli, albert_core.pretraining, albert_core.reference, albert_core.urls\n"
+        "from albert_core import Workload, analyze, coerce\n"
+        "analyze(coerce({'hidden_size': 1024}).config, Workload()).to_json()\n"
         "bad = [m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
