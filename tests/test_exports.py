@@ -13,7 +13,7 @@ import transformers
 from facts import MODEL_COUNTS as FACTS_MODEL
 from facts import albert_model_closed_form, forward_flops_closed_form
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, Workload, urls
 from albert_core.results import analyze, result_from_dict
@@ -95,22 +95,8 @@ def test_closed_form_oracle_agrees_with_facts():
 
 
 # ----------------------------------------------------------------------------- pin codec
-@st.composite
-def configs(draw) -> ModelConfig:
-    heads = draw(st.sampled_from([1, 2, 4, 8]))
-    layers = draw(st.integers(1, 24))
-    cfg = ModelConfig(
-        vocab_size=draw(st.integers(1, 50_000)), embedding_size=draw(st.integers(1, 512)),
-        hidden_size=heads * draw(st.integers(1, 128)), num_heads=heads, num_layers=layers,
-        intermediate_size=draw(st.integers(1, 4096)), sharing=draw(st.sampled_from(["none", "all", "attention", "ffn"])),
-        num_hidden_groups=draw(st.integers(1, layers)), inner_group_num=draw(st.integers(1, 3)),
-        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])), tie_word_embeddings=draw(st.booleans()),
-    )
-    return cfg.bert_twin() if draw(st.booleans()) else cfg
-
-
 @settings(max_examples=60, deadline=None)
-@given(configs())
+@given(configs().map(lambda c: c.replace(layer_norm_eps=1e-12)))  # a pin holds the URL fields; eps is none
 def test_pin_round_trip(cfg):
     entry = urls.encode_pin(cfg)
     assert "," not in entry and urls.decode_pin(entry) == cfg

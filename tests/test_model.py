@@ -12,6 +12,7 @@ import transformers
 from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import configs
 
 from albert_core import fastpath
 from albert_core.config import ACTIVATIONS, HEADS, PRESETS, SHARING_MODES, ModelConfig
@@ -25,37 +26,6 @@ from albert_core.model import (
     memory_budget,
 )
 from albert_core.params import count_params
-
-
-@st.composite
-def small_configs(draw, families=("albert", "bert"), sharing=SHARING_MODES) -> ModelConfig:
-    family = draw(st.sampled_from(families))
-    heads = draw(st.integers(1, 3))
-    L = draw(st.integers(1, 4))
-    kw = dict(
-        family=family,
-        vocab_size=draw(st.integers(5, 40)),
-        hidden_size=heads * draw(st.integers(2, 6)),
-        num_heads=heads,
-        num_layers=L,
-        intermediate_size=draw(st.integers(2, 24)),
-        max_position_embeddings=draw(st.integers(8, 12)),
-        type_vocab_size=draw(st.integers(1, 3)),
-        hidden_act=draw(st.sampled_from(ACTIVATIONS)),
-        head=draw(st.sampled_from(HEADS)),
-        tie_word_embeddings=draw(st.booleans()),
-        layer_norm_eps=draw(st.sampled_from([1e-12, 1e-5])),
-    )
-    if family == "albert":
-        kw.update(
-            embedding_size=draw(st.integers(2, 12)),
-            sharing=draw(st.sampled_from(sharing)),
-            num_hidden_groups=draw(st.integers(1, L)),
-            inner_group_num=draw(st.integers(1, 3)),
-        )
-    else:
-        kw.update(sharing="none")
-    return ModelConfig(**kw)
 
 
 @torch.no_grad()
@@ -106,7 +76,7 @@ def transformers_outputs(hf, cfg: ModelConfig, **inputs) -> dict:
 
 @pytest.mark.slow  # transformers' models as the oracle
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cfg=small_configs(), seed=st.integers(0, 2**16), data=st.data())
+@given(cfg=configs(max_width=6), seed=st.integers(0, 2**16), data=st.data())
 @torch.no_grad()
 def test_outputs_equal_transformers(cfg: ModelConfig, seed: int, data) -> None:
     if cfg.family == "bert" or cfg.sharing == "all":
@@ -205,7 +175,7 @@ def test_inference_kernels_equal_the_autograd_path(family: str, act: str) -> Non
         head=st.sampled_from(HEADS),
         tie_word_embeddings=st.booleans(),
     )
-    | small_configs()
+    | configs(max_width=6)
 )
 def test_meta_count_equals_count_params_per_component(cfg: ModelConfig) -> None:
     model = build_model(cfg, device="meta")
