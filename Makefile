@@ -1,10 +1,11 @@
 # The two set-up commands: `make run` (serve the app) and `make test` (lint + the whole test suite).
+# `make test-fast`: lint + everything but the browser tests and the slow oracle tests (markers e2e, slow).
 PORT ?= 8501
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run test lint bench
+.PHONY: run test test-fast lint bench install-check
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +24,12 @@ lint: $(VENV)/.dev
 
 test: $(VENV)/.dev lint
 	$(PY) -m pytest
+
+test-fast: $(VENV)/.dev lint
+	$(PY) -m pytest -m "not e2e and not slow" --ignore=tests/e2e
+
+install-check: $(VENV)/.dev
+	scripts/check_install.sh
 
 bench: $(VENV)/.dev
 	$(PY) -m bench

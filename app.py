@@ -7,10 +7,11 @@ from pathlib import Path
 
 import streamlit as st
 
+import ui.pages_mode
 import ui.sidebar
 import ui.state
 
-ui.state.leave_pages_directory_mode()  # before any widget: see its docstring
+ui.pages_mode.leave()  # before any widget: the one workaround for the pages/ folder, see ui/pages_mode.py
 st.set_page_config(page_title="ALBERT explorer", layout="wide")
 
 ROOT = Path(__file__).parent

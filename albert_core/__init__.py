@@ -4,20 +4,11 @@ Counting (params, FLOPs, memory, sweeps) never imports torch; the live model liv
 `albert_core.model` and is imported lazily through `build_model` / `from_hf`.
 """
 
-from albert_core.config import (
-    ACTIVATIONS,
-    DTYPE_BYTES,
-    FAMILIES,
-    HEADS,
-    LIMITS,
-    OPTIMIZERS,
-    PRESETS,
-    SHARING_MODES,
-    ModelConfig,
-    Workload,
-    parse_query,
-    parse_workload_query,
-)
+from albert_core.coerce import coerce
+from albert_core.config import ACTIVATIONS, FAMILIES, HEADS, LIMITS, SHARING_MODES, ModelConfig
+from albert_core.presets import PRESETS
+from albert_core.urls import parse_query, parse_workload_query
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload
 
 # Everything below is imported on first use, so `import albert_core` stays fast and torch-free.
 _LAZY = {
@@ -28,6 +19,8 @@ _LAZY = {
     "estimate_memory": "albert_core.memory",
     "MemoryEstimate": "albert_core.memory",
     "sweep": "albert_core.sweeps",
+    "analyze": "albert_core.results",
+    "Result": "albert_core.results",
     "build_model": "albert_core.model",
     "check_budget": "albert_core.model",
     "MemoryBudgetError": "albert_core.model",
@@ -57,6 +50,7 @@ __all__ = [
     "SHARING_MODES",
     "ModelConfig",
     "Workload",
+    "coerce",
     "parse_query",
     "parse_workload_query",
 ]

@@ -1,13 +1,21 @@
-"""Command line: `python -m albert_core presets | params | flops | memory | export-hf`.
+"""Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | export-hf`.
 
-A model is a `--preset` or a transformers `--hf-config` file plus overrides. Output is a readable
-table by default and JSON with `--json`. Bad input exits with code 2 and one line on stderr naming
-the problem (never a traceback). This module imports neither torch nor transformers.
+A model is a `--preset` or a transformers `--hf-config` file plus overrides, turned into a config by
+`albert_core.coerce` (the same rule as the app's sidebar and URL). Output is a readable table by
+default and JSON with `--json`. Bad input exits with code 2 and one line on stderr naming the problem
+(never a traceback). This module imports neither torch nor transformers.
+
+Adding a command from another module: list the module in `COMMAND_MODULES`; it defines
+`add_commands(sub, model)`, where ``sub`` is the subparsers object and ``model`` the parent parser of
+the model options, and gives each parser ``set_defaults(run=fn)`` with ``fn(args) -> (data, text)``
+(`config_from_args(args)` builds the model; raise ValueError or OSError for bad input).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -15,21 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from albert_core.config import (
-    ACTIVATIONS,
-    DTYPE_BYTES,
-    FAMILIES,
-    HEAD_LABELS,
-    HEADS,
-    OPTIMIZERS,
-    PRESETS,
-    SHARING_MODES,
-    ModelConfig,
-    Workload,
-    check_seq_len,
-)
+from albert_core.coerce import coerce
+from albert_core.config import ACTIVATIONS, FAMILIES, HEAD_LABELS, HEADS, SHARING_MODES, ModelConfig
 from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct
 from albert_core.memory import PRECISIONS
+from albert_core.presets import PRESETS
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload, check_seq_len
+
+# Modules that add commands (see the module docstring); a missing one is skipped.
+COMMAND_MODULES = ("albert_core.cli_train", "albert_core.cli_time")
 
 # CLI option -> ModelConfig field, for the numeric overrides.
 INT_OPTIONS = {
@@ -88,16 +90,7 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
             changes[field] = getattr(args, opt)
     if args.untied:
         changes["tie_word_embeddings"] = False
-    family = changes.get("family", base.family)
-    if family == "bert":
-        # BERT has no sharing and no inner groups: switching an ALBERT base to BERT drops them
-        # unless the user asked for them explicitly (then ModelConfig names the conflict).
-        changes.setdefault("sharing", "none")
-        changes.setdefault("inner_group_num", 1)
-    elif base.family == "bert":
-        # BERT -> ALBERT keeps BERT's shapes (E = H) and, unless asked, its lack of sharing.
-        changes.setdefault("sharing", "none")
-    return base.replace(**changes)
+    return coerce(changes, base, strict=True).config
 
 
 def workload_from_args(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
@@ -264,7 +257,7 @@ def build_parser() -> _Parser:
         p.add_argument("--seq-len", type=_whole, default=128, metavar="N", help="(default 128)")
 
     parser = _Parser(
-        prog="python -m albert_core",
+        prog=os.path.basename(sys.argv[0]) if sys.argv[0].endswith("albert-explorer") else "python -m albert_core",
         description="Exact parameter, FLOP and memory accounting of BERT and ALBERT encoders.",
         epilog="Bad input exits with code 2 and one line naming the problem.",
     )
@@ -272,7 +265,9 @@ def build_parser() -> _Parser:
 
     p = sub.add_parser("presets", help="the named configurations and their sizes")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    sub.add_parser("params", parents=[model], help="exact parameter count per component")
+    p.set_defaults(run=lambda args: _presets_report())
+    p = sub.add_parser("params", parents=[model], help="exact parameter count per component")
+    p.set_defaults(run=lambda args: _params_report(config_from_args(args)))
 
     p = sub.add_parser("flops", parents=[model], help="forward and training FLOPs per component")
     shape(p, 1)
@@ -282,6 +277,7 @@ def build_parser() -> _Parser:
                    help="share of tokens the MLM head runs on (default 1: all, as transformers)")
     p.add_argument("--recompute", "--checkpointing", dest="recompute", action="store_true",
                    help="gradient checkpointing: the backward recomputes every encoder layer's forward")
+    p.set_defaults(run=lambda args: _flops_report(config_from_args(args), args))
 
     p = sub.add_parser("memory", parents=[model], help="bytes for weights, gradients, optimizer, activations")
     shape(p, 8)
@@ -294,38 +290,44 @@ def build_parser() -> _Parser:
                    help="gradient checkpointing of every encoder layer (activations: the layers' inputs "
                         "plus one recomputed layer)")
     p.add_argument("--inference", action="store_true", help="no gradients, optimizer or saved activations")
+    p.set_defaults(run=lambda args: _memory_report(config_from_args(args), args))
 
     p = sub.add_parser("export-hf", parents=[model], help="the transformers config.json of the model")
     p.add_argument("--output", "-o", metavar="PATH", help="write to this file instead of printing")
+    p.set_defaults(run=_export_hf)
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).add_commands(sub, model)
     return parser
+
+
+def _export_hf(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    data = config_from_args(args).to_hf()
+    text = json.dumps(data, indent=2)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+        return data, None
+    return data, text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "presets":
-            data, text = _presets_report()
-        else:
-            cfg = config_from_args(args)
-            if args.command == "params":
-                data, text = _params_report(cfg)
-            elif args.command == "flops":
-                data, text = _flops_report(cfg, args)
-            elif args.command == "memory":
-                data, text = _memory_report(cfg, args)
-            else:
-                data = cfg.to_hf()
-                text = json.dumps(data, indent=2)
-                if args.output:
-                    Path(args.output).write_text(text + "\n", encoding="utf-8")
-                    print(f"wrote {args.output}", file=sys.stderr)
-                    return 0
+        data, text = args.run(args)
     except (ValueError, OSError) as exc:
         parser.error(f"{args.command}: {exc}")
+    if text is None:  # the command wrote its own output
+        return 0
     try:
         print(json.dumps(data, indent=2) if getattr(args, "json", False) else text)
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def console_main() -> None:
+    """Entry point of the `albert-explorer` console script."""
+    sys.exit(main())

@@ -26,8 +26,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from albert_core.config import NUM_ORDER_LABELS, ModelConfig, check_seq_len
+from albert_core.config import NUM_ORDER_LABELS, ModelConfig
 from albert_core.params import COMPONENT_INFO, components_frame, order_head_name
+from albert_core.workload import check_seq_len
 
 CONVENTIONS = ("matmul", "full")
 _ORDER = {name: i for i, name in enumerate(COMPONENT_INFO)}

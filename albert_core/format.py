@@ -6,6 +6,8 @@ say so where it matters (`fmt_bytes(..., binary=True)` gives MiB).
 
 from __future__ import annotations
 
+import re
+
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
 
@@ -65,3 +67,9 @@ def fmt_ratio(x: float) -> str:
 def fmt_pct(x: float, digits: int = 1, signed: bool = False) -> str:
     """0.8291 -> '82.9%'; signed=True: '+82.9%' / '-82.9%'."""
     return f"{x * 100:+.{digits}f}%" if signed else f"{x * 100:.{digits}f}%"
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every ASCII punctuation mark, so that Markdown or HTML in user-influenced text
+    (URL values, error messages, config labels) renders as plain text in Streamlit."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)

@@ -43,8 +43,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from albert_core.config import DTYPE_BYTES, OPTIMIZERS, ModelConfig, Workload, check_seq_len
+from albert_core.config import ModelConfig
 from albert_core.params import count_params
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload, check_seq_len
 
 # Optimizer states per trained parameter, each in the weights' dtype (as torch keeps them), fp32 under
 # mixed precision. The scalar `step` tensors Adam/AdamW keep per parameter tensor are not counted.

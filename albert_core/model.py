@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from albert_core import fastpath
 from albert_core.config import DTYPE_BYTES, ModelConfig, Workload, check_seq_len
 from albert_core.format import fmt_bytes
 from albert_core.memory import estimate_memory
@@ -34,11 +35,7 @@ INIT_STD = 0.02  # transformers' initializer_range for BERT and ALBERT
 
 TORCH_DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
-ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "gelu": F.gelu,  # exact erf form (transformers' "gelu")
-    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),  # one fused kernel for BERT/GPT's tanh form
-    "relu": F.relu,
-}
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = fastpath.EAGER_ACT  # gelu: erf; gelu_new: tanh
 
 
 @dataclass
@@ -99,34 +96,9 @@ class Embeddings(nn.Module):
         return self.LayerNorm(x)
 
 
-# oneDNN's fp32 matmul (the kernel torch.compile uses for CPU linears) ran this model's shapes 10-20%
-# faster than eager's MKL addmm on the benchmark machine (AMD EPYC, AVX-512: 207-213 vs 161-190
-# GFLOP/s at 2 threads) and applies the bias, the residual add and the activation inside the GEMM.
-# It has no autograd formula, so it serves inference (no grad) only; everything else runs eagerly.
-_ONEDNN = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-_ONEDNN_ACT = {"gelu": ("gelu", "none"), "gelu_new": ("gelu", "tanh"), "relu": ("relu", "")}  # (attr, algorithm)
-
-
-def _onednn(x: torch.Tensor) -> bool:
-    return _ONEDNN and not torch.is_grad_enabled() and x.device.type == "cpu" and x.dtype == torch.float32
-
-
-def linear(x: torch.Tensor, layer: nn.Linear, act: str | None = None) -> torch.Tensor:
-    """layer(x), then the activation named ``act`` (a key of ACTIVATIONS) if given."""
-    if _onednn(x):
-        attr, algorithm = _ONEDNN_ACT[act] if act else ("none", "")
-        return torch.ops.mkldnn._linear_pointwise(x, layer.weight, layer.bias, attr, [], algorithm)
-    y = layer(x)
-    return y if act is None else ACTIVATIONS[act](y)
-
-
-def residual_linear(x: torch.Tensor, layer: nn.Linear, y: torch.Tensor) -> torch.Tensor:
-    """x + layer(y). Eager: x + bias is the matmul's accumulator, one pass over (B, T, H) less than
-    adding the residual after the Linear (which itself first copies its bias into the output)."""
-    if _onednn(y):
-        return torch.ops.mkldnn._linear_pointwise.binary(y, x, layer.weight, layer.bias, "add")
-    out = (x + layer.bias).view(-1, x.shape[-1])  # (B*T, H)
-    return out.addmm_(y.reshape(-1, y.shape[-1]), layer.weight.t()).view(x.shape)
+# The linears run oneDNN's fused kernel at inference where a one-time probe measured it faster on this
+# machine, eager torch otherwise (`albert_core.fastpath`).
+linear, residual_linear = fastpath.linear, fastpath.residual_linear
 
 
 class Attention(nn.Module):

@@ -15,17 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from albert_core.config import (
-    _CHOICE_FIELDS,
-    DTYPE_BYTES,
-    LIMITS,
-    ModelConfig,
-    Workload,
-    check_seq_len,
-)
+from albert_core.coerce import bert_fields
+from albert_core.config import CHOICE_FIELDS, LIMITS, ModelConfig
 from albert_core.flops import flop_terms, training_factor
 from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms, state_bytes, unused_params
 from albert_core.params import COMPONENT_INFO, param_terms
+from albert_core.workload import DTYPE_BYTES, Workload, check_seq_len
 
 FIELDS = tuple(f.name for f in fields(ModelConfig))
 SWEEPABLE = tuple(f for f in FIELDS if f != "layer_norm_eps")
@@ -159,19 +154,18 @@ def sweep(
     rows = {f: (v[ok] if isinstance(v, np.ndarray) else v) for f, v in cols.items()}
     swept = {k: v[ok] for k, v in swept.items()}
     m = int(ok.sum())
-    _family_rule(rows, m)  # BERT rows: E = H, G = 1 (as ModelConfig does)
+    _family_rule(rows, m)  # BERT rows: E = H, G = 1 (as coerce and ModelConfig do)
 
     parts = [_columns(rows, swept, m, batch, seq_len, dtype, optimizer)]
     if include_bert:
         albert = _is(rows["family"], "albert", m)
         twin = {f: (v[albert] if isinstance(v, np.ndarray) else v) for f, v in rows.items()}
-        twin |= {"family": "bert", "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
-        twin["embedding_size"] = twin["hidden_size"]
+        twin |= {"family": "bert", **bert_fields(twin["hidden_size"])}  # ModelConfig.bert_twin, per column
         parts.append(_columns(twin, {k: v[albert] for k, v in swept.items()}, int(albert.sum()),
                               batch, seq_len, dtype, optimizer))
     data = {k: _concat([p[k] for p in parts]) for k in parts[0]}
     # Choice fields become categoricals with every choice listed (stable colours and orders in plots).
-    for f, choices in {"model": MODELS, **_CHOICE_FIELDS}.items():
+    for f, choices in {"model": MODELS, **CHOICE_FIELDS}.items():
         data[f] = pd.Categorical.from_codes(data[f], categories=list(choices))
     df = pd.DataFrame(data)
     df.attrs["skipped"] = skipped
@@ -192,8 +186,8 @@ def _valid_rows(cols: dict[str, Any], n: int, seq_len: int) -> np.ndarray:
         if f in LIMITS:
             lo, hi = LIMITS[f]
             ok &= (v >= lo) & (v <= hi)
-        elif f in _CHOICE_FIELDS:
-            ok &= np.isin(v, _CHOICE_FIELDS[f])
+        elif f in CHOICE_FIELDS:
+            ok &= np.isin(v, CHOICE_FIELDS[f])
         elif f == "tie_word_embeddings":
             ok &= np.array([type(t) is bool for t in v])
     # Rows already rejected may hold out-of-range numbers: make them harmless before the arithmetic.
@@ -230,10 +224,11 @@ def _py(v: Any) -> Any:
 
 
 def _family_rule(rows: dict[str, Any], m: int) -> None:
+    """`bert_fields` on the BERT rows (their sharing and K are already checked by `_valid_rows`)."""
     bert = _is(rows["family"], "bert", m)
     if bert.any():
-        for f, value in (("embedding_size", rows["hidden_size"]), ("num_hidden_groups", 1)):
-            rows[f] = np.where(bert, value, rows[f]).astype(np.int64)
+        for f in ("embedding_size", "num_hidden_groups"):
+            rows[f] = np.where(bert, bert_fields(rows["hidden_size"])[f], rows[f]).astype(np.int64)
 
 
 def _columns(rows: dict[str, Any], swept: dict[str, np.ndarray], m: int, batch: int, seq_len: int,
@@ -265,8 +260,8 @@ def _columns(rows: dict[str, Any], swept: dict[str, np.ndarray], m: int, batch: 
 
 def _plain(field: str, value: Any, m: int) -> np.ndarray:
     """A constant or swept non-numeric column; choice fields as codes into their list of choices."""
-    if field in _CHOICE_FIELDS:
-        choices = list(_CHOICE_FIELDS[field])
+    if field in CHOICE_FIELDS:
+        choices = list(CHOICE_FIELDS[field])
         if isinstance(value, np.ndarray):
             return pd.Categorical(value, categories=choices).codes
         return np.full(m, choices.index(value), dtype=np.int8)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from albert_core.config import ModelConfig, check_seq_len
+from albert_core.config import ModelConfig
+from albert_core.workload import check_seq_len
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4 in the shipped tokenizer
 MAX_VOCAB = 8_000  # the shipped corpus saturates well below this; bounds training time and the cache

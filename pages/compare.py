@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core import PRESETS
-from ui import exports, figures_explorer
-from ui.sidebar import inert
-from ui.state import cached_report, current
+from albert_core import PRESETS, urls
+from albert_core.format import escape_markdown
+from ui import figures_explorer
+from ui.state import cached_result, current
 
-PIN_PARAM = "pin"
+PIN_PARAM = urls.PIN_PARAM
 PINS_KEY = "compare_pins"  # the multiselect
 _PINS = "_compare_pins"  # survives page switches (widget state is dropped when the widget is not drawn)
 DEFAULT_PINS = ["bert-base", "albert-base"]
@@ -19,20 +19,20 @@ ss = st.session_state
 
 if _PINS not in ss:  # first visit in this session: the URL decides, else a BERT vs ALBERT default
     pins, problems = (
-        exports.decode_pins(st.query_params[PIN_PARAM]) if PIN_PARAM in st.query_params else (DEFAULT_PINS, [])
+        urls.decode_pins(st.query_params[PIN_PARAM]) if PIN_PARAM in st.query_params else (DEFAULT_PINS, [])
     )
     ss[_PINS] = pins
     for problem in problems:
-        st.warning(inert(problem) + " \\- ignored.", icon="⚠️")
+        st.warning(escape_markdown(problem) + " \\- ignored.", icon="⚠️")
 
 
 def _label(entry: str) -> str:
-    return entry if entry in PRESETS else exports.decode_pin(entry).label
+    return entry if entry in PRESETS else urls.decode_pin(entry).label
 
 
 def _pin_current() -> None:
-    entry = exports.encode_pin(cfg)
-    if entry not in ss[_PINS] and len(ss[_PINS]) < exports.MAX_PINS:
+    entry = urls.encode_pin(cfg)
+    if entry not in ss[_PINS] and len(ss[_PINS]) < urls.MAX_PINS:
         ss[_PINS] = [*ss[_PINS], entry]
 
 
@@ -48,15 +48,15 @@ ss[PINS_KEY] = list(ss[_PINS])
 options = [*PRESETS, *(e for e in ss[_PINS] if e not in PRESETS)]
 c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
 with c1:
-    st.multiselect("Pinned configs", options, key=PINS_KEY, format_func=_label, max_selections=exports.MAX_PINS,
+    st.multiselect("Pinned configs", options, key=PINS_KEY, format_func=_label, max_selections=urls.MAX_PINS,
                    on_change=_on_select, help="Add presets here, remove pins with ×; the first pin is the baseline.")
 with c2:
     st.button("Pin current config", key="compare_pin_current", on_click=_pin_current,
-              disabled=len(ss[_PINS]) >= exports.MAX_PINS, help=f"Add {cfg.label} (from the sidebar).")
+              disabled=len(ss[_PINS]) >= urls.MAX_PINS, help=f"Add {cfg.label} (from the sidebar).")
 
 pins = ss[_PINS]
-if st.query_params.get(PIN_PARAM) != exports.encode_pins(pins):
-    st.query_params[PIN_PARAM] = exports.encode_pins(pins)
+if st.query_params.get(PIN_PARAM) != urls.encode_pins(pins):
+    st.query_params[PIN_PARAM] = urls.encode_pins(pins)
 
 if not pins:
     st.info("Pin the current config or pick presets above to compare them.")
@@ -64,22 +64,21 @@ if not pins:
 
 rows, notes = [], []
 for entry in pins:
-    pcfg = exports.decode_pin(entry)
+    pcfg = urls.decode_pin(entry)
     pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
     if pwl is not wl:
         notes.append(f"{_label(entry)}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
-    rep = cached_report(pcfg, pwl)
-    mem = rep["memory"]["training"] or rep["memory"]["inference"]
+    own = cached_result(pcfg, pwl).own
     rows.append({
         "name": _label(entry), "family": pcfg.family.upper(), "V": pcfg.vocab_size, "E": pcfg.embedding_size,
         "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
         "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
-        "params": rep["params"]["total"], "forward_flops": rep["flops"]["forward_per_sequence"],
-        "training_memory": mem["total"],
+        "params": own.params.total, "forward_flops": own.flops_sequence.forward,
+        "training_memory": own.memory.total,
     })
 df = figures_explorer.compare_frame(rows)
 for note in notes:
-    st.caption(inert(note))
+    st.caption(escape_markdown(note))
 if wl.dtype == "int8":
     st.caption("int8 is inference-only: the memory column is the inference working set.")
 

@@ -5,42 +5,41 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from albert_core import ModelConfig, Workload, count_params
+from albert_core import ModelConfig, Workload
 from albert_core.config import HEAD_LABELS
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from ui import exports, figures_explorer
-from ui.sidebar import inert
-from ui.state import cached_report, current
+from ui.state import cached_result, current
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figure, go.Figure | None]:
     """The page's three figures, built once per config and workload (never mutated afterwards). For a
     BERT the third compares its ALBERT counterpart with it (a BERT's own twin is itself)."""
-    rep = cached_report(cfg, wl)
+    res = cached_result(cfg, wl)
     if cfg.family == "albert":
-        twin = figures_explorer.twin_bars(rep)
+        twin = figures_explorer.twin_bars(res)
     else:
         alt = figures_explorer.albert_counterpart(cfg)
         twin = None if alt is None else figures_explorer.twin_bars(
-            cached_report(alt, wl), names=("ALBERT counterpart", "this BERT"))
-    return (figures_explorer.breakdown_treemap(count_params(cfg)),
-            figures_explorer.flops_bars(rep["flops"]["components_per_sequence"]),
+            cached_result(alt, wl), names=("ALBERT counterpart", "this BERT"))
+    return (figures_explorer.breakdown_treemap(res.own.params),
+            figures_explorer.flops_bars(res.own.flops_sequence.by_name()),
             twin)
 
 
 cfg, wl = current()
-rep = cached_report(cfg, wl)
+res = cached_result(cfg, wl)
 fig_treemap, fig_flops, fig_twin = figures(cfg, wl)
-twin = rep["bert_twin"]
-params, flops, mem = rep["params"], rep["flops"], rep["memory"]
-train_mem = mem["training"]
+own, twin = res.own, res.twin
+bd, forward = own.params, own.flops_sequence.forward
+train_mem = own.training_memory
 
 st.title("Explorer")
 st.caption(
     f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · workload: batch {wl.batch} × {wl.seq_len} tokens, "
     f"{wl.dtype}, optimizer {wl.optimizer}. "
-    + (f"Deltas compare with the BERT twin, {twin['config']['label']} (same V, H, L, I, no factorization, "
+    + (f"Deltas compare with the BERT twin, {twin.config.label} (same V, H, L, I, no factorization, "
        "no sharing); green = smaller." if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
 )
 
@@ -56,51 +55,50 @@ def metric(key: str, label: str, value: str, *, delta: str | None = None, help: 
 
 c = st.columns(4)
 with c[0]:
-    metric("metric_total_params", "Total parameters", fmt_params(params["total"]),
-           delta=_delta(params["total"], twin["params"]),
-           help=f"Exactly {params['total']:,} unique parameters (tied weights once), as "
+    metric("metric_total_params", "Total parameters", fmt_params(bd.total),
+           delta=_delta(bd.total, twin.params.total),
+           help=f"Exactly {bd.total:,} unique parameters (tied weights once), as "
            "sum(p.numel() for p in model.parameters()) of the transformers model.")
 with c[1]:
-    metric("metric_embedding_params", "Embedding parameters", fmt_params(params["groups"]["embeddings"]),
-           delta=_delta(params["groups"]["embeddings"], twin["groups"]["embeddings"]),
+    metric("metric_embedding_params", "Embedding parameters", fmt_params(own.groups["embeddings"]),
+           delta=_delta(own.groups["embeddings"], twin.groups["embeddings"]),
            help="Word, position and token-type tables, their LayerNorm and (ALBERT) the E→H projection.")
 with c[2]:
-    metric("metric_encoder_params", "Encoder parameters", fmt_params(params["groups"]["encoder"]),
-           delta=_delta(params["groups"]["encoder"], twin["groups"]["encoder"]),
+    metric("metric_encoder_params", "Encoder parameters", fmt_params(own.groups["encoder"]),
+           delta=_delta(own.groups["encoder"], twin.groups["encoder"]),
            help="Attention and feed-forward blocks with their LayerNorms: the copies held, not the layers run.")
 with c[3]:
-    metric("metric_forward_flops", "Forward FLOPs / sequence", fmt_flops(flops["forward_per_sequence"]),
-           delta=_delta(flops["forward_per_sequence"], twin["flops"]["forward_per_sequence"]),
+    metric("metric_forward_flops", "Forward FLOPs / sequence", fmt_flops(forward),
+           delta=_delta(forward, twin.flops_sequence.forward),
            help=f"Matmul FLOPs (2 per multiply-add) for one sequence of {wl.seq_len} tokens, attention "
-           f"scores included. MACs are half: {flops['forward_per_sequence'] // 2:,}.")
+           f"scores included. MACs are half: {own.flops_sequence.macs:,}.")
 c = st.columns(4)
 with c[0]:
-    metric("metric_training_flops_token", "Training FLOPs / token", fmt_flops(flops["training_per_token"]),
-           delta=_delta(flops["training_per_token"], twin["flops"]["training_per_token"]),
+    metric("metric_training_flops_token", "Training FLOPs / token", fmt_flops(own.flops_batch.per_token_training),
+           delta=_delta(own.flops_batch.per_token_training, twin.flops_batch.per_token_training),
            help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length; "
            "6 × parameters is the usual rule of thumb, without attention scores.")
 with c[1]:
-    metric("metric_weights_memory", "Weights memory", fmt_bytes(mem["inference"]["weights"]),
-           delta=_delta(mem["inference"]["weights"], twin["memory"]["inference"]["weights"]),
+    metric("metric_weights_memory", "Weights memory", fmt_bytes(own.inference_memory.weights),
+           delta=_delta(own.inference_memory.weights, twin.inference_memory.weights),
            help=f"Parameters × {wl.dtype} bytes (exact; MB = 10^6 bytes).")
 with c[2]:
     if train_mem is None:
         metric("metric_training_memory", "Training memory", "n/a",
                help=f"int8 weights are inference-only: pick fp32, fp16 or bf16 to train. Inference working "
-               f"set: {fmt_bytes(mem['inference']['total'])}.")
+               f"set: {fmt_bytes(own.inference_memory.total)}.")
     else:
-        metric("metric_training_memory", "Training memory", fmt_bytes(train_mem["total"]),
-               delta=_delta(train_mem["total"], twin["memory"]["training"]["total"]),
+        metric("metric_training_memory", "Training memory", fmt_bytes(train_mem.total),
+               delta=_delta(train_mem.total, twin.training_memory.total),
                help=f"Weights + gradients + {wl.optimizer} states (exact) + saved activations (estimate) "
                f"for batch {wl.batch} × {wl.seq_len}.")
 with c[3]:
-    metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(params["saved_by_sharing"]),
+    metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(bd.saved_by_sharing),
            help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
-           f"add: {params['without_sharing']:,} without sharing vs {params['total']:,}.")
+           f"add: {bd.unshared_total:,} without sharing vs {bd.total:,}.")
 
 # ----------------------------------------------------------------------------- breakdown
 st.subheader("Parameter breakdown")
-bd = count_params(cfg)
 left, right = st.columns([11, 9])
 with left, st.container(key="breakdown_table"):
     st.dataframe(
@@ -123,17 +121,17 @@ st.caption(figures_explorer.breakdown_takeaway(bd))
 
 # ----------------------------------------------------------------------------- FLOPs
 st.subheader("Where the compute goes")
-comp_flops = flops["components_per_sequence"]
+comp_flops = own.flops_sequence.by_name()
 scores = comp_flops.get("encoder.attention.scores", 0)
 st.plotly_chart(fig_flops, key="flops_bars", width="stretch")
-st.caption(figures_explorer.flops_takeaway(comp_flops, flops["forward_per_sequence"], wl.seq_len))
+st.caption(figures_explorer.flops_takeaway(comp_flops, forward, wl.seq_len))
 
 # ----------------------------------------------------------------------------- vs BERT
 with st.container(border=True, key="panel_vs_bert"):
     st.subheader("Does ALBERT run faster or use less memory than BERT?")
     if cfg.family == "albert":
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
-        st.markdown(figures_explorer.twin_summary(rep))
+        st.markdown(figures_explorer.twin_summary(res))
     elif fig_twin is None:
         st.markdown("This config **is** a BERT, its own twin. Pick an ALBERT preset to compare.")
     else:
@@ -141,12 +139,12 @@ with st.container(border=True, key="panel_vs_bert"):
         st.markdown(f"This config **is** a BERT. Its ALBERT counterpart, **{alt.label}** (E = "
                     f"{alt.embedding_size}, one layer shared by all {cfg.num_layers}), compares like this:")
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
-        st.markdown(figures_explorer.twin_summary(cached_report(alt, wl)))
+        st.markdown(figures_explorer.twin_summary(cached_result(alt, wl)))
     with st.expander("Recurring confusions", expanded=False):
         st.markdown(
             f"""
 - **FLOPs or MACs?** One multiply-add is one MAC and two FLOPs. This app counts FLOPs
-  ({fmt_flops(flops['forward_per_sequence'])} per sequence = {fmt_flops(flops['forward_per_sequence'] / 2)}
+  ({fmt_flops(forward)} per sequence = {fmt_flops(forward / 2)}
   MACs); tools such as thop or ptflops report MACs, hence the factor of 2.
 - **Where are the attention FLOPs?** QKᵀ and the attention-weighted values are matmuls without weights
   (4·S²·H per layer: {fmt_flops(scores)} here). Counters that only hook `nn.Linear` miss them, and
@@ -176,10 +174,10 @@ with c[1]:
     st.download_button("Breakdown CSV", exports.breakdown_csv(bd), file_name="albert_breakdown.csv",
                        mime="text/csv", key="dl_breakdown_csv", help="The parameter breakdown table above.", **DL)
 with c[2]:
-    st.download_button("JSON report", exports.dumps(rep), file_name="albert_report.json",
+    st.download_button("JSON report", exports.report_json(res), file_name="albert_report.json",
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
 if hf_problem:
-    st.caption(inert(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
+    st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
                "shared-FFN modes have no transformers class.")
 st.caption("Charts: use the camera icon in each chart's toolbar to save a PNG.")

@@ -11,11 +11,19 @@ import streamlit as st
 from albert_core import count_flops, count_params, estimate_memory
 from albert_core.analysis import attention_maps, layer_smoothness
 from albert_core.config import DTYPE_BYTES, HEAD_LABELS
-from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import (
+    escape_markdown,
+    fmt_bytes,
+    fmt_count,
+    fmt_flops,
+    fmt_params,
+    fmt_pct,
+    fmt_ratio,
+)
 from albert_core.model import TORCH_DTYPES, MemoryBudgetError, check_budget
 from ui import figures_live as fl
 from ui import live
-from ui.sidebar import inert
+from ui.render import takeaway
 from ui.state import current
 
 DEFAULT_TEXT = (
@@ -35,10 +43,6 @@ def seconds(s: float) -> str:
 def about(s: float) -> str:
     """A rough duration: '22 s', '1.5 s', '300 ms'."""
     return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
-
-
-def takeaway(text: str) -> None:
-    st.caption(f"**Takeaway:** {text}")
 
 
 def clicked_or_fast(what: str, forward_s: float, cost_s: float, key: str, done_key: tuple) -> bool:
@@ -84,7 +88,7 @@ if source == "folder":
             f"(folders separated by `{os.pathsep}`); run the app locally to load your own checkpoints."
         )
         st.stop()
-    st.caption("Allowed folders: " + ", ".join(f"`{inert(str(r))}`" for r in roots))
+    st.caption("Allowed folders: " + ", ".join(f"`{escape_markdown(str(r))}`" for r in roots))
     path = st.text_input("Checkpoint folder", key="live_folder", max_chars=500,
                          help="A folder saved with save_pretrained (config.json + *.safetensors), inside "
                          "one of the allowed folders. Pickle (.bin) weights are never loaded.")
@@ -96,7 +100,7 @@ if source == "folder":
             mtime = os.stat(resolved).st_mtime_ns if os.path.isdir(resolved) else 0
             model = live.checkpoint_model(resolved, mtime, tuple(map(str, roots)))
     except (ValueError, OSError) as exc:  # MemoryBudgetError is a ValueError
-        st.error(f"Cannot load this folder: {inert(str(exc))}")
+        st.error(f"Cannot load this folder: {escape_markdown(str(exc))}")
         st.stop()
     cfg, checkpoint, dtype = model.config, resolved, "fp32"
 elif source == "hub":
@@ -108,12 +112,12 @@ elif source == "hub":
             folder = live.hub_folder(repo, live.MAX_TOKENS)
             model = live.checkpoint_model(str(folder), os.stat(folder).st_mtime_ns, (str(folder),))
     except Exception as exc:  # network, hub and format errors all end here, shown, not raised
-        st.error(f"Cannot load {inert(repo[:100])} from the hub: {inert(str(exc))}")
+        st.error(f"Cannot load {escape_markdown(repo[:100])} from the hub: {escape_markdown(str(exc))}")
         st.stop()
     cfg, checkpoint, dtype = model.config, str(folder), "fp32"
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
-st.subheader(f"{inert(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
+st.subheader(f"{escape_markdown(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
 
 # ----------------------------------------------------------------------------- budget and build
 budget = check_budget(cfg, 1, seq_cap, dtype)
@@ -127,7 +131,7 @@ c[2].metric("Share of the budget", fmt_pct(budget.estimate / budget.budget))
 st.progress(min(1.0, budget.estimate / budget.budget))
 
 if model is None and (problem := live.too_many_blocks(cfg)):
-    st.warning(f"No live model for {inert(cfg.label)}: {inert(problem)}. Its exact analytic count is on the Explorer page.")
+    st.warning(f"No live model for {escape_markdown(cfg.label)}: {escape_markdown(problem)}. Its exact analytic count is on the Explorer page.")
     st.stop()
 
 build_error = None
@@ -150,7 +154,7 @@ with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
     device = "meta" if model is None else "cpu"
     status.update(label=f"Built and counted on {device}", state="complete")
 if build_error:
-    st.error(inert(build_error))
+    st.error(escape_markdown(build_error))
     st.info("Built on the **meta device** instead (shapes only, no memory): the parameter count below is "
             "still the real model's, so the proof holds for any size.")
 
@@ -192,7 +196,7 @@ try:
     with st.spinner("Tokenizing and running one forward pass…"):
         run = live.run_text(model, key, first, pair, checkpoint)
 except ValueError as exc:  # MemoryBudgetError included: kept hidden states / maps over budget
-    st.error(f"Cannot run this input: {inert(str(exc))}")
+    st.error(f"Cannot run this input: {escape_markdown(str(exc))}")
     st.stop()
 enc = run.encoded
 T = len(enc)
@@ -207,7 +211,7 @@ with left:
 with right:
     n_b = int((tok["segment"] == "B").sum())
     st.metric("Tokens", T, help=f"From the {enc.source}; at most {seq_cap}.")
-    st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {inert(enc.source)}. One forward pass "
+    st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {escape_markdown(enc.source)}. One forward pass "
                f"({fmt_flops(flops)}, hidden states and attention maps kept) took {about(run.seconds)}.")
 
 # ----------------------------------------------------------------------------- speed
@@ -219,7 +223,7 @@ if clicked_or_fast(f"time {n} runs", run.seconds, run.seconds * (n + 1), "live_t
         with st.spinner(f"Timing {n} forward passes and probing this machine's matmul speed…"):
             t = live.timing(model, key, first, pair, checkpoint, n)
     except ValueError as exc:
-        st.error(f"Cannot time this input: {inert(str(exc))}")
+        st.error(f"Cannot time this input: {escape_markdown(str(exc))}")
         st.stop()
     share = t["gflops"] / t["peak"]
     c = st.columns(4)
@@ -259,7 +263,7 @@ st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) 
                 key="fig_live_attention", width="stretch")
 peak_q = int(weights.max(axis=1).argmax())
 takeaway(f"each row is one query token's attention over the keys (rows sum to 1); here "
-         f"{inert(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform row "
+         f"{escape_markdown(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform row "
          f"would give every key 1/{T} = {1 / T:.3f}.")
 
 st.subheader("Saved activations: measured vs estimate")
@@ -269,7 +273,7 @@ if clicked_or_fast("measure the saved activations", run.seconds, 2 * run.seconds
         with st.spinner("Running one training-mode forward with saved-tensor hooks…"):
             measured = live.saved_bytes(model, key, first, pair, checkpoint)
     except ValueError as exc:
-        st.error(f"Cannot measure saved activations here: {inert(str(exc))}")
+        st.error(f"Cannot measure saved activations here: {escape_markdown(str(exc))}")
         st.stop()
     st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
     takeaway(

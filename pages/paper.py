@@ -1,4 +1,4 @@
-"""Paper & formulas: closed forms per component, the paper's tables recomputed, the seed documents
+"""Paper & formulas: closed forms per component, the paper's tables recomputed, two circulating figures
 reconciled, and how ALBERT builds its pre-training inputs (SOP vs NSP, n-gram masking)."""
 
 from __future__ import annotations
@@ -7,24 +7,33 @@ import re
 
 import pandas as pd
 import streamlit as st
-from pandas.io.formats.style import Styler
 
-from albert_core import PRESETS, ModelConfig, count_params
-from albert_core.format import fmt_count, fmt_params, fmt_pct
-from ui.sidebar import inert
+from albert_core import count_params
+from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
+from albert_core.pretraining import make_nsp_pairs, make_sop_pairs, ngram_mask
+from albert_core.reference import (
+    PAPER,
+    PAPER_TABLE5_CROSS,
+    PAPER_VOCAB,
+    QUOTED_BASELINE_ROW,
+    QUOTED_EMBEDDING,
+    QUOTED_VOCAB,
+)
+from ui import figures_paper as fp
+from ui.render import takeaway
 from ui.state import current
 
 cfg, wl = current()
 
 st.title("Paper & formulas")
-st.caption("Lan et al., *ALBERT: A Lite BERT for Self-supervised Learning of Language Representations* "
-           "(ICLR 2020). Every number below is recomputed by this app's exact counter; printed figures are "
-           "quoted as printed.")
+st.caption(escape_markdown(PAPER) + ". Every number below is recomputed by this app's exact counter; printed "
+           "figures are quoted as printed.")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def params_of(c: ModelConfig) -> int:
-    return count_params(c).total
+@st.cache_data(max_entries=8, show_spinner=False)
+def cached(builder: str) -> pd.DataFrame:
+    """``ui.figures_paper.<builder>()`` (the tables depend on nothing the visitor changes), built once."""
+    return getattr(fp, builder)()
 
 
 # ----------------------------------------------------------------------------- formulas
@@ -78,128 +87,67 @@ st.markdown("Sharing appears in the parameter formulas (through G) but not in th
 
 # ----------------------------------------------------------------------------- paper tables
 st.header("The paper's tables, recomputed")
-V_PAPER = 30_000  # the paper uses V = 30,000 throughout
-
-
-def _row(name: str, printed: float, exact: int, note: str = "") -> dict:
-    return {"model": name, "printed": printed, "recomputed": exact, "difference": exact / printed - 1,
-            "note": note}
-
-
-def fmt_printed(v: float) -> str:
-    """A figure as the paper prints it: 108M, 15.8M (no invented digits)."""
-    return fmt_params(v, 1).replace(".0", "")
-
-
-def styled(df: pd.DataFrame) -> Styler:
-    """Printed figures as printed, exact counts with separators, differences signed to 0.01%."""
-    fmts = {"printed": fmt_printed, "recomputed": fmt_count, "difference": lambda x: fmt_pct(x, 2, signed=True)}
-    return df.style.format({k: f for k, f in fmts.items() if k in df})
-
-
-st.subheader("Table 1: model sizes")
-NOTES = {
-    "bert-base": "Without the pooler 108.49M: the printed 108M.",
-    "bert-large": "With the pooler 334.61M: the printed 334M.",
-    "albert-base": "Rounds to the printed 12M.",
-    "albert-large": "Rounds to the printed 18M.",
-    "albert-xlarge": "The printed 60M is rounded up (59M would be right).",
-    "albert-xxlarge": "Printed 235M here, 233M in the text: see below.",
-}
-TABLE1 = {"bert-base": 108e6, "bert-large": 334e6, "albert-base": 12e6, "albert-large": 18e6,
-          "albert-xlarge": 60e6, "albert-xxlarge": 235e6}
-t1 = pd.DataFrame([
-    _row(name, printed, params_of(PRESETS[name].replace(vocab_size=V_PAPER)), NOTES[name])
-    for name, printed in TABLE1.items()
-])
 FMT = {
     "model": st.column_config.TextColumn("Model", width="medium"),
     "printed": st.column_config.NumberColumn("Printed", width="small", help="As printed in the paper."),
-    "recomputed": st.column_config.NumberColumn("Recomputed (exact)", help="This app's exact count."),
+    "recomputed": st.column_config.NumberColumn("Exact", width="small", help="This app's exact count."),
     "difference": st.column_config.NumberColumn("Difference", width="small", help="Recomputed / printed - 1."),
     "note": st.column_config.TextColumn("Note", width="large"),
 }
+
+st.subheader("Table 1: model sizes")
 with st.container(key="paper_table1"):
-    st.dataframe(styled(t1), hide_index=True, width="stretch", column_config=FMT)
-st.caption("Recomputed: transformers' XModel (encoder + pooler) at V = 30,000, P = 512, T = 2. The paper rounds "
-           "to whole millions and does not say whether the pooler and biases are counted: differences of a few "
-           "percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
+    st.dataframe(fp.styled(cached("table1_frame")), hide_index=True, width="stretch", column_config=FMT)
+st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_VOCAB:,}, P = 512, T = 2. The paper "
+           "rounds to whole millions and does not say whether the pooler and biases are counted: differences of a "
+           "few percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
            "Table 1 and 233M in its text, and no counting convention reproduces either (the pre-training heads "
            "add only 0.56M).")
 
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
-TABLE3 = {"none": {64: 87e6, 128: 89e6, 256: 93e6, 768: 108e6}, "all": {64: 10e6, 128: 12e6, 256: 16e6, 768: 31e6}}
-base = PRESETS["albert-base"]
-t3 = pd.DataFrame([
-    _row(f"{'not-shared' if mode == 'none' else 'all-shared'}, E = {e}", printed,
-         params_of(base.replace(sharing=mode, embedding_size=e)),
-         "Printed = BERT-base's 108M; exact adds the E→H projection and pooler" if (mode, e) == ("none", 768)
-         else "")
-    for mode, col in TABLE3.items() for e, printed in col.items()
-])
+t3 = cached("table3_frame")
 with st.container(key="paper_table3"):
-    st.dataframe(styled(t3), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(fp.styled(t3), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
-emb_saving = t3["recomputed"].iloc[3] - t3["recomputed"].iloc[1]  # not-shared, E = 768 -> 128
-share_saving = t3["recomputed"].iloc[1] - t3["recomputed"].iloc[5]  # E = 128, not-shared -> all-shared
-st.caption(f"Takeaway: shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer "
-           f"saves {fmt_params(share_saving)} more. (The E→H projection and the pooler add 0.59M each to the "
-           "E = 768 row, which the printed 108M, BERT-base's figure, leaves out.)")
+emb_saving, share_saving = fp.table3_savings(t3)
+takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer saves "
+         f"{fmt_params(share_saving)} more. (The E→H projection and the pooler add 0.59M each to the E = 768 row, "
+         "which the printed 108M, BERT-base's figure, leaves out.)")
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
-TABLE4 = {768: {"all": 31e6, "attention": 83e6, "ffn": 57e6, "none": 108e6},
-          128: {"all": 12e6, "attention": 64e6, "ffn": 38e6, "none": 89e6}}
-MODE = {"all": "all-shared", "attention": "shared-attention", "ffn": "shared-FFN", "none": "not-shared"}
-t4 = pd.DataFrame([
-    _row(f"E = {e}, {MODE[mode]}", printed, params_of(base.replace(sharing=mode, embedding_size=e)))
-    for e, col in TABLE4.items() for mode, printed in col.items()
-])
 with st.container(key="paper_table4"):
-    st.dataframe(styled(t4), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(fp.styled(cached("table4_frame")), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])
-st.caption("Takeaway: the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN "
-           "saves more than sharing attention. Every mode runs the same FLOPs.")
+takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN saves more than "
+         "sharing attention. Every mode runs the same FLOPs.")
 
-# ----------------------------------------------------------------------------- seeds
-st.header("The seed documents' figures, reconciled")
-V_SEED = 30_522
-st.markdown("**000: embedding parameters, V·H against V·E + E·H** (V = 30,522, E = 128):")
-rows = []
-for name in ("albert-base", "albert-large", "albert-xlarge", "albert-xxlarge"):
-    h, e = PRESETS[name].hidden_size, 128
-    rows.append({"model": name, "V·H (BERT)": V_SEED * h, "V·E + E·H (ALBERT)": V_SEED * e + e * h,
-                 "reduction": 1 - (V_SEED * e + e * h) / (V_SEED * h)})
+# ----------------------------------------------------------------------------- circulating figures
+st.header("Two circulating figures, reconciled")
+st.markdown(f"**Embedding parameters, V·H against V·E + E·H** (V = {QUOTED_VOCAB:,}, E = {QUOTED_EMBEDDING}):")
 with st.container(key="paper_seed000"):
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+    st.dataframe(cached("embedding_formula_frame").drop(columns="hidden_size"), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
                                 for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
                  | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
+baseline, printed_change = QUOTED_BASELINE_ROW
+bert_vh = QUOTED_VOCAB * 768
 st.markdown(
-    f"The seed's first row, *BERT-Base (baseline) 24,030,720, −2.5%*, is the factorized formula evaluated at "
-    f"E = H = 768: V·H + H·H = {fmt_count(V_SEED * 768 + 768 * 768)}, that is "
-    f"{fmt_pct((V_SEED * 768 + 768 * 768) / (V_SEED * 768) - 1, signed=True)} against BERT's "
-    f"{fmt_count(V_SEED * 768)}. Factorizing without shrinking E costs parameters."
+    f"Its first row, *BERT-Base (baseline) {baseline:,}, {fmt_pct(printed_change, 1, signed=True)}*, is the "
+    f"factorized formula evaluated at E = H = 768: V·H + H·H = {fmt_count(bert_vh + 768 * 768)}, that is "
+    f"{fmt_pct((bert_vh + 768 * 768) / bert_vh - 1, signed=True)} against BERT's {fmt_count(bert_vh)}. "
+    "Factorizing without shrinking E costs parameters."
 )
-st.markdown("**003: `estimate_albert_params`** (V = 30,522, pre-training heads):")
-SEED003 = {"albert-base": 15.8e6, "albert-large": 21.8e6, "albert-xlarge": 63.0e6, "albert-xxlarge": 227.1e6}
-rows = []
-for name, printed in SEED003.items():
-    c = PRESETS[name].replace(vocab_size=V_SEED, head="pretraining")
-    exact, e, h = params_of(c), c.embedding_size, c.hidden_size
-    # The seed's formula is the exact count plus the tied decoder V·E counted again, minus the embedding
-    # LayerNorm (2E), the projection bias (H), the MLM output bias (V) and the SOP bias (2).
-    seed_formula = exact + V_SEED * e - (2 * e + h + V_SEED + 2)
-    rows.append({"model": name, "seed, printed": printed, "exact": exact, "+ V·E again": V_SEED * e,
-                 "− left out": 2 * e + h + V_SEED + 2, "= seed formula": seed_formula})
+st.markdown(f"**An `estimate_albert_params` helper** (V = {QUOTED_VOCAB:,}, pre-training heads):")
 with st.container(key="paper_seed003"):
-    st.dataframe(pd.DataFrame(rows).style.format({"seed, printed": fmt_printed}), hide_index=True, width="stretch",
+    st.dataframe(cached("estimate_formula_frame").style.format({"quoted": fp.fmt_printed}), hide_index=True,
+                 width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
-                                for k in ("exact", "+ V·E again", "− left out", "= seed formula")}
-                 | {"seed, printed": st.column_config.NumberColumn("seed, printed", help="As printed in the seed document.")})
+                                for k in ("exact", "+ V·E again", "− left out", "= quoted formula")}
+                 | {"quoted": st.column_config.NumberColumn("quoted", help="The helper's totals as quoted.")})
 st.caption("The estimate counts the MLM decoder a second time (it is tied to the word embeddings: the same V·E "
            "weights) and leaves out the embedding LayerNorm, the E→H projection bias, the MLM output bias and "
-           "the SOP bias. With those corrections the seed's formula reproduces every printed figure; the exact "
-           "count is 3.9M lower.")
+           "the SOP bias. With those corrections its formula reproduces every quoted figure; the exact count "
+           "is 3.9M lower.")
 
 # ----------------------------------------------------------------------------- pre-training inputs
 st.header("Pre-training inputs: NSP, SOP and n-gram masking")
@@ -207,46 +155,38 @@ SAMPLE = ("The cat sat on the mat. It was warm in the sun. Then it fell asleep.\
           "Transformers read every token at once. Attention compares each pair of positions.")
 text = st.text_area("Sample text (blank lines separate documents)", SAMPLE, key="paper_text", max_chars=2000,
                     help="Sentences end with . ! or ?; paragraphs are documents.")
-try:
-    from albert_core.analysis import make_nsp_pairs, make_sop_pairs, ngram_mask
-except ImportError:  # analysis needs torch; the explanation below stands on its own
-    make_nsp_pairs = make_sop_pairs = ngram_mask = None
 
 st.markdown(
     "- **NSP (BERT):** positive = sentence A and its true next sentence; negative = A with a *random* sentence "
     "from another document. The negative differs in topic, so the task is mostly topic prediction.\n"
     "- **SOP (ALBERT):** positive = two consecutive segments in order; negative = **the same two segments "
-    "swapped**. Topic cannot help, so the model must learn discourse coherence (paper Table 5: NSP solves "
-    "SOP at 52%, SOP solves NSP at 78.9%)."
+    f"swapped**. Topic cannot help, so the model must learn discourse coherence (paper Table 5: NSP solves "
+    f"SOP at {PAPER_TABLE5_CROSS['nsp_on_sop']:g}%, SOP solves NSP at {PAPER_TABLE5_CROSS['sop_on_nsp']:g}%)."
 )
-if make_sop_pairs is not None:
-    try:
-        sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
-        pair_cols = {
-            "kind": st.column_config.TextColumn("Example", width=110),
-            "a": st.column_config.TextColumn("Segment A", width=370),
-            "b": st.column_config.TextColumn("Segment B", width=370),
-            "label": st.column_config.NumberColumn("Label", width=70, help="0 = positive, 1 = negative."),
-        }
-        for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
-            st.markdown(f"**{title}**")
-            with st.container(key=key):
-                st.dataframe(pd.DataFrame([vars(p) for p in pairs]), hide_index=True, width="stretch",
-                             column_order=["kind", "a", "b", "label"], column_config=pair_cols)
-        words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
-        st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
-        seed_col, _ = st.columns([1, 4])
-        with seed_col:
-            seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed",
-                                   help="Another seed draws other spans from the same text.")
-        masked = ngram_mask(words, seed=int(seed))
-        with st.container(key="paper_masked"):
-            st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
-        spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
-        st.caption(inert(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
-                         "predict each masked word from the context on both sides."))
-    except ValueError as exc:
-        st.warning(inert(f"Could not build examples: {exc}"))
-else:
-    st.markdown("- **MLM n-gram masking:** 15% of the tokens are masked in spans of n whole words, n ≤ 3 with "
-                "p(n) ∝ 1/n (6/11, 3/11, 2/11), so the model predicts whole phrases, not single pieces.")
+try:
+    sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
+    pair_cols = {
+        "kind": st.column_config.TextColumn("Example", width=110),
+        "a": st.column_config.TextColumn("Segment A", width=370),
+        "b": st.column_config.TextColumn("Segment B", width=370),
+        "label": st.column_config.NumberColumn("Label", width=70, help="0 = positive, 1 = negative."),
+    }
+    for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
+        st.markdown(f"**{title}**")
+        with st.container(key=key):
+            st.dataframe(pd.DataFrame([vars(p) for p in pairs]), hide_index=True, width="stretch",
+                         column_order=["kind", "a", "b", "label"], column_config=pair_cols)
+    words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
+    st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
+    seed_col, _ = st.columns([1, 4])
+    with seed_col:
+        seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed",
+                               help="Another seed draws other spans from the same text.")
+    masked = ngram_mask(words, seed=int(seed))
+    with st.container(key="paper_masked"):
+        st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
+    spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
+    st.caption(escape_markdown(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
+                     "predict each masked word from the context on both sides."))
+except ValueError as exc:
+    st.warning(escape_markdown(f"Could not build examples: {exc}"))

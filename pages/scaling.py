@@ -6,13 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from albert_core import PRESETS, ModelConfig, Workload
+from albert_core import PRESETS, ModelConfig, Workload, coerce
 from albert_core.config import SHARING_LABELS
-from albert_core.format import fmt_bytes, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import escape_markdown, fmt_bytes, fmt_params, fmt_pct, fmt_ratio
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
-from ui.sidebar import inert
-from ui.state import cached_report, current
+from ui.render import takeaway
+from ui.state import cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -72,22 +72,18 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
     nothing shared), so the E-charts show what factorization alone would do to it."""
     if cfg.family == "albert":
         return cfg
-    return cfg.replace(family="albert", embedding_size=min(128, cfg.hidden_size), sharing="none")
-
-
-def takeaway(text: str) -> None:
-    st.caption(f"**Takeaway:** {text}")
+    return coerce({"family": "albert", "sharing": "none"}, cfg).config
 
 
 cfg, wl = current()
 view = repr((cfg, wl))  # complete: both are frozen dataclasses of plain values
-rep = cached_report(cfg, wl)
-total = rep["params"]["total"]
+res = cached_result(cfg, wl)
+total = res.own.params.total
 chart = {"width": "stretch"}
 
 st.title("Scaling")
 st.caption(
-    f"Current config: **{inert(cfg.label)}** ({fmt_params(total)} params), starred in every chart. "
+    f"Current config: **{escape_markdown(cfg.label)}** ({fmt_params(total)} params), starred in every chart. "
     f"Workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, {wl.optimizer}. All counts are exact "
     "(the same code as the Explorer); only activation memory is an estimate."
 )
@@ -133,7 +129,7 @@ with left:
     acfg = albert_form(cfg)
     df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
                       _with(E_VALUES, acfg.embedding_size), wl=wl)
-    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, rep["params"]["groups"]["embeddings"])),
+    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, res.own.groups["embeddings"])),
                     key="fig_embedding_vs_vocab", **chart)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
@@ -151,7 +147,7 @@ with right:
     st.plotly_chart(figure("embedding_reduction", view, (seed, "current")), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
-        f"the seed document's chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
+        f"the often-quoted embedding chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
         f"{base_row['standard']:,} → {base_row['factorized']:,} token-embedding weights "
         f"({fmt_pct(base_row['reduction'])} less); the saving grows with H because only E×H does."
     )
@@ -201,11 +197,10 @@ with left:
     )
 
 with right:
-    kind = "training" if rep["memory"]["training"] is not None else "inference"
-    twin = rep["bert_twin"]
-    rows = [{"label": cfg.label, **rep["memory"][kind]}]
+    kind = res.own.memory_kind
+    rows = [{"label": cfg.label, **res.own.memory.as_dict()}]
     if cfg.family == "albert":
-        rows.append({"label": f"BERT twin: {twin['config']['label']}", **twin["memory"][kind]})
+        rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
     mem = pd.DataFrame(rows)
     st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind)), key="fig_memory_bars", **chart)
     if len(rows) == 2:

@@ -15,7 +15,7 @@ def app():
     """Factory: `app(query={...}, page="pages/compare.py")` -> an AppTest of app.py that has run once.
 
     (AppTest re-detects the legacy `pages/` folder mode before every run; app.py leaves it at once with
-    `ui.state.leave_pages_directory_mode`, exactly as on a fresh server.)
+    `ui.pages_mode.leave`, exactly as on a fresh server.)
     """
 
     def make(query: dict[str, str] | None = None, page: str | None = None) -> AppTest:

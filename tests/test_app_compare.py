@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_exports import FACTS_MODEL
+from facts import MODEL_COUNTS as FACTS_MODEL
 
 from albert_core import PRESETS
 

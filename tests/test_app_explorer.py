@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from test_exports import FACTS_MODEL, albert_model_closed_form, forward_flops_closed_form
+from facts import MODEL_COUNTS as FACTS_MODEL
+from facts import albert_model_closed_form, forward_flops_closed_form
 
 from albert_core import PRESETS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_exports import FACTS_MODEL
+from facts import MODEL_COUNTS as FACTS_MODEL
 
 PAGE = "pages/paper.py"
 
@@ -23,12 +23,12 @@ def test_paper_page_tables(app):
     assert t4["E = 128, shared-attention"] == 63_647_232 and t4["E = 128, shared-FFN"] == 37_686_528
     assert t4["E = 128, all-shared"] == FACTS_MODEL["albert-base"]
     assert (t3["difference"].abs() < 0.04).all() and (t4.index.size == 8)
-    # Seed 000: 23,440,896 vs 4,005,120 (83% less).
+    # The embedding table: 23,440,896 vs 4,005,120 (83% less).
     s0 = seed000.set_index("model").loc["albert-base"]
     assert (s0["V·H (BERT)"], s0["V·E + E·H (ALBERT)"]) == (23_440_896, 4_005_120)
     assert any("24,030,720" in md.value for md in at.markdown)
-    # Seed 003: the corrected seed formula reproduces the printed estimates to 0.1M.
-    assert ((seed003["= seed formula"] / 1e6).round(1) == seed003["seed, printed"] / 1e6).all()
+    # The estimate helper: its corrected formula reproduces the quoted estimates to 0.1M.
+    assert ((seed003["= quoted formula"] / 1e6).round(1) == seed003["quoted"] / 1e6).all()
 
 
 def test_sop_negatives_are_swapped_pairs(app):

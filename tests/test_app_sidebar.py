@@ -8,6 +8,7 @@ import pytest
 
 from albert_core import PRESETS, ModelConfig, Workload
 from albert_core.config import QUERY_KEYS
+from albert_core.format import escape_markdown
 from ui import sidebar
 
 FULL_DEFAULT = {**ModelConfig().to_query(), **Workload().to_query()}
@@ -125,7 +126,7 @@ def test_decode_url_and_inert_are_pure():
     cfg, wl, problems = sidebar.decode_url({"H": "100000", "L": "2", "G": "2", "sharing": "ffn"})
     assert cfg == ModelConfig(num_layers=2, num_hidden_groups=2, sharing="ffn") and wl == Workload()
     assert problems and "H" in problems[0]
-    assert sidebar.inert("[a](b) <i>*c*</i> $x$") == r"\[a\]\(b\) \<i\>\*c\*\<\/i\> \$x\$"
+    assert escape_markdown("[a](b) <i>*c*</i> $x$") == r"\[a\]\(b\) \<i\>\*c\*\<\/i\> \$x\$"
 
 
 def test_sidebar_state_survives_page_switches(app):

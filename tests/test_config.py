@@ -297,11 +297,12 @@ def test_url_rejects_anything_but_plain_in_range_digits(raw):
         ModelConfig.from_query({"H": raw})
 
 
-def test_url_values_that_do_not_fit_together_fall_back_consistently():
-    cfg, problems = parse_query({"H": "100"})  # 100 not divisible by ALBERT-base's 12 heads
-    assert cfg == ModelConfig() and "fit together" in problems[0]
+def test_url_values_that_do_not_fit_together_fall_back_and_name_the_reset_key():
+    cfg, problems = parse_query({"H": "1000", "heads": "12"})  # both given: 12 does not divide 1000
+    assert cfg == ModelConfig() and len(problems) == 1
+    assert "fit together" in problems[0] and "reset H to 768" in problems[0]
     cfg, problems = parse_query({"L": "4", "G": "6"})  # G > L
-    assert cfg.num_hidden_groups <= cfg.num_layers and len(problems) == 1
+    assert cfg.num_hidden_groups <= cfg.num_layers and len(problems) == 1 and "reset L to 12" in problems[0]
     with pytest.raises(ValueError, match="num_hidden_groups"):
         ModelConfig.from_query({"L": "4", "G": "6"})
 

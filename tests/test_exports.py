@@ -10,30 +10,17 @@ import pandas as pd
 import pytest
 import torch
 import transformers
-from facts import MODEL_COUNTS
+from facts import MODEL_COUNTS as FACTS_MODEL
+from facts import albert_model_closed_form, forward_flops_closed_form
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from strategies import configs
 
-from albert_core import PRESETS, ModelConfig, Workload
+from albert_core import PRESETS, ModelConfig, Workload, urls
+from albert_core.results import analyze, result_from_dict
 from ui import exports
 
+
 # Exact transformers counts (albert-facts.md), XModel.
-FACTS_MODEL = MODEL_COUNTS
-
-
-def albert_model_closed_form(c: ModelConfig) -> int:
-    V, E, H, P, T = c.vocab_size, c.embedding_size, c.hidden_size, c.max_position_embeddings, c.type_vocab_size
-    I = c.intermediate_size  # noqa: E741 (the paper's notation)
-    layer = 4 * H * H + 2 * H * I + 9 * H + I
-    return (V + P + T) * E + 2 * E + (E * H + H) + c.num_hidden_groups * c.inner_group_num * layer + H * H + H
-
-
-def forward_flops_closed_form(c: ModelConfig, B: int, S: int) -> int:
-    """albert-facts.md: ALBERT XModel forward matmul FLOPs."""
-    E, H, I, L, K = c.embedding_size, c.hidden_size, c.intermediate_size, c.num_layers, c.inner_group_num  # noqa: E741
-    return 2 * B * S * E * H + L * K * (8 * B * S * H * H + 4 * B * S * S * H + 4 * B * S * H * I) + 2 * B * H * H
-
-
 @pytest.mark.parametrize("name", ["albert-base", "bert-large"])
 def test_breakdown_csv_parses_back_to_the_exact_count(name):
     from albert_core import count_params
@@ -50,7 +37,7 @@ def test_breakdown_csv_parses_back_to_the_exact_count(name):
 
 def test_json_report_numbers():
     cfg, wl = PRESETS["albert-base"], Workload(batch=2, seq_len=64, dtype="fp16", optimizer="adam")
-    rep = json.loads(exports.report_json(cfg, wl))
+    rep = json.loads(analyze(cfg, wl).to_json())
     assert rep["config"]["hidden_size"] == 768 and rep["workload"] == {
         "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam"}
     assert rep["params"]["total"] == FACTS_MODEL["albert-base"] == sum(c["params"] for c in rep["params"]["components"])
@@ -74,7 +61,7 @@ def test_json_report_numbers():
 
 
 def test_json_report_int8_has_no_training_memory():
-    rep = exports.report(PRESETS["albert-base"], Workload(dtype="int8"))
+    rep = analyze(PRESETS["albert-base"], Workload(dtype="int8")).to_dict()
     assert rep["memory"]["training"] is None
     assert rep["memory"]["inference"]["weights"] == FACTS_MODEL["albert-base"]
 
@@ -108,36 +95,51 @@ def test_closed_form_oracle_agrees_with_facts():
 
 
 # ----------------------------------------------------------------------------- pin codec
-@st.composite
-def configs(draw) -> ModelConfig:
-    heads = draw(st.sampled_from([1, 2, 4, 8]))
-    layers = draw(st.integers(1, 24))
-    cfg = ModelConfig(
-        vocab_size=draw(st.integers(1, 50_000)), embedding_size=draw(st.integers(1, 512)),
-        hidden_size=heads * draw(st.integers(1, 128)), num_heads=heads, num_layers=layers,
-        intermediate_size=draw(st.integers(1, 4096)), sharing=draw(st.sampled_from(["none", "all", "attention", "ffn"])),
-        num_hidden_groups=draw(st.integers(1, layers)), inner_group_num=draw(st.integers(1, 3)),
-        head=draw(st.sampled_from(["model", "pretraining", "masked-lm"])), tie_word_embeddings=draw(st.booleans()),
-    )
-    return cfg.bert_twin() if draw(st.booleans()) else cfg
-
-
 @settings(max_examples=60, deadline=None)
-@given(configs())
+@given(configs().map(lambda c: c.replace(layer_norm_eps=1e-12)))  # a pin holds the URL fields; eps is none
 def test_pin_round_trip(cfg):
-    entry = exports.encode_pin(cfg)
-    assert "," not in entry and exports.decode_pin(entry) == cfg
-    assert exports.decode_pins(exports.encode_pins([entry, "bert-base"]))[0][-1] == "bert-base"
+    entry = urls.encode_pin(cfg)
+    assert "," not in entry and urls.decode_pin(entry) == cfg
+    assert urls.decode_pins(urls.encode_pins([entry, "bert-base"]))[0][-1] == "bert-base"
 
 
 def test_pins_are_canonical_and_bounded():
-    assert exports.encode_pin(PRESETS["albert-large"]) == "albert-large"
-    assert exports.encode_pin(ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, num_layers=24)) \
+    assert urls.encode_pin(PRESETS["albert-large"]) == "albert-large"
+    assert urls.encode_pin(ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, num_layers=24)) \
         == "albert-large"
-    entries, problems = exports.decode_pins("bert-base,H.1024~heads.16,nope,H.abc,<b>x</b>,bert-base")
+    entries, problems = urls.decode_pins("bert-base,H.1024~heads.16,nope,H.abc,<b>x</b>,bert-base")
     assert entries == ["bert-base", "H.1024~heads.16"]
     assert len(problems) == 3 and any("H='abc'" in p for p in problems)
     many = ",".join(f"L.{n}" for n in range(1, 12))
-    entries, problems = exports.decode_pins(many)
-    assert len(entries) == exports.MAX_PINS and "at most" in problems[-1]
-    assert exports.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])
+    entries, problems = urls.decode_pins(many)
+    assert len(entries) == urls.MAX_PINS and "at most" in problems[-1]
+    assert urls.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])
+
+
+SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out independently
+    "": {"version", "config", "workload", "params", "flops", "memory", "bert_twin"},
+    "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
+    "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",
+              "training_per_token", "components_per_sequence"},
+    "memory": {"bytes_per_element", "training", "inference"},
+    "bert_twin": {"config", "params", "groups", "flops", "memory"},
+}
+
+
+@pytest.mark.parametrize("name", ["albert-base", "bert-large"])
+@pytest.mark.parametrize("dtype", ["bf16", "int8"])
+def test_json_report_follows_the_schema_and_round_trips(name, dtype):
+    result = analyze(PRESETS[name], Workload(batch=4, seq_len=256, dtype=dtype))
+    data = json.loads(result.to_json())
+    for part, keys in SCHEMA_KEYS.items():
+        assert set(data[part] if part else data) == keys, part
+    assert data["version"] == 1
+    assert result_from_dict(data) == result  # the export determines the result
+    assert json.loads(result_from_dict(data).to_json()) == data
+    # The typed attributes are what the export says.
+    assert result.own.params.total == data["params"]["total"] == FACTS_MODEL[name]
+    assert result.twin.params.total == data["bert_twin"]["params"]
+    assert result.own.memory.total == (data["memory"]["training"] or data["memory"]["inference"])["total"]
+    assert result.own.memory_kind == ("inference" if dtype == "int8" else "training")
+    with pytest.raises(ValueError, match="version"):
+        result_from_dict({**data, "version": 2})

@@ -9,7 +9,8 @@ import pytest
 
 from albert_core import PRESETS, Workload, count_params
 from albert_core.format import fmt_flops
-from ui import exports, figures_explorer
+from albert_core.results import analyze
+from ui import figures_explorer
 
 
 @pytest.mark.parametrize("name", ["albert-base", "bert-base"])
@@ -37,7 +38,7 @@ def test_flops_bars_sorted_and_equal_to_components():
 
 
 def test_twin_bars_relative_to_bert_twin():
-    rep = exports.report(PRESETS["albert-base"], Workload())
+    rep = analyze(PRESETS["albert-base"], Workload())
     fig = figures_explorer.twin_bars(rep)
     cfg_trace, twin_trace = fig.data
     assert fig.layout.barmode == "group" and list(twin_trace.y) == [1.0] * 4
@@ -47,7 +48,7 @@ def test_twin_bars_relative_to_bert_twin():
 
 
 def test_twin_metrics_int8_uses_inference_memory():
-    rep = exports.report(PRESETS["albert-base"], Workload(dtype="int8"))
+    rep = analyze(PRESETS["albert-base"], Workload(dtype="int8"))
     rows = figures_explorer.twin_metrics(rep)
     assert rows[3][1] == 11_683_584  # int8 weights: one byte each
 
@@ -132,16 +133,16 @@ def test_albert_counterpart_of_a_bert_is_its_twin():
     assert alt.bert_twin() == bert
     # albert-base's closed form at BERT's vocabulary V = 30,522: 522 more rows of E = 128.
     assert count_params(alt).total == 11_683_584 + 522 * 128
-    rep = exports.report(alt, Workload())
-    assert rep["bert_twin"]["params"] == 109_482_240  # albert-facts.md, BertModel
+    rep = analyze(alt, Workload())
+    assert rep.twin.params.total == 109_482_240  # albert-facts.md, BertModel
 
 
 def test_twin_summary_says_what_the_numbers_say():
-    text = figures_explorer.twin_summary(exports.report(PRESETS["albert-base"], Workload()))
+    text = figures_explorer.twin_summary(analyze(PRESETS["albert-base"], Workload()))
     assert "**Parameters: down 9.34x**" in text and "**Forward FLOPs: 1.00x of BERT's**" in text
     assert "runs L×K = 12 times" in text
     k2 = PRESETS["albert-base"].replace(inner_group_num=2)
-    text = figures_explorer.twin_summary(exports.report(k2, Workload()))
+    text = figures_explorer.twin_summary(analyze(k2, Workload()))
     # Twice the encoder work; the embeddings are 0.1% of the FLOPs, so 2.00x to three digits.
     assert "K = 2 inner repeats" in text and "Forward FLOPs: up 2.00x" in text and "*slower*" in text
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-import transformers
 from checkpointing import checkpoint_layers
-from facts import HF_CLASS_NAMES
+from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import configs
@@ -15,12 +14,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from albert_core import PRESETS, ModelConfig, count_flops
 
-
-def eager_model(cfg: ModelConfig):
-    family_config = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
-    cls = getattr(transformers, HF_CLASS_NAMES[cfg.family, cfg.head])
-    with torch.device("meta"):
-        return cls(family_config(**cfg.to_hf(), attn_implementation="eager"))
+pytestmark = pytest.mark.slow  # FlopCounterMode on transformers' models: the oracle, slow
 
 
 def measure(
@@ -28,7 +22,7 @@ def measure(
 ) -> tuple[int, dict[str, int]]:
     """FlopCounterMode's total FLOPs (forward, or forward + backward) and its per-op counts;
     ``checkpointed``: train mode with gradient checkpointing of every encoder layer."""
-    model = eager_model(cfg)
+    model = hf_model(cfg, device="meta")
     assert model.config._attn_implementation == "eager"
     if checkpointed:
         model.train()  # transformers checkpoints in train mode only (dropout adds no matmul FLOPs)

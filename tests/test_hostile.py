@@ -18,6 +18,8 @@ from albert_core import ModelConfig, Workload, parse_query, parse_workload_query
 from albert_core.cli import main
 from albert_core.config import QUERY_KEYS, WORKLOAD_QUERY_KEYS
 
+pytestmark = pytest.mark.slow  # hypothesis fuzzing of every entry point: slow
+
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = list(ModelConfig().to_dict())
 

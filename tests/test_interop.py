@@ -7,11 +7,14 @@ import json
 import pytest
 import torch
 import transformers
+from hf_models import hf_model
 from torch import nn
 
 from albert_core.config import PRESETS, ModelConfig
 from albert_core.interop import from_hf, load_pretrained_folder, to_transformers
 from albert_core.model import MemoryBudgetError, build_model
+
+pytestmark = pytest.mark.slow  # saved transformers checkpoints loaded and run: the oracle, slow
 
 TINY = dict(vocab_size=40, hidden_size=12, num_heads=3, intermediate_size=20, num_layers=3, max_position_embeddings=16)
 TINY_ALBERT = ModelConfig(family="albert", embedding_size=6, num_hidden_groups=2, inner_group_num=2, **TINY)
@@ -24,12 +27,6 @@ def perturb(model: nn.Module, seed: int = 0) -> nn.Module:
     for p in model.parameters():
         p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
     return model.eval()
-
-
-def hf_model(cfg: ModelConfig) -> nn.Module:
-    hf_cfg = transformers.AutoConfig.for_model(**cfg.to_hf(), attn_implementation="eager")
-    cls = getattr(transformers, cfg.to_hf()["architectures"][0])
-    return perturb(cls(hf_cfg))
 
 
 def batch(cfg: ModelConfig) -> dict:
@@ -56,7 +53,7 @@ def main_output(out) -> torch.Tensor:
     ids=["albert-pretraining", "bert-masked-lm-untied", "bert-model"],
 )
 def test_saved_folder_loads_with_equal_outputs(tmp_path, cfg: ModelConfig) -> None:
-    hf = hf_model(cfg)
+    hf = perturb(hf_model(cfg))
     folder = tmp_path / "ckpt"
     hf.save_pretrained(folder)
     assert list(folder.glob("*.safetensors"))
@@ -74,7 +71,7 @@ def test_saved_folder_loads_with_equal_outputs(tmp_path, cfg: ModelConfig) -> No
 def test_folder_outside_allowed_roots_is_refused(tmp_path) -> None:
     inside, outside = tmp_path / "models", tmp_path / "elsewhere"
     inside.mkdir()
-    hf_model(TINY_BERT).save_pretrained(outside / "ckpt")
+    perturb(hf_model(TINY_BERT)).save_pretrained(outside / "ckpt")
     with pytest.raises(ValueError, match="outside the allowed folders"):
         load_pretrained_folder(outside / "ckpt", allowed_roots=[inside])
     (inside / "link").symlink_to(outside / "ckpt")  # a link out of the root is still outside
@@ -118,7 +115,7 @@ def test_budget_is_checked_from_config_before_any_weight_is_read(tmp_path, monke
 
 
 def test_loaded_folder_refuses_inputs_beyond_its_check(tmp_path) -> None:
-    hf_model(TINY_BERT).save_pretrained(tmp_path / "ckpt")
+    perturb(hf_model(TINY_BERT)).save_pretrained(tmp_path / "ckpt")
     model = load_pretrained_folder(tmp_path / "ckpt", allowed_roots=[tmp_path], batch=1, seq_len=8)
     with torch.no_grad():
         model(torch.zeros(1, 8, dtype=torch.long))

@@ -19,6 +19,7 @@ import pytest
 import torch
 import transformers
 from checkpointing import checkpoint_layers
+from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -30,17 +31,6 @@ from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms
 transformers.logging.set_verbosity_error()
 TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 SMALL = dict(vocab_size=500, embedding_size=16, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64)
-
-
-def hf_model(cfg: ModelConfig, dropout: float | None = None, device: str = "cpu", attn: str = "eager"):
-    """The transformers model of cfg (class from cfg.to_hf()'s architectures), in train() mode."""
-    d = cfg.to_hf()
-    if dropout is not None:
-        d.update(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, classifier_dropout_prob=dropout)
-    conf = transformers.AutoConfig.for_model(**d)
-    with torch.device(device):
-        model = getattr(transformers, d["architectures"][0])._from_config(conf, attn_implementation=attn)
-    return model.train()
 
 
 def forward_kwargs(cfg: ModelConfig, batch: int, seq_len: int) -> dict[str, torch.Tensor]:
@@ -74,7 +64,7 @@ def saved_for_backward(model, kwargs) -> int:
 
 def measured_training_activations(cfg, batch, seq_len, dtype="fp32", dropout=None) -> tuple[int, int]:
     p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
-    model = hf_model(cfg, p).to(TORCH_DTYPES[dtype])
+    model = hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype])
     got = saved_for_backward(model, forward_kwargs(cfg, batch, seq_len))
     est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu").activations
     return got, est
@@ -91,6 +81,7 @@ NAMED = [
 ]
 
 
+@pytest.mark.slow  # bytes torch really saves / allocates
 @pytest.mark.parametrize(("changes", "batch", "seq_len", "dtype", "dropout"), NAMED)
 def test_training_activations_match_saved_tensors(changes, batch, seq_len, dtype, dropout):
     cfg = ModelConfig(**{**SMALL, **changes})
@@ -127,6 +118,7 @@ def training_cases(draw):
     )
 
 
+@pytest.mark.slow  # bytes torch really saves / allocates
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(training_cases())
 def test_training_activations_match_saved_tensors_drawn(case):
@@ -202,7 +194,7 @@ def checkpointed_saved(model, kwargs) -> tuple[int, int]:
 def test_checkpointing_activations_match_saved_tensors(changes, batch, seq_len, dtype, dropout):
     cfg = ModelConfig(**{**SMALL, **changes})
     p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
-    model = hf_model(cfg, p).to(TORCH_DTYPES[dtype])
+    model = hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype])
     got, calls = checkpointed_saved(model, forward_kwargs(cfg, batch, seq_len))
     assert calls == cfg.executed_layers  # every executed layer (L*K) is checkpointed
     est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu", checkpointing=True)
@@ -219,7 +211,7 @@ def test_checkpointing_activations_match_saved_tensors(changes, batch, seq_len, 
 def test_checkpointing_activations_match_saved_tensors_drawn(case):
     cfg, batch, seq_len, dtype, dropout = case
     p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
-    got, _ = checkpointed_saved(hf_model(cfg, p).to(TORCH_DTYPES[dtype]), forward_kwargs(cfg, batch, seq_len))
+    got, _ = checkpointed_saved(hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype]), forward_kwargs(cfg, batch, seq_len))
     est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu", checkpointing=True).activations
     assert abs(est - got) <= 0.10 * got, (cfg, batch, seq_len, dtype, dropout, got, est)
 
@@ -305,6 +297,7 @@ STEP_CASES = [
 ]
 
 
+@pytest.mark.slow  # bytes torch really saves / allocates
 @pytest.mark.parametrize("optimizer", ["sgd", "adam", "adamw"])
 @pytest.mark.parametrize(("family", "head", "dtype", "tie"), STEP_CASES)
 def test_gradients_and_optimizer_states_equal_torch(optimizer, family, head, dtype, tie):

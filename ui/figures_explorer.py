@@ -18,8 +18,10 @@ from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
 from albert_core import ModelConfig
+from albert_core.coerce import switch_family
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
+from albert_core.results import Result
 
 GROUP_COLORS = {"embeddings": "#4c78a8", "encoder": "#f58518", "heads": "#54a24b"}
 CONFIG_COLOR, TWIN_COLOR = "#1f77b4", "#ff7f0e"
@@ -126,36 +128,31 @@ def flops_takeaway(components: Mapping[str, int], forward: int, seq_len: int) ->
 
 
 def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
-    """For a BERT: the ALBERT whose BERT twin it is (E = 128 or H if smaller, all layers shared), so the
-    "smaller or faster?" panel has something to compare; None if there is no such ALBERT."""
+    """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.coerce`: E = 128
+    or H if smaller, all layers shared), so the "smaller or faster?" panel has something to compare;
+    None if there is no such ALBERT."""
     try:
-        alt = cfg.replace(family="albert", embedding_size=min(128, cfg.hidden_size), sharing="all",
-                          num_hidden_groups=1, inner_group_num=1)
+        alt = switch_family(cfg, "albert")
     except ValueError:
         return None
     return alt if alt.bert_twin() == cfg else None
 
 
-def twin_metrics(rep: Mapping[str, Any]) -> list[tuple[str, float, float, Any]]:
-    """(metric, this config, BERT twin, formatter) for the "faster or smaller than BERT?" chart."""
-    twin = rep["bert_twin"]
-    rows: list[tuple[str, float, float, Any]] = [
-        ("Parameters", rep["params"]["total"], twin["params"], fmt_params),
-        ("Forward FLOPs", rep["flops"]["forward_per_sequence"], twin["flops"]["forward_per_sequence"], fmt_flops),
+def twin_metrics(result: Result) -> list[tuple[str, float, float, Any]]:
+    """(metric, this config, BERT twin, formatter) for the "faster or smaller than BERT?" chart
+    (memory: training, or inference for int8 weights)."""
+    own, twin = result.own, result.twin
+    return [
+        ("Parameters", own.params.total, twin.params.total, fmt_params),
+        ("Forward FLOPs", own.flops_sequence.forward, twin.flops_sequence.forward, fmt_flops),
+        ("Activations", own.memory.activations, twin.memory.activations, fmt_bytes),
+        ("Weights memory", own.memory.weights, twin.memory.weights, fmt_bytes),
     ]
-    mem, twin_mem = rep["memory"]["training"], twin["memory"]["training"]
-    if mem is None:  # int8: inference only
-        mem, twin_mem = rep["memory"]["inference"], twin["memory"]["inference"]
-    rows += [
-        ("Activations", mem["activations"], twin_mem["activations"], fmt_bytes),
-        ("Weights memory", mem["weights"], twin_mem["weights"], fmt_bytes),
-    ]
-    return rows
 
 
-def twin_bars(rep: Mapping[str, Any], names: tuple[str, str] = ("this config", "BERT twin")) -> go.Figure:
-    """The report's config against its BERT twin, each metric relative to the twin (twin = 100%)."""
-    rows = twin_metrics(rep)
+def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twin")) -> go.Figure:
+    """The result's config against its BERT twin, each metric relative to the twin (twin = 100%)."""
+    rows = twin_metrics(result)
     labels = [r[0] for r in rows]
     fig = go.Figure()
     for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR)):
@@ -254,16 +251,16 @@ def _ratio_phrase(value: float, base: float) -> str:
     return f"down {fmt_ratio(base / value)}" if value < base else f"up {fmt_ratio(value / base)}"
 
 
-def twin_summary(rep: Mapping[str, Any]) -> str:
-    """Markdown bullets answering "does it run faster or use less memory than BERT?" with the report's
-    own numbers (the report is the ALBERT's; its twin is the BERT)."""
-    (_, p, pt, _), (_, f, ft, _), (_, a, at, _), (_, w, wt, _) = twin_metrics(rep)
-    c = rep["config"]
-    depth, k = c["num_layers"] * c["inner_group_num"], c["inner_group_num"]
+def twin_summary(result: Result) -> str:
+    """Markdown bullets answering "does it run faster or use less memory than BERT?" with the result's
+    own numbers (the result is the ALBERT's; its twin is the BERT)."""
+    (_, p, pt, _), (_, f, ft, _), (_, a, at, _), (_, w, wt, _) = twin_metrics(result)
+    c = result.config
+    depth, k = c.executed_layers, c.inner_group_num
     why_flops = (f"Sharing saves no compute: the shared layer still runs L×K = {depth} times; only the "
                  "embedding projection and the MLM head differ a little." if k == 1 else
                  f"K = {k} inner repeats run every layer's blocks {k} times, so it executes L×K = {depth} "
-                 f"blocks where BERT runs {c['num_layers']}.")
+                 f"blocks where BERT runs {c.num_layers}.")
     closing = ("So ALBERT is a *smaller* model, not a *faster* one: at the same H and L it takes about as long and "
                "about as much activation memory as BERT (the paper's Table 2 speedups compare models of different H)."
                if k == 1 else

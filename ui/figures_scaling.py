@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from albert_core import ModelConfig, count_flops, count_params
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
+from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
 from ui.figures_explorer import si_ticks
 
 FAMILY_COLORS = {"ALBERT": "#1f77b4", "BERT": "#ff7f0e"}
@@ -22,16 +23,9 @@ CURRENT_COLOR = "#d62728"
 CURRENT_NAME = "current config"
 _CURRENT_MARKER = dict(symbol="star", size=18, color=CURRENT_COLOR, line=dict(width=1, color="black"))
 
-# Paper Table 4 (ALBERT-base, V=30,000): printed totals per embedding size and sharing mode.
-PAPER_TABLE4: Mapping[int, Mapping[str, float]] = {
-    768: {"all": 31e6, "attention": 83e6, "ffn": 57e6, "none": 108e6},
-    128: {"all": 12e6, "attention": 64e6, "ffn": 38e6, "none": 89e6},
-}
-TABLE4_MODES = ("all", "attention", "ffn", "none")  # the paper's row order
-
-# The seed document's embedding chart: BERT's vocabulary and E = 128 for every ALBERT size.
-SEED_VOCAB = 30_522
-SEED_EMBEDDING = 128
+# The circulating embedding chart's setting: BERT's vocabulary and E = 128 for every ALBERT size.
+SEED_VOCAB = QUOTED_VOCAB
+SEED_EMBEDDING = QUOTED_EMBEDDING
 
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations")
 MEMORY_COLORS = {"weights": "#4c78a8", "gradients": "#f58518", "optimizer": "#54a24b", "activations": "#b279a2"}
@@ -171,9 +165,9 @@ def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: in
 def seed_embedding_table(
     configs: Mapping[str, ModelConfig], vocab: int = SEED_VOCAB, embedding: int = SEED_EMBEDDING
 ) -> pd.DataFrame:
-    """The seed document's formula per model size: standard V*H against factorized V*E + E*H.
+    """The circulating embedding chart's formula per model size: standard V*H against factorized V*E + E*H.
 
-    These are the seed's token-embedding-only figures (no position / type tables, biases or
+    These are token-embedding-only figures (no position / type tables, biases or
     LayerNorms); the exact totals are on the Explorer page.
     """
     rows = []

@@ -1,7 +1,12 @@
 """The shared config sidebar: preset, architecture and workload widgets, bound to the URL.
 
-URL codec: on the first run of a session the query string is decoded with `parse_query` /
-`parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
+Every run turns the widgets into a config with `albert_core.coerce.coerce` (the rule shared with the
+URL decoder and the CLI): the fields whose widget differs from the last valid config are the explicit
+changes, the rule derives the rest (heads that fit H, I = 4H while kept, the family's fields), and the
+widgets are set to the result before they are drawn.
+
+URL codec (`albert_core.urls`): on the first run of a session the query string is decoded with
+`parse_query` / `parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
 visible warning); after every run the URL is rewritten with the full state (`to_query`), so the
 address bar always reproduces the view. We use this codec rather than `bind="query-params"` because
 bound widgets drop invalid values silently and omit defaults from the link.
@@ -11,26 +16,18 @@ Widget keys are `cfg_<URL key>` (see `QUERY_KEYS`) and `wl_<URL key>` (see `WORK
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from albert_core import HEADS, LIMITS, PRESETS, SHARING_MODES, ModelConfig, Workload
-from albert_core.config import (
-    ACTIVATIONS,
-    DTYPE_BYTES,
-    HEAD_LABELS,
-    OPTIMIZERS,
-    QUERY_KEYS,
-    SHARING_LABELS,
-    WORKLOAD_LIMITS,
-    WORKLOAD_QUERY_KEYS,
-    check_seq_len,
-    parse_query,
-    parse_workload_query,
-)
+from albert_core.coerce import coerce, divisors, fit_heads
+from albert_core.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
+from albert_core.format import escape_markdown
+from albert_core.presets import matching_preset
+from albert_core.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, parse_query, parse_workload_query, share_query
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, WORKLOAD_LIMITS, check_seq_len
 
 CUSTOM = "custom"
 PRESET_KEY = "cfg_preset"
@@ -82,11 +79,6 @@ HELP = {
 }
 
 
-def inert(text: str) -> str:
-    """Escape every ASCII punctuation mark so Markdown/HTML in user-influenced text stays plain text."""
-    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
-
-
 def _key(url_key: str) -> str:
     return "cfg_" + url_key
 
@@ -95,18 +87,11 @@ def _wkey(url_key: str) -> str:
     return "wl_" + url_key
 
 
-def divisors(n: int, limit: int = LIMITS["num_heads"][1]) -> list[int]:
-    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+inert = escape_markdown  # the former name, kept for modules not yet updated
 
 
-def fit_heads(hidden: int, heads: int) -> int:
-    """``heads`` if it divides ``hidden``, else the divisor giving the head size nearest 64."""
-    options = divisors(hidden)
-    return heads if heads in options else min(options, key=lambda n: (abs(hidden // n - 64), n))
-
-
-def matching_preset(cfg: ModelConfig) -> str:
-    return next((name for name, p in PRESETS.items() if p == cfg), CUSTOM)
+def preset_name(cfg: ModelConfig) -> str:
+    return matching_preset(cfg) or CUSTOM
 
 
 # ----------------------------------------------------------------------------- URL -> state
@@ -134,15 +119,21 @@ def decode_url(params: Mapping[str, str]) -> tuple[ModelConfig, Workload, list[s
     return cfg, wl, problems + extra + wl_problems
 
 
-def _write_state(cfg: ModelConfig, wl: Workload) -> None:
-    """Set every widget from a config and workload (before the widgets are drawn)."""
+def _show_config(cfg: ModelConfig) -> None:
+    """Set the model widgets and the preset box from a config (before the widgets are drawn)."""
     ss = st.session_state
     for key, name in QUERY_KEYS.items():
         ss[_key(key)] = getattr(cfg, name)
+    ss[PRESET_KEY] = preset_name(cfg)
+
+
+def _write_state(cfg: ModelConfig, wl: Workload) -> None:
+    """Set every widget from a config and workload (before the widgets are drawn)."""
+    ss = st.session_state
+    _show_config(cfg)
     ss[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
     for key, name in WORKLOAD_QUERY_KEYS.items():
         ss[_wkey(key)] = getattr(wl, name)
-    ss[PRESET_KEY] = matching_preset(cfg)
     ss.pop(_STASH, None)
 
 
@@ -157,16 +148,15 @@ def _seed_once() -> None:
 
 
 # ----------------------------------------------------------------------------- state -> config
+def widget_changes(state: Mapping[str, object], last: ModelConfig) -> dict[str, object]:
+    """The explicit edits: every field whose widget value differs from the last valid config."""
+    return {name: state[_key(key)] for key, name in QUERY_KEYS.items() if state[_key(key)] != getattr(last, name)}
+
+
 def _config_from_state() -> ModelConfig:
     ss = st.session_state
-    values = {name: ss[_key(key)] for key, name in QUERY_KEYS.items()}
-    values["num_heads"] = fit_heads(values["hidden_size"], values["num_heads"])
-    if ss[_key("keep4h")]:
-        values["intermediate_size"] = 4 * values["hidden_size"]
-    if values["family"] == "bert":
-        values.update(embedding_size=values["hidden_size"], sharing="none", num_hidden_groups=1,
-                      inner_group_num=1)
-    return ModelConfig(**values)
+    last = ss[_LAST_VALID][0]
+    return coerce(widget_changes(ss, last), last, keep_4h=bool(ss[_key("keep4h")])).config
 
 
 def _workload_from_state() -> Workload:
@@ -177,10 +167,6 @@ def _workload_from_state() -> Workload:
 # ----------------------------------------------------------------------------- callbacks
 def _on_field_change() -> None:
     st.session_state[_PROBLEMS] = []
-    try:
-        st.session_state[PRESET_KEY] = matching_preset(_config_from_state())
-    except ValueError:
-        st.session_state[PRESET_KEY] = CUSTOM
 
 
 def _on_preset_change() -> None:
@@ -195,17 +181,13 @@ def _on_preset_change() -> None:
 
 
 def _on_family_change() -> None:
+    """The rule sets the family's fields; the sidebar only remembers the ALBERT-only ones across a
+    switch to BERT and gives them back (as explicit edits) on the way back."""
     ss = st.session_state
-    albert_fields = ("E", "sharing", "G", "K")
     if ss[_key("family")] == "bert":
-        ss[_STASH] = {k: ss[_key(k)] for k in albert_fields}
-        ss[_key("E")], ss[_key("sharing")], ss[_key("G")], ss[_key("K")] = ss[_key("H")], "none", 1, 1
+        ss[_STASH] = {k: ss[_key(k)] for k in ("E", "sharing", "G", "K")}
     else:
-        default = ModelConfig()
-        stash = ss.pop(_STASH, None) or {
-            "E": default.embedding_size, "sharing": default.sharing, "G": 1, "K": 1
-        }
-        for k, v in stash.items():
+        for k, v in (ss.pop(_STASH, None) or {}).items():
             ss[_key(k)] = v
     _on_field_change()
 
@@ -232,19 +214,15 @@ def _model_widgets() -> None:
              format_func=str.upper, help=HELP["family"], on_change=_on_family_change)
     _number("Vocabulary size V", "V", *LIMITS["vocab_size"])
     h = ss[_key("H")]
-    if bert:
-        ss[_key("E")] = h  # BERT's embeddings live at the hidden size
     _number("Embedding size E", "E", *LIMITS["embedding_size"], disabled=bert)
     lo, hi, step = SLIDER_RANGES["H"]
     st.slider("Hidden size H", lo, hi, step=step, key=_key("H"), help=HELP["H"], on_change=_on_field_change)
     lo, hi, step = SLIDER_RANGES["L"]
     st.slider("Layers L", lo, hi, step=step, key=_key("L"), help=HELP["L"], on_change=_on_field_change)
-    ss[_key("heads")] = fit_heads(h, ss[_key("heads")])  # H may have changed under the heads choice
+    ss[_key("heads")] = fit_heads(h, ss[_key("heads")])  # only changes anything while the state is invalid
     st.selectbox("Attention heads", divisors(h), key=_key("heads"), help=HELP["heads"],
                  format_func=lambda n: f"{n} (head dim {h // n})", on_change=_on_field_change)
     keep = st.toggle("Keep I = 4H", key=_key("keep4h"), help=HELP["keep4h"], on_change=_on_field_change)
-    if keep:
-        ss[_key("I")] = 4 * h
     _number("Intermediate size I", "I", *LIMITS["intermediate_size"], disabled=keep)
     _number("Max positions P", "P", *LIMITS["max_position_embeddings"])
     st.selectbox("Cross-layer sharing", SHARING_MODES, key=_key("sharing"), disabled=bert,
@@ -285,11 +263,6 @@ def _workload_widgets(max_positions: int) -> None:
         st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
 
 
-def share_query(cfg: ModelConfig, wl: Workload, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The full URL state: every config and workload key, plus page-owned keys (e.g. the Compare pins)."""
-    return {**(extra or {}), **cfg.to_query(), **wl.to_query()}
-
-
 def _sync_url(cfg: ModelConfig, wl: Workload) -> str:
     current = st.query_params.to_dict()
     wanted = share_query(cfg, wl, current)
@@ -303,20 +276,29 @@ def render() -> tuple[ModelConfig, Workload]:
     """Draw the sidebar; return the config and workload of this run (the last valid ones on error)."""
     _seed_once()
     ss = st.session_state
-    for problem in ss.get(_PROBLEMS, []):
-        st.warning(inert(problem) + " \\- using the default instead.", icon="⚠️")
+    for problem in ss.get(_PROBLEMS, []):  # a reset names the value used; other problems fall back to the default
+        tail = "" if " reset " in problem else " \\- using the default instead."
+        st.warning(escape_markdown(problem) + tail, icon="⚠️")
+    problem = None
+    try:
+        cfg = _config_from_state()
+        _show_config(cfg)  # the derived fields, before the widgets are drawn
+    except ValueError as exc:
+        problem = exc
     with st.sidebar:
         st.header("Model")
         _model_widgets()
         _workload_widgets(ss[_key("P")])
     try:
-        cfg, wl = _config_from_state(), _workload_from_state()
+        if problem is not None:
+            raise problem
+        wl = _workload_from_state()
         wl.check_fits(cfg)
         ss[_LAST_VALID] = (cfg, wl)
     except ValueError as exc:
         cfg, wl = ss[_LAST_VALID]
-        st.error(inert(f"This configuration cannot exist: {exc}. Showing the last valid one: {cfg.label}."),
-                 icon="🚫")
+        st.error(escape_markdown(f"This configuration cannot exist: {exc}. Showing the last valid one: "
+                                 f"{cfg.label}."), icon="🚫")
     link = _sync_url(cfg, wl)
     with st.sidebar:
         st.button("Reset", key=RESET_KEY, help=HELP["reset"], on_click=_on_reset)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
+from albert_core.results import Result, analyze
+from ui import pages_mode
 
 CONFIG_KEY = "_albert_config"
 WORKLOAD_KEY = "_albert_workload"
@@ -17,45 +17,17 @@ def set_current(cfg: ModelConfig, workload: Workload) -> None:
     st.session_state[WORKLOAD_KEY] = workload
 
 
-def leave_pages_directory_mode() -> None:
-    """Streamlit runs an app that has a `pages/` folder as a legacy (v1) multipage app until
-    `st.navigation` is first called, so the first run after a server starts is a v1 run: app.py (or,
-    for a deep link such as /compare, the page file alone) runs as a v1 page, and its widgets get ids
-    that the next (v2) run does not recognise, which resets every sidebar widget to its minimum on the
-    first interaction. Called before anything is drawn (top of app.py, and `current()` for the deep
-    link), it switches to `st.navigation` mode and reruns (page url paths equal the file names, so the
-    same page is resolved)."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    # The flag is global but the run mode is per run: when two sessions start together, the second
-    # one's v1 run finds the flag already cleared by the first. So also look at this run's own call
-    # stack for Streamlit's legacy wrapper (`_mpa_v1`, streamlit/runtime/scriptrunner/script_runner.py).
-    if PagesManager.uses_pages_directory or _in_legacy_run():
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
-def _in_legacy_run() -> bool:
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_mpa_v1":
-            return True
-        frame = frame.f_back
-    return False
-
-
 def current() -> tuple[ModelConfig, Workload]:
     """The config and workload of this run (defaults if the sidebar has not run yet)."""
-    leave_pages_directory_mode()
+    pages_mode.leave()  # a deep link's first run is the page file alone
     return (
         st.session_state.get(CONFIG_KEY, ModelConfig()),
         st.session_state.get(WORKLOAD_KEY, Workload()),
     )
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def cached_report(cfg: ModelConfig, workload: Workload) -> dict:
-    """`ui.exports.report`, cached per (frozen) config and workload: every number a page shows."""
-    from ui.exports import report
-
-    return report(cfg, workload)
+@st.cache_resource(max_entries=256, show_spinner=False)
+def cached_result(cfg: ModelConfig, workload: Workload) -> Result:
+    """`albert_core.results.analyze`, cached per (frozen) config and workload: every number a page shows.
+    Shared, not copied: a Result is frozen and never mutated."""
+    return analyze(cfg, workload)

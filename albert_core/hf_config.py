@@ -1,0 +1,157 @@
+"""transformers configuration codec: `config.json` (or a config object) <-> `ModelConfig`.
+
+`ModelConfig.from_hf` and `ModelConfig.to_hf` call these. No torch or transformers import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from albert_core.config import FAMILIES, ModelConfig, short_repr
+
+
+def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:
+    """Read a transformers ALBERT or BERT configuration.
+
+    ``source``: a path to ``config.json`` (or to a folder holding one), a dict, or a transformers
+    config object. ``head``: one of HEADS; by default it is inferred from ``architectures``
+    (``*ForPreTraining`` -> pretraining, ``*ForMaskedLM`` -> masked-lm, otherwise model).
+    """
+    data = _hf_dict(source)
+    model_type = data.get("model_type")
+    if model_type not in FAMILIES:
+        raise ValueError(f"model_type must be 'albert' or 'bert', got {short_repr(model_type)}")
+    if head is None:
+        head = _head_from_architectures(data.get("architectures"))
+    defaults = _HF_DEFAULTS[model_type]
+
+    def get(key: str) -> Any:
+        return data.get(key, defaults[key])
+
+    if get("position_embedding_type") not in (None, "absolute"):
+        raise ValueError("position_embedding_type must be 'absolute' (the only one modelled)")
+    kwargs: dict[str, Any] = dict(
+        family=model_type,
+        vocab_size=get("vocab_size"),
+        hidden_size=get("hidden_size"),
+        num_layers=get("num_hidden_layers"),
+        num_heads=get("num_attention_heads"),
+        intermediate_size=get("intermediate_size"),
+        max_position_embeddings=get("max_position_embeddings"),
+        type_vocab_size=get("type_vocab_size"),
+        hidden_act=get("hidden_act"),
+        head=head,
+        tie_word_embeddings=get("tie_word_embeddings"),
+        layer_norm_eps=get("layer_norm_eps"),  # validated by ModelConfig (float() could raise)
+    )
+    if model_type == "albert":
+        kwargs.update(
+            embedding_size=get("embedding_size"),
+            sharing="all",
+            num_hidden_groups=get("num_hidden_groups"),
+            inner_group_num=get("inner_group_num"),
+        )
+    else:
+        kwargs.update(sharing="none")  # ModelConfig sets E = H (copying H here misnamed its errors)
+    return ModelConfig(**kwargs)
+
+
+def config_to_hf(cfg: ModelConfig) -> dict[str, Any]:
+    """A ``config.json`` dict that transformers' AlbertConfig / BertConfig load to this
+    architecture. Partial sharing (attention / ffn) has no transformers equivalent."""
+    if cfg.sharing not in ("none", "all"):
+        raise ValueError(
+            f"sharing={cfg.sharing!r} cannot be expressed in transformers (its ALBERT shares "
+            "whole layers); use sharing 'all' or 'none' to export"
+        )
+    arch = {"model": "Model", "pretraining": "ForPreTraining", "masked-lm": "ForMaskedLM"}
+    prefix = "Albert" if cfg.family == "albert" else "Bert"
+    out: dict[str, Any] = {
+        "model_type": cfg.family,
+        "architectures": [prefix + arch[cfg.head]],
+        "vocab_size": cfg.vocab_size,
+        "hidden_size": cfg.hidden_size,
+        "num_hidden_layers": cfg.num_layers,
+        "num_attention_heads": cfg.num_heads,
+        "intermediate_size": cfg.intermediate_size,
+        "hidden_act": cfg.hidden_act,
+        "max_position_embeddings": cfg.max_position_embeddings,
+        "type_vocab_size": cfg.type_vocab_size,
+        "layer_norm_eps": cfg.layer_norm_eps,
+        "tie_word_embeddings": cfg.tie_word_embeddings,
+        "position_embedding_type": "absolute",
+    }
+    if cfg.family == "albert":
+        groups = cfg.num_layers if cfg.sharing == "none" else cfg.num_hidden_groups
+        out.update(
+            embedding_size=cfg.embedding_size,
+            num_hidden_groups=groups,
+            inner_group_num=cfg.inner_group_num,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+        )
+    else:
+        out.update(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    return out
+
+
+_HF_DEFAULTS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        # transformers' own defaults (AlbertConfig() is ALBERT-xxlarge, BertConfig() is BERT-base)
+        "albert": {
+            "vocab_size": 30000, "embedding_size": 128, "hidden_size": 4096, "num_hidden_layers": 12,
+            "num_hidden_groups": 1, "num_attention_heads": 64, "intermediate_size": 16384,
+            "inner_group_num": 1, "hidden_act": "gelu_new", "max_position_embeddings": 512,
+            "type_vocab_size": 2, "layer_norm_eps": 1e-12, "tie_word_embeddings": True,
+            "position_embedding_type": "absolute",
+        },
+        "bert": {
+            "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
+            "num_attention_heads": 12, "intermediate_size": 3072, "hidden_act": "gelu",
+            "max_position_embeddings": 512, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
+            "tie_word_embeddings": True, "position_embedding_type": "absolute",
+        },
+    }
+)
+
+
+def _head_from_architectures(architectures: Any) -> str:
+    if isinstance(architectures, (list, tuple)) and architectures:
+        name = str(architectures[0])
+        if name.endswith("ForPreTraining"):
+            return "pretraining"
+        if name.endswith("ForMaskedLM"):
+            return "masked-lm"
+    return "model"
+
+
+def _hf_dict(source: Any) -> dict[str, Any]:
+    if isinstance(source, Mapping):
+        return dict(source)
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if path.is_dir():
+            path = path / "config.json"
+        if not path.is_file():
+            raise ValueError(f"config path must be a config.json file or a folder holding one: {path}")
+        if path.stat().st_size > 1_000_000:
+            raise ValueError(f"config file is too large to be a transformers config: {path}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"config file {path} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {path} must hold a JSON object")
+        return data
+    to_dict = getattr(source, "to_dict", None)
+    if callable(to_dict):
+        data = to_dict()
+        if isinstance(data, Mapping):
+            return dict(data)
+    raise ValueError(
+        f"source must be a config.json path, a dict or a transformers config, got {type(source).__name__}"
+    )

@@ -1,0 +1,42 @@
+"""Reference figures printed elsewhere, kept once as data with their sources (never computed here).
+
+The app shows each beside this project's exact count; the tests hold their own copies as oracles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+PAPER = ("Lan et al., ALBERT: A Lite BERT for Self-supervised Learning of Language Representations, "
+         "ICLR 2020 (arXiv 1909.11942v6)")
+PAPER_VOCAB = 30_000  # the paper's V in every experiment
+
+# Table 1: parameters per model, as printed (whole millions).
+PAPER_TABLE1: Mapping[str, float] = MappingProxyType({
+    "bert-base": 108e6, "bert-large": 334e6, "albert-base": 12e6, "albert-large": 18e6,
+    "albert-xlarge": 60e6, "albert-xxlarge": 235e6,
+})
+# Table 3: ALBERT-base parameters per embedding size E, not-shared and all-shared.
+PAPER_TABLE3: Mapping[str, Mapping[int, float]] = MappingProxyType({
+    "none": {64: 87e6, 128: 89e6, 256: 93e6, 768: 108e6},
+    "all": {64: 10e6, 128: 12e6, 256: 16e6, 768: 31e6},
+})
+# Table 4: ALBERT-base parameters per E and cross-layer sharing mode (rows in the paper's order).
+PAPER_TABLE4: Mapping[int, Mapping[str, float]] = MappingProxyType({
+    768: {"all": 31e6, "attention": 83e6, "ffn": 57e6, "none": 108e6},
+    128: {"all": 12e6, "attention": 64e6, "ffn": 38e6, "none": 89e6},
+})
+TABLE4_MODES = ("all", "attention", "ffn", "none")
+# Table 5: accuracy on each other's task (NSP-trained on SOP, SOP-trained on NSP), percent.
+PAPER_TABLE5_CROSS = MappingProxyType({"nsp_on_sop": 52.0, "sop_on_nsp": 78.9})
+
+# Two figures that circulate about ALBERT's size, both at BERT's vocabulary V = 30,522 and E = 128:
+# an embedding table (V·H against V·E + E·H, with a "BERT-Base (baseline) 24,030,720, −2.5%" first row)
+# and an `estimate_albert_params` helper's totals with the pre-training heads.
+QUOTED_VOCAB = 30_522
+QUOTED_EMBEDDING = 128
+QUOTED_BASELINE_ROW = (24_030_720, -0.025)
+QUOTED_ESTIMATES: Mapping[str, float] = MappingProxyType({
+    "albert-base": 15.8e6, "albert-large": 21.8e6, "albert-xlarge": 63.0e6, "albert-xxlarge": 227.1e6,
+})

@@ -1,0 +1,64 @@
+"""What a model is used for: batch, sequence length, dtype and optimizer (`Workload`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from albert_core.config import short_repr
+
+if TYPE_CHECKING:
+    from albert_core.config import ModelConfig
+
+DTYPE_BYTES: Mapping[str, int] = MappingProxyType({"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1})
+OPTIMIZERS = ("none", "sgd", "adam", "adamw")  # sgd means SGD with momentum (one state per weight)
+WORKLOAD_LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
+    {"batch": (1, 4096), "seq_len": (1, 65_536)}
+)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the model is used for: batch, sequence length, weight dtype and optimizer."""
+
+    batch: int = 8
+    seq_len: int = 128
+    dtype: str = "fp32"
+    optimizer: str = "adamw"
+
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in WORKLOAD_LIMITS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, got {short_repr(value)}")
+            if not lo <= value <= hi:
+                raise ValueError(f"{name} must be between {lo} and {hi:,}, got {value:,}")
+        if self.dtype not in DTYPE_BYTES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPE_BYTES)}; got {short_repr(self.dtype)}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {short_repr(self.optimizer)}")
+
+    def check_fits(self, cfg: ModelConfig) -> None:
+        """Sequence length cannot exceed the position table."""
+        check_seq_len(cfg, self.seq_len)
+
+    def replace(self, **changes: Any) -> Workload:
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise ValueError(f"unknown field(s): {', '.join(unknown)}")
+        return dataclasses.replace(self, **changes)
+
+    def to_query(self) -> dict[str, str]:
+        from albert_core.urls import workload_to_query
+
+        return workload_to_query(self)
+
+
+def check_seq_len(cfg: ModelConfig, seq_len: int) -> None:
+    if seq_len > cfg.max_position_embeddings:
+        raise ValueError(
+            f"seq_len ({seq_len}) must not exceed max_position_embeddings ({cfg.max_position_embeddings})"
+        )
