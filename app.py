@@ -12,6 +12,7 @@ import ui.state
 
 ui.state.leave_pages_directory_mode()  # before any widget: see its docstring
 st.set_page_config(page_title="ALBERT explorer", layout="wide")
+ui.state.check_settings()  # a bad server setting stops every page with one clear message
 
 ROOT = Path(__file__).parent
 # (file, title, icon, url path). A page is registered only if its file exists, so the app always runs.

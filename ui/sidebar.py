@@ -134,20 +134,36 @@ def decode_url(params: Mapping[str, str]) -> tuple[ModelConfig, Workload, list[s
     return cfg, wl, problems + extra + wl_problems
 
 
+def _state_values(cfg: ModelConfig, wl: Workload) -> dict[str, object]:
+    """Every sidebar widget's session-state value for a config and workload."""
+    values: dict[str, object] = {_key(key): getattr(cfg, name) for key, name in QUERY_KEYS.items()}
+    values[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
+    values.update({_wkey(key): getattr(wl, name) for key, name in WORKLOAD_QUERY_KEYS.items()})
+    values[PRESET_KEY] = matching_preset(cfg)
+    return values
+
+
 def _write_state(cfg: ModelConfig, wl: Workload) -> None:
     """Set every widget from a config and workload (before the widgets are drawn)."""
+    st.session_state.update(_state_values(cfg, wl))
+    st.session_state.pop(_STASH, None)
+
+
+def _refill_missing() -> None:
+    """A client may send partial widget state (a hand-made or truncated message): widgets whose value
+    is missing take the last valid view's value instead of raising KeyError on every read."""
     ss = st.session_state
-    for key, name in QUERY_KEYS.items():
-        ss[_key(key)] = getattr(cfg, name)
-    ss[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
-    for key, name in WORKLOAD_QUERY_KEYS.items():
-        ss[_wkey(key)] = getattr(wl, name)
-    ss[PRESET_KEY] = matching_preset(cfg)
-    ss.pop(_STASH, None)
+    if not ss.get(_SEEDED):
+        return
+    cfg, wl = ss.get(_LAST_VALID) or (ModelConfig(), Workload())
+    for key, value in _state_values(cfg, wl).items():
+        if key not in ss:
+            ss[key] = value
 
 
 def _seed_once() -> None:
     if st.session_state.get(_SEEDED):
+        _refill_missing()
         return
     cfg, wl, problems = decode_url(st.query_params.to_dict())
     _write_state(cfg, wl)
@@ -176,6 +192,7 @@ def _workload_from_state() -> Workload:
 
 # ----------------------------------------------------------------------------- callbacks
 def _on_field_change() -> None:
+    _refill_missing()
     st.session_state[_PROBLEMS] = []
     try:
         st.session_state[PRESET_KEY] = matching_preset(_config_from_state())
@@ -184,6 +201,7 @@ def _on_field_change() -> None:
 
 
 def _on_preset_change() -> None:
+    _refill_missing()
     name = st.session_state[PRESET_KEY]
     if name in PRESETS:
         cfg = PRESETS[name]
@@ -195,6 +213,7 @@ def _on_preset_change() -> None:
 
 
 def _on_family_change() -> None:
+    _refill_missing()
     ss = st.session_state
     albert_fields = ("E", "sharing", "G", "K")
     if ss[_key("family")] == "bert":

@@ -44,6 +44,18 @@ def _in_legacy_run() -> bool:
     return False
 
 
+def check_settings() -> None:
+    """The server's settings (memory budget, compute cap, torch threads), checked before anything is
+    drawn: a bad value shows one error naming it on every page instead of failing later on one page."""
+    from albert_core.budget import check_settings
+
+    try:
+        check_settings()
+    except ValueError as exc:
+        st.error(f"This server is misconfigured: {exc}")
+        st.stop()
+
+
 def current() -> tuple[ModelConfig, Workload]:
     """The config and workload of this run (defaults if the sidebar has not run yet)."""
     leave_pages_directory_mode()
