@@ -30,4 +30,7 @@ pages = [
     st.Page(path, title=title, icon=icon, url_path=url, default=i == 0)
     for i, (path, title, icon, url) in enumerate(p for p in PAGES if (ROOT / p[0]).is_file())
 ]
-st.navigation(pages).run()
+try:
+    st.navigation(pages).run()
+finally:  # also after st.stop(): the page's imports are in sys.modules by now
+    ui.state.freeze_imported_modules()
