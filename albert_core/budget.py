@@ -320,7 +320,7 @@ def check_flops(flops: int | float, what: str) -> None:
     cap = max_gflop()
     if flops > cap * 1e9:
         raise ComputeBudgetError(
-            f"{what} would cost {flops / 1e9:,.0f} GFLOP, over this server's cap of {cap:,.0f} GFLOP per "
+            f"{what} would cost {flops / 1e9:,.0f} GFLOP, over this server's cap of {cap:,g} GFLOP per "
             f"request ({FLOP_ENV})"
         )
 

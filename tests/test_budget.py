@@ -400,3 +400,24 @@ def test_partial_widget_state_is_refilled_not_a_key_error(app) -> None:
     assert not at.exception
     assert at.session_state["cfg_family"] == "albert"
     assert at.session_state["cfg_H"] == 1024  # the last valid view, not the default
+
+
+def test_timing_stops_between_runs_once_nobody_is_waiting() -> None:
+    from albert_core.analysis import measure_latency
+    from albert_core.budget import Cancelled
+
+    model = build_model(TINY, seq_len=16)
+    ids = {"input_ids": torch.zeros(1, 16, dtype=torch.long)}
+    calls: list[int] = []
+    hook = model.embeddings.register_forward_hook(lambda *a: calls.append(1))
+    asked = iter([False, False, False, True])  # the tab closes after three passes
+    with pytest.raises(Cancelled, match="stopped after 3 of 31 forward passes"):
+        measure_latency(model, ids, n=30, warmup=1, should_stop=lambda: next(asked))
+    hook.remove()
+    assert len(calls) == 3
+
+
+def test_outside_a_server_the_session_always_counts_as_present() -> None:
+    from ui.live import session_alive
+
+    assert session_alive()() is True
