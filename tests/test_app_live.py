@@ -247,3 +247,20 @@ def test_live_work_over_the_flop_cap_is_not_started(monkeypatch):
     assert any("Timing needs at least two forward passes" in i.value for i in at.info)
     assert "Median latency" not in [m.label for m in at.metric]
     assert any(f"at most {1.5 * forward / 1e9:,g} GFLOP" in c.value for c in at.caption)
+
+
+def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
+    from albert_core import budget
+
+    monkeypatch.setattr(live, "WAIT_S", 0.0)
+    live._MODELS.clear()
+    need = budget.check_budget(TINY, 1, 64).estimate
+    free = budget.PROCESS_BUDGET.total - budget.PROCESS_BUDGET.used
+    with budget.reserve(free - need // 4, "other visitors' models"):
+        at = run_page(TINY.replace(vocab_size=301))  # a config nobody has built yet
+        assert not at.exception
+        assert any("the server is busy: 1 visitor ahead" in w.value.replace("\\", "") for w in at.warning)
+        assert (match_table(at)["match"] == live.MATCH).all()  # the proof on the meta device instead
+        assert not at.text_area
+    at = run_page(TINY.replace(vocab_size=301), at=at)  # the memory is free again
+    assert not at.warning and at.text_area
