@@ -186,7 +186,7 @@ class MemoryBudget:
         self._cond = threading.Condition()
         self._held: list[Reservation] = []
         self._queue: list[object] = []  # tickets of waiting reservations, first come first served
-        self._reclaimers: list[Callable[[int], None]] = []
+        self._reclaimers: list[Callable[[], Callable[[int], None] | None]] = []  # weak references
 
     @property
     def total(self) -> int:
@@ -204,8 +204,9 @@ class MemoryBudget:
 
     def add_reclaimer(self, fn: Callable[[int], None]) -> None:
         """``fn(nbytes)`` is called (without the ledger's lock) when a reservation of ``nbytes`` does not
-        fit: it should drop what it can spare (idle cached models)."""
-        self._reclaimers.append(fn)
+        fit: it should drop what it can spare (idle cached models). Held weakly (a bound method's object
+        may be freed)."""
+        self._reclaimers.append(weakref.WeakMethod(fn) if hasattr(fn, "__self__") else (lambda: fn))
 
     def reserve(self, nbytes: int, what: str = "work", *, wait_s: float = 0.0) -> Reservation:
         """Reserve ``nbytes`` (MemoryBudgetError if more than the whole budget; BusyError if the bytes are
@@ -219,8 +220,9 @@ class MemoryBudget:
                 f"{fmt_bytes(total, binary=True)} ({BUDGET_ENV})"
             )
         if not self._fits(nbytes, total):
-            for fn in list(self._reclaimers):
-                fn(nbytes)
+            for ref in list(self._reclaimers):
+                if (fn := ref()) is not None:
+                    fn(nbytes)
         ticket = object()
         deadline = time.monotonic() + max(0.0, wait_s)
         with self._cond:
