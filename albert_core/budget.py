@@ -10,8 +10,13 @@ visitors ahead") instead of over-allocating. Reclaimers (e.g. caches of idle mod
 memory before anyone waits.
 
     from albert_core import budget
+    budget.check_flops(total_flops, "this training run")            # ComputeBudgetError over the cap
     with budget.reserve(nbytes, what="training run", wait_s=5.0):   # MemoryBudgetError / BusyError
-        ...allocate and train...
+        with budget.LIVE_WORK.enter("training run", wait_s=5.0):    # BusyError: N visitors ahead
+            ...allocate and train; stop with budget.Cancelled if the visitor has gone...
+
+A reservation can also outlive a block: ``r = budget.reserve(...)``, then ``r.release()``, ``r.shrink(n)``
+or ``r.hold_until_freed(obj)`` (released when ``obj`` is garbage-collected).
 
 Compute. `LIVE_WORK` admits one piece of live-model work at a time (a FIFO gate: the CPU of a small
 host is the scarce resource, two forwards at once only slow each other down), and `check_flops` refuses
