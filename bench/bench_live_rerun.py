@@ -20,16 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.e2e.harness import (  # noqa: E402
-    APP_DONE,
-    ARTIFACTS,
-    EXCEPTION,
-    free_port,
-    launch_kwargs,
-    start_server,
-    stop_server,
-    wait_healthy,
-)
+from tests.e2e import harness as h  # noqa: E402
 
 GOAL_MS = 100.0
 N = 10
@@ -45,9 +36,9 @@ def _settle(page, quiet_s: float = 0.4) -> None:
     """Wait until the script has finished and stayed finished for ``quiet_s`` (reruns are quick)."""
     page.wait_for_timeout(150)
     while True:
-        page.wait_for_selector(APP_DONE, timeout=120_000)
+        page.wait_for_selector(h.APP_DONE, timeout=120_000)
         page.wait_for_timeout(int(quiet_s * 1000))
-        if page.locator(APP_DONE).count():
+        if page.locator(h.APP_DONE).count():
             return
 
 
@@ -63,14 +54,14 @@ def run() -> dict:
 
     if not Path("/proc/self/stat").exists():
         raise RuntimeError("needs Linux /proc to read the server's CPU time")
-    port = free_port()
+    port = h.free_port()
     url = f"http://127.0.0.1:{port}"
-    proc = start_server(port, ARTIFACTS / "bench_live_rerun.log")
+    proc = h.start_server(port, h.ARTIFACTS / "bench_live_rerun.log")
     results: dict[str, list[float]] = {"text": [], "layer": [], "head": [], "idle": []}
     try:
-        wait_healthy(url, proc)
+        h.wait_healthy(url, proc)
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(**launch_kwargs())
+            browser = pw.chromium.launch(**h.launch_kwargs())
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{url}/live_model", timeout=120_000)
             page.wait_for_selector(".st-key-live_layer input", timeout=180_000)
@@ -91,11 +82,11 @@ def run() -> dict:
                 results["layer"].append(_measure(page, proc.pid, set_number(layer, 2 + i % 10)))
                 results["head"].append(_measure(page, proc.pid, set_number(head, 2 + i % 10)))
                 results["idle"].append(_measure(page, proc.pid, lambda: None))
-            if page.locator(EXCEPTION).count():
+            if page.locator(h.EXCEPTION).count():
                 raise RuntimeError("the page shows an exception")
             browser.close()
     finally:
-        stop_server(proc)
+        h.stop_server(proc)
     idle = summary(results["idle"])
     figures = [
         figure(f"Live model rerun after a {what} change, server CPU", summary(results[what]), "ms",
