@@ -13,6 +13,7 @@ import ui.state
 
 ui.pages_mode.leave()  # before any widget: the one workaround for the pages/ folder, see ui/pages_mode.py
 st.set_page_config(page_title="ALBERT explorer", layout="wide")
+ui.state.check_settings()  # a bad server setting stops every page with one clear message
 
 ROOT = Path(__file__).parent
 # (file, title, icon, url path). A page is registered only if its file exists, so the app always runs.
@@ -30,4 +31,7 @@ pages = [
     st.Page(path, title=title, icon=icon, url_path=url, default=i == 0)
     for i, (path, title, icon, url) in enumerate(p for p in PAGES if (ROOT / p[0]).is_file())
 ]
-st.navigation(pages).run()
+try:
+    st.navigation(pages).run()
+finally:  # also after st.stop(): the page's imports are in sys.modules by now
+    ui.state.freeze_imported_modules()

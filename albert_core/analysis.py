@@ -74,14 +74,23 @@ class LatencyResult:
     runs: tuple[float, ...]  # every timed run, seconds, in order
 
 
-def measure_latency(model: torch.nn.Module, inputs: Any, n: int = 10, warmup: int = 2) -> LatencyResult:
-    """Wall time of `n` forward passes (after `warmup` untimed ones) under torch.inference_mode."""
+def measure_latency(
+    model: torch.nn.Module, inputs: Any, n: int = 10, warmup: int = 2,
+    should_stop: Callable[[], bool] | None = None,
+) -> LatencyResult:
+    """Wall time of `n` forward passes (after `warmup` untimed ones) under torch.inference_mode.
+    ``should_stop()`` is asked before each pass; True stops with `budget.Cancelled` (e.g. the visitor
+    who asked has gone)."""
+    from albert_core.budget import Cancelled
+
     check_whole_number("n", n, hi=1000)
     check_whole_number("warmup", warmup, lo=0, hi=100)
     kwargs = _model_kwargs(inputs)
     runs = []
     with torch.inference_mode():
         for i in range(warmup + n):
+            if should_stop is not None and should_stop():
+                raise Cancelled(f"stopped after {i} of {warmup + n} forward passes: nobody is waiting for them")
             t0 = time.perf_counter()
             model(**kwargs)
             if i >= warmup:

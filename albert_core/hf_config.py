@@ -144,6 +144,8 @@ def _hf_dict(source: Any) -> dict[str, Any]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"config file {path} is not valid JSON: {exc}") from None
+        except RecursionError:  # the C parser recurses per nesting level
+            raise ValueError(f"config file {path} is nested too deeply to be a transformers config") from None
         if not isinstance(data, dict):
             raise ValueError(f"config file {path} must hold a JSON object")
         return data

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from albert_core import budget
 from albert_core.config import ModelConfig
 from albert_core.format import fmt_bytes
 from albert_core.model import (
@@ -175,6 +176,7 @@ def load_pretrained_folder(
     batch: int = 1,
     seq_len: int | None = None,
     budget_bytes: int | None = None,
+    wait_s: float = 0.0,
 ) -> EncoderModel:
     """Load a folder saved with ``save_pretrained`` into our model, safely.
 
@@ -201,16 +203,27 @@ def load_pretrained_folder(
     on_disk = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
     if on_disk > check.budget:
         raise MemoryBudgetError(f"{folder} holds {on_disk:,} bytes of weights, over the memory budget")
+    # With the process budget, both copies are reserved while loading, then our weights while the model lives.
+    ledger = budget.PROCESS_BUDGET if budget_bytes is None else None
+    held = ledger.reserve(2 * weights, f"loading {folder.name}", wait_s=wait_s) if ledger else None
     try:
-        hf_model = _hf_class(cfg.family, cfg.head).from_pretrained(
-            folder, local_files_only=True, use_safetensors=True, dtype=torch.float32
-        )
-    except Exception as exc:  # any reader failure (corrupt file, shape mismatch) is a bad folder
-        raise ValueError(f"could not load the weights in {folder}: {str(exc)[:300]}") from exc
-    model = _copy_from(hf_model.eval(), cfg, torch.float32)
-    del hf_model
+        try:
+            hf_model = _hf_class(cfg.family, cfg.head).from_pretrained(
+                folder, local_files_only=True, use_safetensors=True, dtype=torch.float32
+            )
+        except Exception as exc:  # any reader failure (corrupt file, shape mismatch) is a bad folder
+            raise ValueError(f"could not load the weights in {folder}: {str(exc)[:300]}") from exc
+        model = _copy_from(hf_model.eval(), cfg, torch.float32)
+        del hf_model
+    except BaseException:
+        if held:
+            held.release()
+        raise
+    if held:
+        held.shrink(weights).hold_until_freed(model)
     model.guard = ForwardGuard(
-        cfg, batch, seq_len, dtype_name(torch.float32), "cpu", check.budget, check.estimate - weights
+        cfg, batch, seq_len, dtype_name(torch.float32), "cpu", check.budget, check.estimate - weights,
+        ledger=ledger, wait_s=wait_s,
     )
     return model
 
@@ -240,7 +253,24 @@ def confine_folder(path: str | Path, allowed_roots: Iterable[str | Path] | None)
         raise ValueError(f"model path must be a folder saved with save_pretrained: {folder}")
     if not (folder / "config.json").is_file():
         raise ValueError(f"model folder {folder} has no config.json")
+    if allowed_roots is not None:
+        _check_links_inside(folder, roots)
     return folder
+
+
+MAX_FOLDER_ENTRIES = 1000
+
+
+def _check_links_inside(folder: Path, roots: list[Path]) -> None:
+    """Every file of the folder (config.json, weights, tokenizer files) resolves inside the roots: a
+    symlink inside an allowed folder must not read a file from outside them."""
+    for i, entry in enumerate(folder.iterdir()):
+        if i >= MAX_FOLDER_ENTRIES:
+            raise ValueError(f"model folder holds more than {MAX_FOLDER_ENTRIES} entries")
+        if entry.is_symlink():
+            target = entry.resolve(strict=False)
+            if not any(target.is_relative_to(r) for r in roots):
+                raise ValueError(f"model folder entry {entry.name!r} links outside the allowed folders of this server")
 
 
 # ----------------------------------------------------------------------------- export

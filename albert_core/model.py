@@ -14,8 +14,6 @@ the built model refuses inputs larger than what that check covered.
 from __future__ import annotations
 
 import math
-import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,14 +21,23 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from albert_core import fastpath
-from albert_core.config import DTYPE_BYTES, ModelConfig, Workload, check_seq_len
-from albert_core.format import fmt_bytes
-from albert_core.memory import estimate_memory
+from albert_core import budget, fastpath
+from albert_core.budget import (  # noqa: F401  (re-exported: the budget's historical home)
+    BUDGET_ENV,
+    DEFAULT_BUDGET,
+    INIT_CHUNK,
+    INIT_SCRATCH_BYTES,
+    BudgetCheck,
+    BusyError,
+    ForwardGuard,
+    MemoryBudgetError,
+    check_budget,
+    memory_budget,
+    parse_bytes,
+)
+from albert_core.config import ModelConfig, check_seq_len
 from albert_core.params import order_head_name
 
-BUDGET_ENV = "ALBERT_EXPLORER_MEMORY_BUDGET"
-DEFAULT_BUDGET = 2**30  # 1 GiB
 INIT_STD = 0.02  # transformers' initializer_range for BERT and ALBERT
 
 TORCH_DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -242,9 +249,20 @@ class EncoderModel(nn.Module):
         output_attentions: bool = False,
     ) -> EncoderOutput:
         self._check_inputs(input_ids, attention_mask, token_type_ids)
-        if self.guard is not None:
-            keeps_graph = torch.is_grad_enabled() and self.embeddings.LayerNorm.weight.requires_grad
-            self.guard.check(input_ids.shape, output_hidden_states, output_attentions, keeps_graph)
+        if self.guard is None:
+            return self._forward(input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions)
+        keeps_graph = torch.is_grad_enabled() and self.embeddings.LayerNorm.weight.requires_grad
+        with self.guard.forward(tuple(input_ids.shape), output_hidden_states, output_attentions, keeps_graph):
+            return self._forward(input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions)
+
+    def _forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        token_type_ids: torch.Tensor | None,
+        output_hidden_states: bool,
+        output_attentions: bool,
+    ) -> EncoderOutput:
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, E)
         mask = None
         # an all-ones mask is no mask (transformers skips it too): SDPA runs its fastest kernel
@@ -294,140 +312,10 @@ def _check_range(name: str, t: torch.Tensor, n: int, field: str) -> None:
 
 
 # ----------------------------------------------------------------------------- memory budget
-class MemoryBudgetError(ValueError):
-    """A model or input whose estimated memory exceeds the budget."""
-
-
-_UNITS = {
-    "": 1, "b": 1,
-    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-}
-_BUDGET_RE = re.compile(r"(\d+(?:\.\d+)?) ?([a-z]*)")
-
-
-def parse_bytes(text: str, name: str = BUDGET_ENV) -> int:
-    """'1073741824', '512MiB', '2GiB', '1GB', '1.5 GiB' -> bytes; anything else -> ValueError naming ``name``."""
-    m = _BUDGET_RE.fullmatch(text.strip().lower())
-    if not m or m.group(2) not in _UNITS:
-        raise ValueError(
-            f"{name} must be a number of bytes, optionally with a unit (e.g. 536870912, 512MiB, 2GiB, 1GB); "
-            f"got {text[:40]!r}"
-        )
-    if "." in m.group(1) and _UNITS[m.group(2)] == 1:
-        raise ValueError(f"{name} must be a whole number of bytes, got {text[:40]!r}")
-    value = int(float(m.group(1)) * _UNITS[m.group(2)])
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {text[:40]!r}")
-    return value
-
-
-def memory_budget(budget_bytes: int | None = None) -> int:
-    """The budget in bytes: the argument, else $ALBERT_EXPLORER_MEMORY_BUDGET, else 1 GiB."""
-    if budget_bytes is not None:
-        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes <= 0:
-            raise ValueError(f"budget_bytes must be a positive whole number of bytes, got {budget_bytes!r}")
-        return budget_bytes
-    raw = os.environ.get(BUDGET_ENV)
-    return DEFAULT_BUDGET if raw is None or not raw.strip() else parse_bytes(raw)
-
-
+# The budget lives in albert_core.budget (one ledger per process); these names stay importable from here.
 def dtype_name(dtype: torch.dtype | str) -> str:
     """torch.float32 / 'fp32' -> 'fp32' (the names of config.DTYPE_BYTES)."""
-    for name, t in TORCH_DTYPES.items():
-        if dtype in (t, name):
-            return name
-    raise ValueError(f"dtype must be one of {', '.join(TORCH_DTYPES)} (torch float32/float16/bfloat16), got {dtype!r}")
-
-
-def _estimate(cfg: ModelConfig, batch: int, seq_len: int, dtype: str, device: str, training: bool = False) -> int:
-    """Bytes of the weights plus one forward pass (with training=True: plus the activations autograd
-    keeps), from `estimate_memory`; this model has no dropout."""
-    kind = "cuda" if device == "cuda" else "cpu"
-    est = estimate_memory(cfg, batch, seq_len, dtype, optimizer="none", training=training, dropout=0.0, device=kind)
-    return int(est.total)
-
-
-@dataclass(frozen=True)
-class BudgetCheck:
-    estimate: int  # bytes: weights + one forward pass
-    budget: int  # bytes
-    ok: bool
-    message: str
-
-
-def check_budget(
-    cfg: ModelConfig,
-    batch: int = 1,
-    seq_len: int = 128,
-    dtype: torch.dtype | str = torch.float32,
-    *,
-    budget_bytes: int | None = None,
-    device: str | torch.device = "cpu",
-    extra_bytes: int = 0,
-) -> BudgetCheck:
-    """Would building ``cfg`` and running one forward pass at (batch, seq_len) fit the memory budget?
-
-    ``extra_bytes`` is added to the estimate (e.g. a second copy of the weights while loading)."""
-    name = dtype_name(dtype)
-    Workload(batch=batch, seq_len=seq_len, dtype=name, optimizer="none").check_fits(cfg)
-    budget = memory_budget(budget_bytes)
-    estimate = _estimate(cfg, batch, seq_len, name, torch.device(device).type) + extra_bytes
-    ok = estimate <= budget
-    what = f"{cfg.label} at batch {batch} x seq {seq_len} ({name})"
-    if ok:
-        message = f"{what}: about {fmt_bytes(estimate, binary=True)} of a {fmt_bytes(budget, binary=True)} budget"
-    else:
-        message = (
-            f"{what} needs about {fmt_bytes(estimate, binary=True)} (weights + one forward pass), "
-            f"over the memory budget of {fmt_bytes(budget, binary=True)}; use a smaller model, batch or "
-            f"sequence, the meta device, or raise {BUDGET_ENV}"
-        )
-    return BudgetCheck(estimate, budget, ok, message)
-
-
-@dataclass(frozen=True)
-class ForwardGuard:
-    """The input size a budget check covered; the model refuses anything that would allocate more."""
-
-    cfg: ModelConfig
-    batch: int
-    seq_len: int
-    dtype: str
-    device: str
-    budget: int
-    estimate: int  # of weights + one forward pass at (batch, seq_len)
-
-    def check(self, shape: torch.Size, hidden: bool, attentions: bool, keeps_graph: bool) -> None:
-        batch, seq = shape
-        if seq > self.seq_len or batch * seq > self.batch * self.seq_len:
-            raise MemoryBudgetError(
-                f"input of batch {batch} x seq {seq} is larger than this model's memory check covered "
-                f"(batch {self.batch} x seq {self.seq_len}); rebuild it with "
-                f"build_model(..., batch={batch}, seq_len={seq})"
-            )
-        extra = self._kept_bytes(batch, seq, hidden, attentions)
-        if keeps_graph:  # autograd keeps every layer's activations
-            extra += self._training_bytes()
-        if extra and self.estimate + extra > self.budget:
-            raise MemoryBudgetError(
-                f"the requested outputs need about {fmt_bytes(self.estimate + extra, binary=True)} "
-                f"(weights, forward pass, kept hidden states / attention maps / autograd activations), "
-                f"over the memory budget of {fmt_bytes(self.budget, binary=True)}"
-            )
-
-    def _kept_bytes(self, B: int, T: int, hidden: bool, attentions: bool) -> int:
-        cfg, b = self.cfg, DTYPE_BYTES[self.dtype]
-        n = 0
-        if hidden:
-            n += (cfg.executed_layers + 1) * B * T * cfg.hidden_size
-        if attentions:
-            n += cfg.executed_layers * B * cfg.num_heads * T * T
-        return n * b
-
-    def _training_bytes(self) -> int:
-        inference = _estimate(self.cfg, self.batch, self.seq_len, self.dtype, self.device)
-        return _estimate(self.cfg, self.batch, self.seq_len, self.dtype, self.device, training=True) - inference
+    return budget.dtype_name(dtype)
 
 
 # ----------------------------------------------------------------------------- building
@@ -440,6 +328,7 @@ def build_model(
     seq_len: int | None = None,
     budget_bytes: int | None = None,
     seed: int = 0,
+    wait_s: float = 0.0,
 ) -> EncoderModel:
     """The live model of ``cfg`` in eval mode.
 
@@ -449,6 +338,11 @@ def build_model(
     deterministically from ``seed`` as transformers does (normal(0, 0.02), LayerNorm ones/zeros,
     biases zero), and the model refuses inputs larger than (batch, seq_len). ``seq_len`` defaults
     to 128, or the position table's length if that is shorter.
+
+    Without ``budget_bytes`` the bytes are also reserved in the process-wide ledger
+    (`albert_core.budget.PROCESS_BUDGET`): the weights for the model's lifetime, each forward pass's
+    working set while it runs; when other models or runs hold them, this waits up to ``wait_s``
+    seconds and then raises BusyError. An explicit ``budget_bytes`` is a caller-managed budget.
     """
     if not isinstance(cfg, ModelConfig):
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
@@ -466,12 +360,23 @@ def build_model(
     check = check_budget(cfg, batch, seq_len, name, budget_bytes=budget_bytes, device=device)
     if not check.ok:
         raise MemoryBudgetError(check.message)
+    # With the process budget (no budget_bytes), the weights are reserved in its ledger for as long as
+    # the model lives, and each forward pass reserves its working set while it runs.
+    ledger = budget.PROCESS_BUDGET if budget_bytes is None else None
+    weights = budget.weight_bytes(cfg, name)
+    what = f"building {cfg.label}"
+    held = ledger.reserve(weights + INIT_SCRATCH_BYTES, what, wait_s=wait_s) if ledger else None
     try:
         model.to_empty(device=device)
+        init_weights(model, seed)
     except (RuntimeError, AssertionError) as exc:  # e.g. no CUDA in this torch build
+        if held:
+            held.release()
         raise ValueError(f"device {str(device)!r} is not available: {str(exc)[:200]}") from None
-    init_weights(model, seed)
-    model.guard = ForwardGuard(cfg, batch, seq_len, name, device.type, check.budget, check.estimate)
+    if held:  # the scratch buffer is gone; the weights stay reserved while the model lives
+        held.shrink(weights).hold_until_freed(model)
+    model.guard = ForwardGuard(cfg, batch, seq_len, name, device.type, check.budget, check.estimate,
+                               ledger=ledger, wait_s=wait_s)
     return model.eval()
 
 
@@ -482,12 +387,32 @@ def default_seq_len(cfg: ModelConfig) -> int:
 @torch.no_grad()
 def init_weights(model: nn.Module, seed: int = 0) -> None:
     """transformers' initialisation, drawn in float32 on the CPU so it is the same on every device
-    and dtype: weights normal(0, 0.02), biases zero, LayerNorm weights one."""
+    and dtype: weights normal(0, 0.02), biases zero, LayerNorm weights one.
+
+    Drawn in place, INIT_CHUNK elements at a time (fp32 CPU weights directly into the parameter,
+    others through one fp32 scratch buffer of INIT_CHUNK elements), so the only memory beyond the
+    weights is that buffer. The values equal one draw per parameter (torch's CPU normal_ consumes
+    the generator element by element; chunks stay multiples of 16, the last at least 16 long)."""
     gen = torch.Generator().manual_seed(seed)
+    scratch: torch.Tensor | None = None
     for name, p in model.named_parameters():
         if name.endswith("LayerNorm.weight"):
             p.fill_(1.0)
-        elif name.endswith("bias"):
+            continue
+        if name.endswith("bias"):
             p.zero_()
-        else:
-            p.copy_(torch.empty(p.shape).normal_(0.0, INIT_STD, generator=gen))
+            continue
+        flat = p.view(-1)
+        direct = p.dtype == torch.float32 and p.device.type == "cpu"
+        start, n = 0, flat.numel()
+        while start < n:
+            stop = min(n, start + INIT_CHUNK)
+            if n - stop < 16:
+                stop = n  # the tail joins this chunk (the last 16-element block of a draw is special)
+            if direct:
+                flat[start:stop].normal_(0.0, INIT_STD, generator=gen)
+            else:
+                if scratch is None:
+                    scratch = torch.empty(INIT_SCRATCH_BYTES // 4)
+                flat[start:stop].copy_(scratch[: stop - start].normal_(0.0, INIT_STD, generator=gen))
+            start = stop

@@ -10,6 +10,15 @@ import streamlit as st
 
 from albert_core import count_flops, count_params, estimate_memory
 from albert_core.analysis import attention_maps, layer_smoothness
+from albert_core.budget import (
+    FLOP_ENV,
+    BusyError,
+    Cancelled,
+    MemoryBudgetError,
+    check_budget,
+    flops_fit,
+    max_gflop,
+)
 from albert_core.config import DTYPE_BYTES, HEAD_LABELS
 from albert_core.format import (
     escape_markdown,
@@ -20,7 +29,7 @@ from albert_core.format import (
     fmt_pct,
     fmt_ratio,
 )
-from albert_core.model import TORCH_DTYPES, MemoryBudgetError, check_budget
+from albert_core.model import TORCH_DTYPES
 from ui import figures_live as fl
 from ui import live
 from ui.render import takeaway
@@ -45,11 +54,14 @@ def about(s: float) -> str:
     return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
 
 
-def clicked_or_fast(what: str, forward_s: float, cost_s: float, key: str, done_key: tuple) -> bool:
-    """Run ``what`` at once when it is quick; otherwise only after a click, remembered for this model
-    and input, so a visitor never waits for work they did not ask for."""
+def clicked_or_fast(what: str, forward_s: float, runs: int, flops: int, key: str, done_key: tuple) -> bool:
+    """Run ``what`` (``runs`` forward passes of ``flops`` each) at once when it counts at most
+    live.AUTO_WORK_FLOPS; otherwise only after a click, remembered for this model, text and run count
+    (``done_key``), so a visitor never waits for work they did not ask for and an edit never re-runs
+    it silently."""
     done = st.session_state.setdefault("live_done", set())
-    if cost_s <= live.SLOW_FORWARD_S * 4 or done_key in done:
+    cost_s = forward_s * runs
+    if runs * flops <= live.AUTO_WORK_FLOPS or done_key in done:
         return True
     slot = st.empty()
     with slot.container():
@@ -60,6 +72,16 @@ def clicked_or_fast(what: str, forward_s: float, cost_s: float, key: str, done_k
         done.add(done_key)
         slot.empty()  # the results replace the offer
     return clicked
+
+
+def busy_or_error(what: str, exc: Exception) -> None:
+    """A full server is a notice (try again), anything else an error; then this section stops."""
+    if isinstance(exc, BusyError):
+        st.warning(f"Cannot {what} right now: {escape_markdown(str(exc))}.")
+    elif isinstance(exc, Cancelled):
+        st.info(escape_markdown(str(exc)))
+    else:
+        st.error(f"Cannot {what}: {escape_markdown(str(exc))}")
 
 
 cfg, wl = current()
@@ -77,7 +99,7 @@ dtype = wl.dtype if wl.dtype in TORCH_DTYPES else "fp32"
 if dtype != wl.dtype:
     st.caption(f"The live model runs in fp32: {wl.dtype} is a storage format here, not a compute dtype.")
 model = None
-checkpoint: str | None = None
+ref: live.ModelRef | None = None
 
 if source == "folder":
     roots = live.checkpoint_roots()
@@ -99,10 +121,11 @@ if source == "folder":
             resolved = os.path.realpath(path.strip())
             mtime = os.stat(resolved).st_mtime_ns if os.path.isdir(resolved) else 0
             model = live.checkpoint_model(resolved, mtime, tuple(map(str, roots)))
-    except (ValueError, OSError) as exc:  # MemoryBudgetError is a ValueError
-        st.error(f"Cannot load this folder: {escape_markdown(str(exc))}")
+    except (ValueError, OSError) as exc:  # MemoryBudgetError and BusyError are ValueErrors
+        busy_or_error("load this folder", exc)
         st.stop()
-    cfg, checkpoint, dtype = model.config, resolved, "fp32"
+    cfg, dtype = model.config, "fp32"
+    ref = live.ModelRef(cfg, dtype, model.guard.seq_len, resolved, mtime, tuple(map(str, roots)))
 elif source == "hub":
     repo = st.text_input("Hub id", key="live_hub", max_chars=200, placeholder="albert/albert-base-v2")
     if not repo.strip():
@@ -110,41 +133,53 @@ elif source == "hub":
     try:
         with st.spinner("Downloading config.json, checking the budget, then the safetensors weights…"):
             folder = live.hub_folder(repo, live.MAX_TOKENS)
-            model = live.checkpoint_model(str(folder), os.stat(folder).st_mtime_ns, (str(folder),))
+            mtime = os.stat(folder).st_mtime_ns
+            model = live.checkpoint_model(str(folder), mtime, (str(folder),))
     except Exception as exc:  # network, hub and format errors all end here, shown, not raised
-        st.error(f"Cannot load {escape_markdown(repo[:100])} from the hub: {escape_markdown(str(exc))}")
+        busy_or_error(f"load {escape_markdown(repo[:100])} from the hub", exc)
         st.stop()
-    cfg, checkpoint, dtype = model.config, str(folder), "fp32"
+    cfg, dtype = model.config, "fp32"
+    ref = live.ModelRef(cfg, dtype, model.guard.seq_len, str(folder), mtime, (str(folder),))
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
 st.subheader(f"{escape_markdown(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
 
 # ----------------------------------------------------------------------------- budget and build
-budget = check_budget(cfg, 1, seq_cap, dtype)
+check = check_budget(cfg, 1, seq_cap, dtype)
 c = st.columns(3)
-c[0].metric("Estimated memory", fmt_bytes(budget.estimate),
+c[0].metric("Estimated memory", fmt_bytes(check.estimate),
             help="Weights plus one forward pass of one sequence of up to "
             f"{seq_cap} tokens, from estimate_memory.")
-c[1].metric("Memory budget", fmt_bytes(budget.budget),
-            help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET); nothing bigger is allocated.")
-c[2].metric("Share of the budget", fmt_pct(budget.estimate / budget.budget))
-st.progress(min(1.0, budget.estimate / budget.budget))
+c[1].metric("Memory budget", fmt_bytes(check.budget),
+            help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET) for the whole process: every visitor's "
+            "models and runs share it, and nothing beyond it is allocated.")
+c[2].metric("Share of the budget", fmt_pct(check.estimate / check.budget))
+st.progress(min(1.0, check.estimate / check.budget))
+cap = max_gflop()
+forward_flops = count_flops(cfg, 1, seq_cap).forward
+st.caption(f"Compute is capped too: each request may run at most {cap:,g} GFLOP of live work "
+           f"(`{FLOP_ENV}`); one forward pass of this model over {seq_cap} tokens counts "
+           f"{fmt_flops(forward_flops)}. Live work runs one visitor at a time.")
 
 if model is None and (problem := live.too_many_blocks(cfg)):
     st.warning(f"No live model for {escape_markdown(cfg.label)}: {escape_markdown(problem)}. Its exact analytic count is on the Explorer page.")
     st.stop()
 
 build_error = None
+over_cap = live.forward_cap_problem(cfg, seq_cap)
 n_params = count_params(cfg).total
 with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
-    if model is None and budget.ok:
+    if model is None and check.ok and not over_cap:
         status.update(label=f"Building {cfg.label} ({fmt_params(n_params)} parameters, {dtype}) on the CPU…")
         try:
             model = live.built_model(cfg, dtype, seq_cap)
-        except MemoryBudgetError as exc:
+            ref = live.ModelRef(cfg, dtype, seq_cap)
+        except MemoryBudgetError as exc:  # BusyError included
             build_error = str(exc)
+    elif model is None and not check.ok:
+        build_error = f"Too big to build here: {check.message}."
     elif model is None:
-        build_error = f"Too big to build here: {budget.message}."
+        build_error = f"Too costly to run here: {over_cap}."
     proof_model = model
     if model is None:
         status.update(label="Building on the meta device (shapes only)…")
@@ -153,8 +188,9 @@ with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
     table = live.match_table(count_params(cfg), live.live_counts(proof_model))
     device = "meta" if model is None else "cpu"
     status.update(label=f"Built and counted on {device}", state="complete")
+del model, proof_model  # the caches own the model; this run keeps only `ref`
 if build_error:
-    st.error(escape_markdown(build_error))
+    (st.warning if "busy" in build_error else st.error)(escape_markdown(build_error))
     st.info("Built on the **meta device** instead (shapes only, no memory): the parameter count below is "
             "still the real model's, so the proof holds for any size.")
 
@@ -179,108 +215,138 @@ st.dataframe(
 st.caption("Live: `sum(p.numel())` per component of the PyTorch module tree (shared and tied tensors once). "
            "Analytic: `count_params`, closed forms with no torch involved.")
 
-if model is None:
+if ref is None or build_error:
     st.stop()
+
 
 # ----------------------------------------------------------------------------- run on text
-st.subheader("Run it on your text")
-text = st.text_area(
-    "Text (first line: segment A; the rest: segment B)", DEFAULT_TEXT, max_chars=2000, key="live_text",
-    help=f"Tokenized to at most {seq_cap} tokens as [CLS] A [SEP] B [SEP]. Unless a checkpoint is loaded "
-    "the weights are random (seeded): the outputs mean nothing, the shapes, costs and timings are real.",
-)
-first, _, rest = (text or "").strip().partition("\n")
-pair = rest.strip() or None
-key = (cfg, dtype, checkpoint, id(model))  # id: a rebuilt or reloaded model is a new key
-try:
-    with st.spinner("Tokenizing and running one forward pass…"):
-        run = live.run_text(model, key, first, pair, checkpoint)
-except ValueError as exc:  # MemoryBudgetError included: kept hidden states / maps over budget
-    st.error(f"Cannot run this input: {escape_markdown(str(exc))}")
-    st.stop()
-enc = run.encoded
-T = len(enc)
-flops = count_flops(cfg, 1, T).forward
-tok = live.tokens_frame(enc)
-left, right = st.columns([2, 3])
-with left:
-    st.dataframe(tok, key="live_tokens", height=min(35 * (T + 1) + 3, 320),
-                 column_config={"token": st.column_config.TextColumn("token"),
-                                "id": st.column_config.NumberColumn("id", format="plain"),
-                                "segment": st.column_config.TextColumn("segment", width="small")})
-with right:
-    n_b = int((tok["segment"] == "B").sum())
-    st.metric("Tokens", T, help=f"From the {enc.source}; at most {seq_cap}.")
-    st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {escape_markdown(enc.source)}. One forward pass "
-               f"({fmt_flops(flops)}, hidden states and attention maps kept) took {about(run.seconds)}.")
+# Fragments: a text edit reruns only this section, a layer or head change only the attention map; the
+# sidebar, the build and the count proof above are not redone. They take `ref`, never the model.
+@st.fragment
+def attention_section(ref: live.ModelRef, first: str, pair: str | None) -> None:
+    cfg = ref.cfg
+    run = live.run_text(ref, first, pair)  # cached: no forward pass here
+    enc, T = run.encoded, len(run.encoded)
+    st.subheader("Attention map")
+    c = st.columns(2)
+    layer = c[0].number_input("Executed layer", 1, cfg.executed_layers, 1, key="live_layer",
+                              help="1..L×K: every executed layer, shared or not, has its own attention map.")
+    head = c[1].number_input("Head", 1, cfg.num_heads, 1, key="live_head")
+    weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
+    st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
+                    key="fig_live_attention", width="stretch")
+    peak_q = int(weights.max(axis=1).argmax())
+    takeaway(f"each row is one query token's attention over the keys (rows sum to 1); here "
+             f"{escape_markdown(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform "
+             f"row would give every key 1/{T} = {1 / T:.3f}.")
 
-# ----------------------------------------------------------------------------- speed
-st.subheader("Latency and throughput")
-n = st.slider("Timed runs n", 1, 30, 5, key="live_n", help="Forward passes timed after one warm-up; the "
-              "median is shown (robust to a busy machine).")
-if clicked_or_fast(f"time {n} runs", run.seconds, run.seconds * (n + 1), "live_time_button", ("time", key, n)):
-    try:
-        with st.spinner(f"Timing {n} forward passes and probing this machine's matmul speed…"):
-            t = live.timing(model, key, first, pair, checkpoint, n)
-    except ValueError as exc:
-        st.error(f"Cannot time this input: {escape_markdown(str(exc))}")
-        st.stop()
-    share = t["gflops"] / t["peak"]
-    c = st.columns(4)
-    c[0].metric("Median latency", seconds(t["median_s"]),
-                help=f"Median of {n} runs; p10 {seconds(t['p10'])}, p90 {seconds(t['p90'])}; "
-                f"torch uses {t['threads']} threads.")
-    c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
-    c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
-    c[3].metric("Share of matmul limit", fmt_pct(share),
-                help=f"This machine's best fp32 matmul (torch.matmul or oneDNN): {t['peak']:.1f} GFLOP/s (fp32, short probe).")
-    takeaway(
-        f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
-        f"({fmt_flops(flops)} per {T}-token sequence) in {seconds(t['median_s'])}, {fmt_pct(share)} of this "
-        f"machine's best matmul speed ({t['peak']:.0f} GFLOP/s on {t['threads']} threads); "
-        + ("a short sequence gives small matrices, and attention and element-wise work add more, so it stays "
-           "well below that limit." if share < 0.5 else "the matrices are large enough to run near that limit.")
+
+@st.fragment
+def text_section(ref: live.ModelRef, seq_cap: int) -> None:
+    cfg, dtype, checkpoint = ref.cfg, ref.dtype, ref.folder
+    st.subheader("Run it on your text")
+    text = st.text_area(
+        "Text (first line: segment A; the rest: segment B)", DEFAULT_TEXT, max_chars=2000, key="live_text",
+        help=f"Tokenized to at most {seq_cap} tokens as [CLS] A [SEP] B [SEP]. Unless a checkpoint is loaded "
+        "the weights are random (seeded): the outputs mean nothing, the shapes, costs and timings are real.",
     )
-
-# ----------------------------------------------------------------------------- inside the model
-st.subheader("Layer smoothness (paper Figure 2)")
-smooth = layer_smoothness(run.output.hidden_states, enc.tensors()["attention_mask"])
-st.plotly_chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
-last = smooth.iloc[-1]
-takeaway(f"layer {int(last['layer'])} changes its input by L2 {last['l2_distance']:.3g} "
-         f"({last['angle_degrees']:.3g}°), layer 1 by {smooth.iloc[0]['l2_distance']:.3g}; the paper finds "
-         "ALBERT's layer-to-layer transitions much smoother than BERT's (shared weights). "
-         + ("These are trained weights: compare with a BERT checkpoint." if checkpoint else
-            "With random weights the curves only show the mechanics; load a trained checkpoint to see the effect."))
-
-st.subheader("Attention map")
-c = st.columns(2)
-layer = c[0].number_input("Executed layer", 1, cfg.executed_layers, 1, key="live_layer",
-                          help="1..L×K: every executed layer, shared or not, has its own attention map.")
-head = c[1].number_input("Head", 1, cfg.num_heads, 1, key="live_head")
-weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
-st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
-                key="fig_live_attention", width="stretch")
-peak_q = int(weights.max(axis=1).argmax())
-takeaway(f"each row is one query token's attention over the keys (rows sum to 1); here "
-         f"{escape_markdown(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform row "
-         f"would give every key 1/{T} = {1 / T:.3f}.")
-
-st.subheader("Saved activations: measured vs estimate")
-est = estimate_memory(cfg, 1, T, dtype, optimizer="none", training=True, dropout=0.0, device="cpu").activations
-if clicked_or_fast("measure the saved activations", run.seconds, 2 * run.seconds, "live_saved_button", ("saved", key)):
+    first, _, rest = (text or "").strip().partition("\n")
+    pair = rest.strip() or None
     try:
-        with st.spinner("Running one training-mode forward with saved-tensor hooks…"):
-            measured = live.saved_bytes(model, key, first, pair, checkpoint)
-    except ValueError as exc:
-        st.error(f"Cannot measure saved activations here: {escape_markdown(str(exc))}")
-        st.stop()
-    st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
-    takeaway(
-        f"autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
-        f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "
-        f"({DTYPE_BYTES[dtype]} bytes per element). The estimate follows transformers' eager model (Python "
-        "GELU saving several tensors, explicit softmax, the MLM loss of a training step); this model uses fused "
-        "GELU and attention kernels and computes no loss, so it saves less: activations, not weights, are what "
-        "sharing leaves untouched."
-    )
+        with st.spinner("Tokenizing and running one forward pass…"):
+            run = live.run_text(ref, first, pair)
+    except ValueError as exc:  # MemoryBudgetError / BusyError included: kept outputs over budget, a full server
+        busy_or_error("run this input", exc)
+        return
+    enc = run.encoded
+    T = len(enc)
+    flops = count_flops(cfg, 1, T).forward
+    tok = live.tokens_frame(enc)
+    left, right = st.columns([2, 3])
+    with left:
+        st.dataframe(tok, key="live_tokens", height=min(35 * (T + 1) + 3, 320),
+                     column_config={"token": st.column_config.TextColumn("token"),
+                                    "id": st.column_config.NumberColumn("id", format="plain"),
+                                    "segment": st.column_config.TextColumn("segment", width="small")})
+    with right:
+        n_b = int((tok["segment"] == "B").sum())
+        st.metric("Tokens", T, help=f"From the {enc.source}; at most {seq_cap}.")
+        st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {escape_markdown(enc.source)}. One forward pass "
+                   f"({fmt_flops(flops)}, hidden states and attention maps kept) took {about(run.seconds)}.")
+
+    # ------------------------------------------------------------------------- speed
+    st.subheader("Latency and throughput")
+    fit = min(30, flops_fit(flops) - 1)  # timed runs that fit the compute cap after the warm-up
+    run_key = (ref, first, pair)
+    n = 0
+    if fit < 1:
+        st.info(f"Timing needs at least two forward passes ({fmt_flops(2 * flops)}), over this server's cap of "
+                f"{max_gflop():,g} GFLOP per request.")
+    elif fit == 1:
+        n = 1
+    else:
+        n = st.slider("Timed runs n", 1, fit, min(5, fit), key="live_n",
+                      help="Forward passes timed after one warm-up; the median is shown (robust to a busy "
+                      f"machine). At most {fit}: the compute cap per request.")
+    if n and clicked_or_fast(f"time {n} runs", run.seconds, n + 1, flops, "live_time_button", ("time", run_key, n)):
+        try:
+            with st.spinner(f"Timing {n} forward passes and probing this machine's matmul speed…"):
+                t = live.timing(ref, first, pair, n, live.session_alive())
+        except (ValueError, Cancelled) as exc:
+            busy_or_error("time this input", exc)
+            return
+        share = t["gflops"] / t["peak"]
+        c = st.columns(4)
+        c[0].metric("Median latency", seconds(t["median_s"]),
+                    help=f"Median of {n} runs; p10 {seconds(t['p10'])}, p90 {seconds(t['p90'])}; "
+                    f"torch uses {t['threads']} threads.")
+        c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
+        c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
+        c[3].metric("Share of matmul limit", fmt_pct(share),
+                    help=f"This machine's best fp32 matmul (torch.matmul or oneDNN): {t['peak']:.1f} GFLOP/s "
+                    "(fp32, short probe).")
+        takeaway(
+            f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
+            f"({fmt_flops(flops)} per {T}-token sequence) in {seconds(t['median_s'])}, {fmt_pct(share)} of this "
+            f"machine's best matmul speed ({t['peak']:.0f} GFLOP/s on {t['threads']} threads); "
+            + ("a short sequence gives small matrices, and attention and element-wise work add more, so it stays "
+               "well below that limit." if share < 0.5 else "the matrices are large enough to run near that limit.")
+        )
+
+    # ------------------------------------------------------------------------- inside the model
+    st.subheader("Layer smoothness (paper Figure 2)")
+    smooth = layer_smoothness(run.output.hidden_states, enc.tensors()["attention_mask"])
+    st.plotly_chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
+    last = smooth.iloc[-1]
+    takeaway(f"layer {int(last['layer'])} changes its input by L2 {last['l2_distance']:.3g} "
+             f"({last['angle_degrees']:.3g}°), layer 1 by {smooth.iloc[0]['l2_distance']:.3g}; the paper finds "
+             "ALBERT's layer-to-layer transitions much smoother than BERT's (shared weights). "
+             + ("These are trained weights: compare with a BERT checkpoint." if checkpoint else
+                "With random weights the curves only show the mechanics; load a trained checkpoint to see the "
+                "effect."))
+    del run  # the fragment below fetches it from the cache; nothing here pins the tensors
+
+    attention_section(ref, first, pair)
+
+    st.subheader("Saved activations: measured vs estimate")
+    est = estimate_memory(cfg, 1, T, dtype, optimizer="none", training=True, dropout=0.0, device="cpu").activations
+    forward_s = live.run_text(ref, first, pair).seconds
+    if clicked_or_fast("measure the saved activations", forward_s, 2, flops, "live_saved_button", ("saved", run_key)):
+        try:
+            with st.spinner("Running one training-mode forward with saved-tensor hooks…"):
+                measured = live.saved_bytes(ref, first, pair)
+        except ValueError as exc:
+            busy_or_error("measure saved activations here", exc)
+            return
+        st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
+        takeaway(
+            f"autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
+            f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "
+            f"({DTYPE_BYTES[dtype]} bytes per element). The estimate follows transformers' eager model (Python "
+            "GELU saving several tensors, explicit softmax, the MLM loss of a training step); this model uses fused "
+            "GELU and attention kernels and computes no loss, so it saves less: activations, not weights, are what "
+            "sharing leaves untouched."
+        )
+
+
+text_section(ref, seq_cap)

@@ -201,7 +201,7 @@ def test_heading_units_and_marks_read_for_people():
 
 
 def test_slow_model_waits_for_a_click_before_timing(monkeypatch):
-    monkeypatch.setattr(live, "SLOW_FORWARD_S", 0.0)  # every forward pass counts as slow
+    monkeypatch.setattr(live, "AUTO_WORK_FLOPS", 0)  # nothing runs without a click
     at = run_page(TINY)
     assert not at.exception
     assert (match_table(at)["match"] == live.MATCH).all()  # the proof and one run come at once
@@ -214,3 +214,53 @@ def test_slow_model_waits_for_a_click_before_timing(monkeypatch):
     at.button(key="live_saved_button").click().run()
     assert "Activations saved for backward, one sequence" in charts(at)
     assert "Median latency" in [m.label for m in at.metric]  # remembered: no second click needed
+
+
+def test_a_text_edit_after_timing_does_not_re_time_silently(monkeypatch):
+    monkeypatch.setattr(live, "AUTO_WORK_FLOPS", 0)  # nothing runs without a click
+    at = run_page(TINY)
+    at.button(key="live_time_button").click().run()
+    assert "Median latency" in [m.label for m in at.metric]
+    at.text_area(key="live_text").input("a different text\nand its second segment").run()
+    assert not at.exception
+    assert "Median latency" not in [m.label for m in at.metric]  # new text: offered again, not re-timed
+    assert at.button(key="live_time_button")
+    at.button(key="live_time_button").click().run()
+    assert "Median latency" in [m.label for m in at.metric]
+
+
+def test_live_work_over_the_flop_cap_is_not_started(monkeypatch):
+    from albert_core import count_flops
+    from albert_core.budget import FLOP_ENV
+
+    seq_cap = min(live.MAX_TOKENS, TINY.max_position_embeddings)
+    forward = count_flops(TINY, 1, seq_cap).forward
+    monkeypatch.setenv(FLOP_ENV, str(forward / 2e9))  # half of one forward pass
+    at = run_page(TINY)
+    assert not at.exception
+    assert any("Too costly to run here" in e.value and FLOP_ENV in e.value.replace("\\", "") for e in at.error)
+    assert (match_table(at)["match"] == live.MATCH).all()  # the proof still holds, on the meta device
+    assert not at.text_area
+    monkeypatch.setenv(FLOP_ENV, str(1.5 * forward / 1e9))  # one pass fits, a warm-up plus a timed one not
+    at = run_page(TINY)
+    assert not at.exception and at.text_area
+    assert any("Timing needs at least two forward passes" in i.value for i in at.info)
+    assert "Median latency" not in [m.label for m in at.metric]
+    assert any(f"at most {1.5 * forward / 1e9:,g} GFLOP" in c.value for c in at.caption)
+
+
+def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
+    from albert_core import budget
+
+    monkeypatch.setattr(live, "WAIT_S", 0.0)
+    live._MODELS.clear()
+    need = budget.check_budget(TINY, 1, 64).estimate
+    free = budget.PROCESS_BUDGET.total - budget.PROCESS_BUDGET.used
+    with budget.reserve(free - need // 4, "other visitors' models"):
+        at = run_page(TINY.replace(vocab_size=301))  # a config nobody has built yet
+        assert not at.exception
+        assert any("the server is busy: 1 visitor ahead" in w.value.replace("\\", "") for w in at.warning)
+        assert (match_table(at)["match"] == live.MATCH).all()  # the proof on the meta device instead
+        assert not at.text_area
+    at = run_page(TINY.replace(vocab_size=301), at=at)  # the memory is free again
+    assert not at.warning and at.text_area

@@ -70,11 +70,16 @@ def test_tokens_frame_one_row_per_token():
     assert set(df["segment"][: sep + 1]) == {"A"} and set(df["segment"][sep + 1:]) == {"B"}
 
 
-def test_set_torch_threads_uses_the_cores_this_process_may_run_on():
+def test_set_torch_threads_applies_the_per_process_setting(monkeypatch):
+    from albert_core.budget import DEFAULT_TORCH_THREADS, THREADS_ENV
+
     before = torch.get_num_threads()
     try:
-        torch.set_num_threads(1)
-        assert live.set_torch_threads() == len(os.sched_getaffinity(0)) == torch.get_num_threads()
+        monkeypatch.delenv(THREADS_ENV, raising=False)
+        torch.set_num_threads(2)
+        assert live.set_torch_threads() == DEFAULT_TORCH_THREADS == torch.get_num_threads() == 1
+        monkeypatch.setenv(THREADS_ENV, "2")
+        assert live.set_torch_threads() == 2 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
 

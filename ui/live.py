@@ -1,15 +1,19 @@
 """Streamlit-side helpers of the Live model page: bounded caches of live models and their runs,
 the analytic-vs-live count table, and the checkpoint / hub switches read from the environment.
 
-Memory stays bounded for a hosted demo: at most two built models, one loaded checkpoint and two
-runs are cached (process-wide), and every real build goes through `build_model`'s budget check.
+Memory stays bounded for a hosted demo: at most two built models, one loaded checkpoint and four
+runs are cached (process-wide), each freed after MODEL_TTL_S unused; every real build, forward pass
+and kept output reserves its bytes from the process budget (`albert_core.budget`), and live work runs
+one piece at a time (`budget.LIVE_WORK`), so a crowd meets "the server is busy", not an out-of-memory kill.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core import ModelConfig
+from albert_core import ModelConfig, budget
 from albert_core.params import COMPONENT_INFO, ParamBreakdown, component_of
 
 ROOTS_ENV = "ALBERT_EXPLORER_CHECKPOINT_ROOTS"
@@ -28,9 +32,10 @@ MAX_TOKENS = 128  # the live run's longest input; the budget check covers batch 
 MAX_META_BLOCKS = 1024
 # Plain words, not emoji: a browser without an emoji font (headless Chromium) drew empty boxes.
 MATCH, MISMATCH = "match", "MISMATCH"
-# A forward pass slower than this (seconds) puts the latency runs and the saved-activation pass
-# behind buttons: a visitor sees the count proof and one run at once, never a minute of waiting.
-SLOW_FORWARD_S = 0.5
+# Work a rerun may start without a click, in counted FLOPs (2 GFLOP: about 10-20 ms on the benchmark
+# machine): more (the latency runs, the saved-activation pass of a bigger model) waits behind a button,
+# so a text edit stays cheap for every visitor and nobody waits for work they did not ask for.
+AUTO_WORK_FLOPS = 2e9
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 
 
@@ -102,15 +107,41 @@ def too_many_blocks(cfg: ModelConfig) -> str | None:
             "server builds as modules, even on the meta device")
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
+# Built and loaded models live in bounded caches that free them after MODEL_TTL_S unused (and when
+# memory is short); their weights are reserved in the process budget for as long as they live.
+MODEL_TTL_S = 300.0
+WAIT_S = 10.0  # how long a visitor's live work waits for memory or the CPU before "the server is busy"
+_MODELS = budget.ExpiringCache(max_entries=2, ttl_s=MODEL_TTL_S)
+_CHECKPOINTS = budget.ExpiringCache(max_entries=1, ttl_s=MODEL_TTL_S)
+_RUNS = budget.ExpiringCache(max_entries=4, ttl_s=MODEL_TTL_S)
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """Which live model: the sidebar config (random seeded weights) or a checkpoint folder. Small and
+    hashable, so pages and fragments keep this rather than the model (which a cache may free)."""
+
+    cfg: ModelConfig
+    dtype: str
+    seq_len: int
+    folder: str | None = None
+    mtime_ns: int = 0
+    roots: tuple[str, ...] = ()
+
+
 def built_model(cfg: ModelConfig, dtype: str, seq_len: int):
-    """A real model of ``cfg`` (budget-checked by build_model: MemoryBudgetError above it)."""
+    """A real model of ``cfg``, built once per config (budget-checked by build_model: MemoryBudgetError
+    above it, BusyError when other visitors hold the memory or the CPU)."""
     from albert_core.model import build_model
 
     if problem := too_many_blocks(cfg):
         raise ValueError(problem)
 
-    return build_model(cfg, "cpu", torch_dtype(dtype), batch=1, seq_len=seq_len)
+    def build():
+        with budget.LIVE_WORK.enter("model build", wait_s=WAIT_S):
+            return build_model(cfg, "cpu", torch_dtype(dtype), batch=1, seq_len=seq_len, wait_s=WAIT_S)
+
+    return _MODELS.get((cfg, dtype, seq_len), build)
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
@@ -124,16 +155,49 @@ def meta_model(cfg: ModelConfig, dtype: str):
     return build_model(cfg, "meta", torch_dtype(dtype))
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
 def checkpoint_model(folder: str, mtime_ns: int, roots: tuple[str, ...]):
     """A checkpoint folder loaded by `load_pretrained_folder` (confined to ``roots``, budget-checked
     for one sequence of up to MAX_TOKENS). ``mtime_ns`` is in the key so a re-saved folder reloads."""
     from albert_core.interop import confine_folder, load_pretrained_folder
 
-    # the same confinement load_pretrained_folder applies, before config.json is read
-    cfg = ModelConfig.from_hf(confine_folder(folder, roots))
-    seq_len = min(MAX_TOKENS, cfg.max_position_embeddings)
-    return load_pretrained_folder(folder, allowed_roots=roots, batch=1, seq_len=seq_len)
+    def load():
+        # the same confinement load_pretrained_folder applies, before config.json is read
+        cfg = ModelConfig.from_hf(confine_folder(folder, roots))
+        seq_len = min(MAX_TOKENS, cfg.max_position_embeddings)
+        with budget.LIVE_WORK.enter("checkpoint load", wait_s=WAIT_S):
+            return load_pretrained_folder(folder, allowed_roots=roots, batch=1, seq_len=seq_len, wait_s=WAIT_S)
+
+    return _CHECKPOINTS.get((folder, mtime_ns, roots), load)
+
+
+def model_of(ref: ModelRef):
+    """The live model of ``ref`` (from its cache, rebuilt or reloaded if the cache freed it)."""
+    if ref.folder is not None:
+        return checkpoint_model(ref.folder, ref.mtime_ns, ref.roots)
+    return built_model(ref.cfg, ref.dtype, ref.seq_len)
+
+
+def forward_cap_problem(cfg: ModelConfig, seq_len: int) -> str | None:
+    """Why one forward pass over ``seq_len`` tokens is over the per-request compute cap, or None."""
+    from albert_core.flops import count_flops
+
+    try:
+        budget.check_flops(count_flops(cfg, 1, seq_len).forward, f"one forward pass over {seq_len} tokens")
+    except budget.ComputeBudgetError as exc:
+        return str(exc)
+    return None
+
+
+def session_alive() -> Callable[[], bool]:
+    """A check that the visitor who started the current run is still connected (always True outside a
+    server, e.g. under AppTest): repeated work stops between runs when the tab has closed."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not st.runtime.exists():
+        return lambda: True
+    runtime, session_id = st.runtime.get_instance(), ctx.session_id
+    return lambda: runtime.is_active_session(session_id)
 
 
 def hub_folder(repo_id: str, seq_len: int) -> Path:
@@ -154,15 +218,20 @@ def hub_folder(repo_id: str, seq_len: int) -> Path:
     return Path(snapshot_download(repo_id, allow_patterns=patterns))
 
 
+_THREADS_LOCK = threading.Lock()
+
+
 def set_torch_threads() -> int:
-    """Use every core this process may run on, once per process. torch picks its default when it
-    is first imported, which in a server may be from a thread or a container view that differs."""
+    """Intra-op threads for live work, chosen once per process ($ALBERT_EXPLORER_TORCH_THREADS, default
+    1: on a shared 2-core host a second thread mostly waits for a core, see docs/benchmarks.md). Set
+    here, not per request, because torch's pool is process-wide."""
     import torch
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if torch.get_num_threads() != cores:
-        torch.set_num_threads(cores)
-    return torch.get_num_threads()
+    with _THREADS_LOCK:
+        wanted = budget.torch_threads()
+        if torch.get_num_threads() != wanted:
+            torch.set_num_threads(wanted)
+        return torch.get_num_threads()
 
 
 def tokens_frame(encoded: Any) -> pd.DataFrame:
@@ -183,41 +252,56 @@ class Run:
     seconds: float  # wall time of that forward pass: decides whether more runs wait for a click
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def run_text(_model: Any, key: tuple, text: str, pair: str | None, checkpoint: str | None) -> Run:
-    """Tokenize and run once (hidden states and attentions kept); ``key`` identifies the model."""
-    import torch
-
+def _encode(model: Any, text: str, pair: str | None, checkpoint: str | None):
     from albert_core.tokenizer import encode
 
-    cfg = _model.config
-    enc = encode(text, cfg, min(MAX_TOKENS, cfg.max_position_embeddings), pair, checkpoint)
-    set_torch_threads()
-    with torch.inference_mode():
-        t0 = time.perf_counter()
-        out = _model(**enc.tensors(), output_hidden_states=True, output_attentions=True)
-        seconds = time.perf_counter() - t0
-    return Run(enc, out, seconds)
+    cfg = model.config
+    return encode(text, cfg, min(MAX_TOKENS, cfg.max_position_embeddings), pair, checkpoint)
+
+
+def run_text(ref: ModelRef, text: str, pair: str | None) -> Run:
+    """Tokenize and run once (hidden states and attentions kept), once per model and text; the kept
+    outputs stay reserved in the memory budget while the run is cached or shown."""
+    import torch
+
+    def run() -> Run:
+        model = model_of(ref)
+        enc = _encode(model, text, pair, ref.folder)
+        set_torch_threads()
+        with budget.LIVE_WORK.enter("forward pass", wait_s=WAIT_S), torch.inference_mode():
+            t0 = time.perf_counter()
+            out = model(**enc.tensors(), output_hidden_states=True, output_attentions=True)
+            seconds = time.perf_counter() - t0
+        kept = sum(t.numel() * t.element_size() for t in (*out.hidden_states, *out.attentions))
+        result = Run(enc, out, seconds)
+        return budget.reserve(kept, "kept hidden states and attention maps", wait_s=WAIT_S).hold_until_freed(result)
+
+    return _RUNS.get((ref, text, pair), run)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def timing(_model: Any, key: tuple, text: str, pair: str | None, checkpoint: str | None, n: int) -> dict:
-    """Median latency of n forward passes, achieved GFLOP/s and the share of the matmul probe."""
+def timing(ref: ModelRef, text: str, pair: str | None, n: int, _alive: Callable[[], bool] = lambda: True) -> dict:
+    """Median latency of n forward passes, achieved GFLOP/s and the share of the matmul probe. Stops
+    (Cancelled, nothing cached) when ``_alive()`` turns False between runs."""
     from albert_core.analysis import achieved_gflops, matmul_peak_gflops, measure_latency
 
     threads = set_torch_threads()
-    run = run_text(_model, key, text, pair, checkpoint)
-    lat = measure_latency(_model, run.encoded, n=n, warmup=1)
-    gflops = achieved_gflops(_model.config, 1, len(run.encoded), lat.median_s)
-    peak = matmul_peak_gflops()  # measured once per process and thread count (about half a second)
+    model = model_of(ref)
+    enc = run_text(ref, text, pair).encoded
+    with budget.LIVE_WORK.enter("timing runs", wait_s=WAIT_S):
+        lat = measure_latency(model, enc, n=n, warmup=1, should_stop=lambda: not _alive())
+        peak = matmul_peak_gflops()  # measured once per process and thread count (about half a second)
+    gflops = achieved_gflops(model.config, 1, len(enc), lat.median_s)
     return {"median_s": lat.median_s, "p10": lat.p10, "p90": lat.p90, "gflops": gflops, "peak": peak,
             "threads": threads}
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def saved_bytes(_model: Any, key: tuple, text: str, pair: str | None, checkpoint: str | None) -> int:
+def saved_bytes(ref: ModelRef, text: str, pair: str | None) -> int:
     """Bytes autograd really saves for backward on the user's text (training-mode forward)."""
     from albert_core.analysis import saved_activation_bytes
 
-    run = run_text(_model, key, text, pair, checkpoint)
-    return saved_activation_bytes(_model, run.encoded)
+    model = model_of(ref)
+    enc = run_text(ref, text, pair).encoded
+    with budget.LIVE_WORK.enter("saved-activation pass", wait_s=WAIT_S):
+        return saved_activation_bytes(model, enc)

@@ -127,18 +127,36 @@ def _show_config(cfg: ModelConfig) -> None:
     ss[PRESET_KEY] = preset_name(cfg)
 
 
+def _state_values(cfg: ModelConfig, wl: Workload) -> dict[str, object]:
+    """Every sidebar widget's session-state value for a config and workload."""
+    values: dict[str, object] = {_key(key): getattr(cfg, name) for key, name in QUERY_KEYS.items()}
+    values[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
+    values.update({_wkey(key): getattr(wl, name) for key, name in WORKLOAD_QUERY_KEYS.items()})
+    values[PRESET_KEY] = preset_name(cfg)
+    return values
+
+
 def _write_state(cfg: ModelConfig, wl: Workload) -> None:
     """Set every widget from a config and workload (before the widgets are drawn)."""
+    st.session_state.update(_state_values(cfg, wl))
+    st.session_state.pop(_STASH, None)
+
+
+def _refill_missing() -> None:
+    """A client may send partial widget state (a hand-made or truncated message): widgets whose value
+    is missing take the last valid view's value instead of raising KeyError on every read."""
     ss = st.session_state
-    _show_config(cfg)
-    ss[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
-    for key, name in WORKLOAD_QUERY_KEYS.items():
-        ss[_wkey(key)] = getattr(wl, name)
-    ss.pop(_STASH, None)
+    if not ss.get(_SEEDED):
+        return
+    cfg, wl = ss.get(_LAST_VALID) or (ModelConfig(), Workload())
+    for key, value in _state_values(cfg, wl).items():
+        if key not in ss:
+            ss[key] = value
 
 
 def _seed_once() -> None:
     if st.session_state.get(_SEEDED):
+        _refill_missing()
         return
     cfg, wl, problems = decode_url(st.query_params.to_dict())
     _write_state(cfg, wl)
@@ -166,10 +184,12 @@ def _workload_from_state() -> Workload:
 
 # ----------------------------------------------------------------------------- callbacks
 def _on_field_change() -> None:
+    _refill_missing()
     st.session_state[_PROBLEMS] = []
 
 
 def _on_preset_change() -> None:
+    _refill_missing()
     name = st.session_state[PRESET_KEY]
     if name in PRESETS:
         cfg = PRESETS[name]
@@ -183,6 +203,7 @@ def _on_preset_change() -> None:
 def _on_family_change() -> None:
     """The rule sets the family's fields; the sidebar only remembers the ALBERT-only ones across a
     switch to BERT and gives them back (as explicit edits) on the way back."""
+    _refill_missing()
     ss = st.session_state
     if ss[_key("family")] == "bert":
         ss[_STASH] = {k: ss[_key(k)] for k in ("E", "sharing", "G", "K")}
