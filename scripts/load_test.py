@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -113,6 +114,18 @@ def merge_states(states: dict[str, Any], sent: dict[str, tuple[str, Any]], full_
         if state is not None:
             out[wid] = state
     return out
+
+
+CACHE_ENTRIES = 200  # messages a visitor keeps for references (the server only refers to ones reported)
+
+
+def remember(cache: dict[str, bytes], key: str, raw: bytes, limit: int = CACHE_ENTRIES) -> None:
+    """Keep ``raw`` under ``key`` as the most recently used entry; drop the least recently used ones
+    beyond ``limit``."""
+    cache.pop(key, None)
+    cache[key] = raw
+    while len(cache) > limit:
+        del cache[next(iter(cache))]
 
 
 def user_key(widget_id: str) -> str | None:
@@ -213,6 +226,10 @@ class Visitor:
     attempts: int = 0
     stopped: bool = False
     ws: Any = None
+    # Large messages the server marked cacheable, by hash: reported back with each rerun, as the
+    # browser does, so the server may send a reference instead of an unchanged message.
+    cache: dict[str, bytes] = field(default_factory=dict)
+    cache_refs: int = 0
 
     async def connect(self) -> None:
         import websockets
@@ -242,6 +259,7 @@ class Visitor:
         cs.page_name = page_name
         cs.fragment_id = fragment_id
         cs.widget_states.widgets.extend(self.states.values())
+        cs.cached_message_hashes.extend(self.cache)
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         if not fragment_id:
@@ -253,6 +271,18 @@ class Visitor:
             fwd = ForwardMsg()
             fwd.ParseFromString(raw)
             kind = fwd.WhichOneof("type")
+            if kind == "ref_hash":  # an unchanged cached message: use the copy received before
+                ref = fwd.ref_hash
+                if ref not in self.cache:
+                    self.errors.append(f"reference to a message never received: {ref[:12]}")
+                    continue
+                self.cache_refs += 1
+                remember(self.cache, ref, self.cache[ref])
+                fwd = ForwardMsg()
+                fwd.ParseFromString(self.cache[ref])
+                kind = fwd.WhichOneof("type")
+            elif fwd.metadata.cacheable and fwd.hash:
+                remember(self.cache, fwd.hash, raw)
             if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 element = fwd.delta.new_element
                 which = element.WhichOneof("type")
@@ -512,6 +542,7 @@ async def run_step(ws_url: str, page: str, sessions: int, moves: int, timeout: f
         "reruns_per_s": round(n / wall, 2) if n and wall else None,
         "server_cpu_s_per_rerun": round(cpu / n, 4) if n and cpu is not None else None,
         "client_cpu_s_per_rerun": round(client_cpu / n, 4) if n else None,
+        "cached_message_references": sum(v.cache_refs for v in visitors),
         # CPU seconds of each served process (Streamlit processes, then nginx): the balance behind a proxy
         "server_cpu_split_s": [round(x, 2) for x in split],
         "server_rss_start_bytes": rss0,
@@ -757,6 +788,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--time-limit must be 10..3600 s")
     except ValueError as exc:
         parser.error(str(exc))
+    # SIGTERM ends the run like Ctrl-C: the servers it started are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = run(args)
     print(format_tables(report))
     print(json.dumps(report["goals_met"]))

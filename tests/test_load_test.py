@@ -208,3 +208,29 @@ def test_a_visitor_moves_a_slider_like_a_browser():
     (state,) = second.widget_states.widgets
     assert state.id == h.id and list(state.double_array_value.data) == [576.0]  # 512 + one step of 64
     assert v.errors == ["exception on the page: KeyError: "]
+
+
+def test_message_cache_keeps_the_most_recently_used():
+    cache: dict[str, bytes] = {}
+    for k in "abc":
+        lt.remember(cache, k, k.encode(), limit=2)
+    assert list(cache) == ["b", "c"]
+    lt.remember(cache, "b", b"b", limit=2)  # used again: now the newest
+    lt.remember(cache, "d", b"d", limit=2)
+    assert list(cache) == ["b", "d"]
+
+
+def test_a_reference_stands_for_the_cached_message():
+    chart = ForwardMsg()
+    chart.delta.new_element.slider.CopyFrom(slider(value=1024.0))
+    chart.hash, chart.metadata.cacheable = "h1", True
+    ref = ForwardMsg()
+    ref.ref_hash = "h1"
+    done = finished(ForwardMsg.FINISHED_SUCCESSFULLY)
+    v = lt.Visitor("ws://127.0.0.1:1/_stcore/stream", "explorer", 0, timeout=5)
+    v.ws = FakeSocket([[chart, done], [ref, done]])
+    asyncio.run(v.rerun())
+    asyncio.run(v.rerun())
+    assert list(v.ws.sent[1].rerun_script.cached_message_hashes) == ["h1"]  # reported, as a browser does
+    assert v.cache_refs == 1 and not v.errors
+    assert list(v.states["$$ID-aa-cfg_H"].double_array_value.data) == [1024.0]  # the widget came by reference
