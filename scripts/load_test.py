@@ -250,7 +250,6 @@ class Visitor:
     async def rerun(self, fragment_id: str = "", page_name: str = "") -> float:
         """Send one rerun request with the current widget states; seconds until its script_finished."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
         msg = BackMsg()
         cs = msg.rerun_script
@@ -262,62 +261,79 @@ class Visitor:
         cs.cached_message_hashes.extend(self.cache)
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
-        if not fragment_id:
-            self.widgets.clear()
         seen: dict[str, Widget] = {}
         deadline = t0 + self.timeout
-        while True:
-            raw = await asyncio.wait_for(self.ws.recv(), max(0.01, deadline - time.perf_counter()))
-            fwd = ForwardMsg()
-            fwd.ParseFromString(raw)
-            kind = fwd.WhichOneof("type")
-            if kind == "ref_hash":  # an unchanged cached message: use the copy received before
-                ref = fwd.ref_hash
-                if ref not in self.cache:
-                    self.errors.append(f"reference to a message never received: {ref[:12]}")
-                    continue
-                self.cache_refs += 1
-                remember(self.cache, ref, self.cache[ref])
-                fwd = ForwardMsg()
-                fwd.ParseFromString(self.cache[ref])
-                kind = fwd.WhichOneof("type")
-            elif fwd.metadata.cacheable and fwd.hash:
-                remember(self.cache, fwd.hash, raw)
-            if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                element = fwd.delta.new_element
-                which = element.WhichOneof("type")
-                if which == "exception":
-                    self.errors.append(f"exception on the page: {element.exception.type}: "
-                                       f"{element.exception.message[:120]}")
-                elif which in WIDGETS:
-                    proto = getattr(element, which)
-                    seen[proto.id] = Widget(which, proto, fwd.delta.fragment_id)
-            elif kind == "page_info_changed":
-                self.query_string = fwd.page_info_changed.query_string
-            elif kind == "navigation":
-                self.page_script_hash = fwd.navigation.page_script_hash
-            elif kind == "page_not_found":
-                self.errors.append(f"page not found: {fwd.page_not_found.page_name!r}")
-            elif kind == "script_finished":
-                status = fwd.script_finished
-                if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue  # the app asked for a rerun: wait for that one
-                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
-                    self.errors.append("script compile error")
-                break
+        status = None
+        while status is None:
+            status = self._receive(await asyncio.wait_for(self.ws.recv(), max(0.01, deadline - time.perf_counter())),
+                                   seen)
         elapsed = time.perf_counter() - t0
-        self.widgets.update(seen)
-        self.states = merge_states(self.states, {wid: (w.kind, w.proto) for wid, w in seen.items()},
-                                   full_run=not fragment_id)
+        self._finish_run(seen, status)
         return elapsed
 
+    def _receive(self, raw: bytes, seen: dict[str, Widget]) -> int | None:
+        """Handle one ForwardMsg (widgets into ``seen``); the run's finish status when it ends the run."""
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        fwd = ForwardMsg()
+        fwd.ParseFromString(raw)
+        kind = fwd.WhichOneof("type")
+        if kind == "ref_hash":  # an unchanged cached message: use the copy received before
+            ref = fwd.ref_hash
+            if ref not in self.cache:
+                self.errors.append(f"reference to a message never received: {ref[:12]}")
+                return None
+            self.cache_refs += 1
+            remember(self.cache, ref, self.cache[ref])
+            fwd = ForwardMsg()
+            fwd.ParseFromString(self.cache[ref])
+            kind = fwd.WhichOneof("type")
+        elif fwd.metadata.cacheable and fwd.hash:
+            remember(self.cache, fwd.hash, raw)
+        if kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+            element = fwd.delta.new_element
+            which = element.WhichOneof("type")
+            if which == "exception":
+                self.errors.append(f"exception on the page: {element.exception.type}: "
+                                   f"{element.exception.message[:120]}")
+            elif which in WIDGETS:
+                proto = getattr(element, which)
+                seen[proto.id] = Widget(which, proto, fwd.delta.fragment_id)
+        elif kind == "page_info_changed":
+            self.query_string = fwd.page_info_changed.query_string
+        elif kind == "navigation":
+            self.page_script_hash = fwd.navigation.page_script_hash
+        elif kind == "page_not_found":
+            self.errors.append(f"page not found: {fwd.page_not_found.page_name!r}")
+        elif kind == "script_finished":
+            # FINISHED_EARLY_FOR_RERUN: the app asked for a rerun itself; wait for that one.
+            if fwd.script_finished == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                self.errors.append("script compile error")
+            return None if fwd.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN else fwd.script_finished
+        return None
+
+    def _finish_run(self, seen: dict[str, Widget], status: int) -> None:
+        """After a full run the page's widgets are the ones it sent; a fragment run replaces its own."""
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        full_run = status != ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
+        if full_run:
+            self.widgets.clear()
+        self.widgets.update(seen)
+        self.states = merge_states(self.states, {wid: (w.kind, w.proto) for wid, w in seen.items()}, full_run)
+
     async def drain(self, quiet: float = 0.3, limit: float = 10.0) -> None:
-        """Read (and drop) messages until the server has been quiet for ``quiet`` seconds (at most
-        ``limit`` in all): a follow-up run the app started itself must not be timed as the next move."""
+        """Handle messages until the server has been quiet for ``quiet`` seconds (at most ``limit`` in
+        all): a follow-up run the app started itself must not be timed as the next move, and its
+        widgets count."""
         end = time.perf_counter() + limit
+        seen: dict[str, Widget] = {}
         with contextlib.suppress(TimeoutError):
             while time.perf_counter() < end:
-                await asyncio.wait_for(self.ws.recv(), quiet)
+                status = self._receive(await asyncio.wait_for(self.ws.recv(), quiet), seen)
+                if status is not None:
+                    self._finish_run(seen, status)
+                    seen = {}
 
     async def open_page(self, url_path: str) -> None:
         """Load the page as a browser does: the first rerun names the page and carries the URL's query."""

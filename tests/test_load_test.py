@@ -234,3 +234,20 @@ def test_a_reference_stands_for_the_cached_message():
     assert list(v.ws.sent[1].rerun_script.cached_message_hashes) == ["h1"]  # reported, as a browser does
     assert v.cache_refs == 1 and not v.errors
     assert list(v.states["$$ID-aa-cfg_H"].double_array_value.data) == [1024.0]  # the widget came by reference
+
+
+def test_a_widget_in_a_fragment_reruns_only_its_fragment():
+    h, layer = slider(value=768.0), number(value=1, hi=12)
+    full = [element_msg("slider", h), element_msg("number_input", layer, fragment="frag-1"),
+            finished(ForwardMsg.FINISHED_SUCCESSFULLY)]
+    fragment = [element_msg("number_input", number(hi=12), fragment="frag-1"),
+                finished(ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)]
+    v = lt.Visitor("ws://127.0.0.1:1/_stcore/stream", "live_model", 0, timeout=5)
+    v.ws = FakeSocket([full, fragment])
+    asyncio.run(v.rerun())
+    asyncio.run(v.move("live_layer"))
+    sent = v.ws.sent[1].rerun_script
+    assert sent.fragment_id == "frag-1"
+    assert {w.id: w.int_value for w in sent.widget_states.widgets if w.id == layer.id} == {layer.id: 2}
+    assert set(v.states) == {h.id, layer.id}  # the sidebar's widget survives the fragment run
+    assert v.states[layer.id].int_value == 2
