@@ -644,39 +644,48 @@ def parse_list(text: str, allowed: dict | None = None, kind=int) -> list:
     return items
 
 
-async def measure(url: str, probe: ServerProbe | None, sessions: list[int], pages: list[str], moves: int,
-                  timeout: float, deadline: float, keep_latencies: bool = False) -> list[dict[str, Any]]:
-    ws_url = url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
+NOT_RUN = {"reruns": 0, "errors": 0, "error_samples": ["not run: --time-limit reached"], "p50_s": None,
+           "p95_s": None, "max_s": None, "server_cpu_s_per_rerun": None, "client_cpu_s_per_rerun": None,
+           "server_rss_peak_bytes": None}
+
+
+async def measure(targets: list[tuple[str, ServerProbe | None]], sessions: list[int], pages: list[str], moves: int,
+                  timeout: float, deadline: float, keep_latencies: bool = False) -> list[list[dict[str, Any]]]:
+    """Every (sessions, page) step on each target in turn (interleaved: targets see the same machine
+    load); returns each target's steps."""
+    ws_urls = [url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream" for url, _ in targets]
     # Warm-up: one visitor opens every page (imports, first-run caches, the legacy pages/ switch).
-    for page in pages:
-        await run_step(ws_url, page, 1, 1, timeout, max(5.0, deadline - time.monotonic()), None)
-    steps = []
-    weight_left = sum(sessions) * len(pages)  # each step's share of the time left ~ its sessions
-    for s in sessions:
-        step: dict[str, Any] = {"sessions": s, "pages": {}}
+    for ws_url in ws_urls:
         for page in pages:
-            left = deadline - time.monotonic()
-            share, weight_left = s / weight_left, weight_left - s
-            if left < 5:
-                step["pages"][page] = {"sessions": s, "reruns": 0, "planned": s * moves, "unfinished": s * moves,
-                                       "errors": 0, "error_samples": ["not run: --time-limit reached"], "p50_s": None,
-                                       "p95_s": None, "max_s": None, "server_cpu_s_per_rerun": None,
-                                       "client_cpu_s_per_rerun": None, "server_rss_peak_bytes": None}
-                continue
-            if probe:
-                probe.peak = probe.rss()
-            budget = min(left, max(20.0, left * share))
-            step["pages"][page] = await run_step(ws_url, page, s, moves, timeout, budget, probe)
-            if not keep_latencies:
-                del step["pages"][page]["latencies_s"]
-            print(f"  {s:>3} sessions  {page:<10} {json.dumps({k: step['pages'][page][k] for k in ('reruns', 'unfinished', 'errors', 'p50_s', 'p95_s', 'server_cpu_s_per_rerun', 'error_samples')})}",
-                  flush=True)
-        steps.append(step)
-    return steps
+            await run_step(ws_url, page, 1, 1, timeout, max(5.0, deadline - time.monotonic()), None)
+    out: list[list[dict[str, Any]]] = [[] for _ in targets]
+    weight_left = sum(sessions) * len(pages) * len(targets)  # each step's share of the time left ~ its sessions
+    for s in sessions:
+        for steps in out:
+            steps.append({"sessions": s, "pages": {}})
+        for page in pages:
+            for t, ((_, probe), ws_url) in enumerate(zip(targets, ws_urls, strict=True)):
+                left = deadline - time.monotonic()
+                share, weight_left = s / weight_left, weight_left - s
+                if left < 5:
+                    out[t][-1]["pages"][page] = {"sessions": s, "planned": s * moves, "unfinished": s * moves,
+                                                 **NOT_RUN}
+                    continue
+                if probe:
+                    probe.peak = probe.rss()
+                budget = min(left, max(20.0, left * share))
+                m = await run_step(ws_url, page, s, moves, timeout, budget, probe)
+                if not keep_latencies:
+                    del m["latencies_s"]
+                out[t][-1]["pages"][page] = m
+                brief = {k: m[k] for k in ("reruns", "unfinished", "errors", "p50_s", "p95_s",
+                                           "server_cpu_s_per_rerun", "error_samples")}
+                print(f"  target {t}  {s:>3} sessions  {page:<10} {json.dumps(brief)}", flush=True)
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.e2e.harness import ARTIFACTS, fetch_metrics
+    from tests.e2e.harness import ARTIFACTS
 
     started = time.monotonic()
     report: dict[str, Any] = {
@@ -685,30 +694,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine_start": machine(),
         "moves_per_session": args.moves, "note": args.note, "results": [],
     }
-    for processes in args.processes:
-        deadline = time.monotonic() + args.time_limit / len(args.processes)
-        if args.url:
-            server, probe_pids = None, args.server_pid
-            url = args.url
-        else:
+    with contextlib.ExitStack() as stack:
+        targets = []
+        for processes in args.processes:
+            if args.url:
+                targets.append((args.url, ServerProbe(args.server_pid) if args.server_pid else None))
+                continue
             print(f"starting {processes} Streamlit process(es)...", flush=True)
             server = start_servers(processes, ARTIFACTS)
-            url, probe_pids = server.url, server.pids
-        try:
-            probe = ServerProbe(probe_pids) if probe_pids else None
-            with probe or contextlib.nullcontext():
-                steps = asyncio.run(measure(url, probe, args.sessions, args.pages, args.moves,
-                                            args.rerun_timeout, deadline))
-                rss_after = probe.rss() if probe else None
-            metrics = None
-            with contextlib.suppress(OSError):
-                metrics = len(fetch_metrics(url))
+            stack.callback(server.stop)
+            targets.append((server.url, ServerProbe(server.pids)))
+        for _, probe in targets:
+            if probe:
+                stack.enter_context(probe)
+        deadline = time.monotonic() + args.time_limit
+        all_steps = asyncio.run(measure(targets, args.sessions, args.pages, args.moves, args.rerun_timeout, deadline))
+        for processes, (_, probe), steps in zip(args.processes, targets, all_steps, strict=True):
             report["results"].append({"processes": processes, "url_kind": "nginx" if processes > 1 else "direct",
-                                      "steps": steps, "server_rss_after_bytes": rss_after,
-                                      "metrics_endpoint_bytes": metrics})
-        finally:
-            if server:
-                server.stop()
+                                      "steps": steps, "server_rss_after_bytes": probe.rss() if probe else None})
     report["machine_end"] = machine()
     report["wall_s"] = round(time.monotonic() - started, 1)
     cores = args.cores
@@ -743,8 +746,8 @@ def run_load(sessions: int = 10, moves: int = 20, url: str | None = None, time_l
         with probe or contextlib.nullcontext():
             idle = probe.rss() if probe else 0
             t0 = time.perf_counter()
-            steps = asyncio.run(measure(url, probe, [sessions], ["explorer", "scaling"], max(1, moves // 2),
-                                        timeout_ms / 1000, time.monotonic() + time_limit, keep_latencies=True))
+            (steps,) = asyncio.run(measure([(url, probe)], [sessions], ["explorer", "scaling"], max(1, moves // 2),
+                                           timeout_ms / 1000, time.monotonic() + time_limit, keep_latencies=True))
             wall = time.perf_counter() - t0
             after = probe.rss() if probe else 0
             peak = probe.peak if probe else None
@@ -780,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-pid", type=int, action="append", default=[],
                         help="with --url: pid(s) whose CPU and RSS to read (repeat the option)")
     parser.add_argument("--time-limit", type=float, default=600.0,
-                        help="seconds for the whole run, shared by the --processes values (default 600)")
+                        help="seconds for the measured steps of the whole run (default 600)")
     parser.add_argument("--rerun-timeout", type=float, default=30.0, help="seconds before a rerun is an error")
     parser.add_argument("--cores", type=int, default=2, help="vCPUs of the host in the capacity arithmetic")
     parser.add_argument("--rates", default="5,10,30", help="seconds between a visitor's reruns (capacity)")
