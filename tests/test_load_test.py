@@ -4,6 +4,7 @@ the capacity arithmetic, plus one rerun against a scripted fake websocket (no se
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -13,6 +14,12 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 
 from scripts import load_test as lt
+
+
+def arun(coro):
+    """Run a coroutine on its own loop in a worker thread (another test may leave a loop running here)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def slider(wid="$$ID-aa-cfg_H", value=None, default=(128.0,), lo=128, hi=4096, step=64):
@@ -201,7 +208,7 @@ def test_a_visitor_moves_a_slider_like_a_browser():
         await v.open_page("scaling")
         return await v.move("cfg_H")
 
-    assert asyncio.run(go()) >= 0
+    assert arun(go()) >= 0
     first, second = (m.rerun_script for m in v.ws.sent)
     assert first.page_name == "scaling" and first.query_string == lt.start_query(3)
     assert second.page_script_hash == "page-hash" and second.query_string == "H=512"
@@ -229,8 +236,8 @@ def test_a_reference_stands_for_the_cached_message():
     done = finished(ForwardMsg.FINISHED_SUCCESSFULLY)
     v = lt.Visitor("ws://127.0.0.1:1/_stcore/stream", "explorer", 0, timeout=5)
     v.ws = FakeSocket([[chart, done], [ref, done]])
-    asyncio.run(v.rerun())
-    asyncio.run(v.rerun())
+    arun(v.rerun())
+    arun(v.rerun())
     assert list(v.ws.sent[1].rerun_script.cached_message_hashes) == ["h1"]  # reported, as a browser does
     assert v.cache_refs == 1 and not v.errors
     assert list(v.states["$$ID-aa-cfg_H"].double_array_value.data) == [1024.0]  # the widget came by reference
@@ -244,8 +251,8 @@ def test_a_widget_in_a_fragment_reruns_only_its_fragment():
                 finished(ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)]
     v = lt.Visitor("ws://127.0.0.1:1/_stcore/stream", "live_model", 0, timeout=5)
     v.ws = FakeSocket([full, fragment])
-    asyncio.run(v.rerun())
-    asyncio.run(v.move("live_layer"))
+    arun(v.rerun())
+    arun(v.move("live_layer"))
     sent = v.ws.sent[1].rerun_script
     assert sent.fragment_id == "frag-1"
     assert {w.id: w.int_value for w in sent.widget_states.widgets if w.id == layer.id} == {layer.id: 2}
