@@ -22,6 +22,11 @@ RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL
     && pip install -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt
 
+# nginx (Debian's) only for PROCESSES > 1: several Streamlit processes behind it (deploy/serve_many.sh).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nginx \
+    && rm -rf /var/lib/apt/lists/*
+
 RUN useradd --create-home --uid 1000 user
 USER user
 ENV HOME=/home/user
@@ -33,4 +38,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)"
 
 # Settings (headless, no file watcher, no usage stats, no error details, XSRF on) come from .streamlit/config.toml.
-CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+# PROCESSES=1 (default): one Streamlit process on 8501. PROCESSES=2 (e.g. on 2 vCPU): two Streamlit
+# processes on 127.0.0.1 behind nginx on 8501, sticky by cookie, websockets proxied (docs/deploy.md).
+# This image was not built on the development machine (no Docker there); serve_many.sh was run there as is.
+ENV PROCESSES=1 PORT=8501
+CMD ["bash", "deploy/start.sh"]
