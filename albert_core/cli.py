@@ -280,6 +280,9 @@ def build_parser() -> _Parser:
 
     p = sub.add_parser("export-hf", parents=[model], help="the transformers config.json of the model")
     p.add_argument("--output", "-o", metavar="PATH", help="write to this file instead of printing")
+    from albert_core.cli_time import add_time_parser
+
+    add_time_parser(sub, model)
     return parser
 
 
@@ -297,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data, text = _flops_report(cfg, args)
             elif args.command == "memory":
                 data, text = _memory_report(cfg, args)
+            elif args.command == "time":
+                from albert_core.cli_time import time_report
+
+                data, text = time_report(cfg, args)
             else:
                 data = cfg.to_hf()
                 text = json.dumps(data, indent=2)

@@ -1,0 +1,330 @@
+"""Hardware profiles for the time model: peak throughput, memory and interconnect, each with its source.
+
+Every figure of a datasheet profile is the vendor's *dense* figure (never the "with sparsity" one,
+which is twice the dense peak and only holds for 2:4 structured-sparse weights). Bandwidths are in
+bytes per second, throughput in FLOP/s, both per chip. The profile of this machine is probed (matmul
+throughput with `albert_core.analysis.measure_matmul_gflops`, memory bandwidth with a large copy),
+once, and cached on disk keyed by CPU model, torch thread count and torch version.
+
+This module imports torch only inside `probe_this_machine`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+THIS_MACHINE = "this-machine"
+CACHE_ENV = "ALBERT_EXPLORER_CACHE_DIR"
+_COPY_BYTES = 256 * 2**20  # far past every CPU cache, so the copy runs at DRAM bandwidth
+_PROBE_VERSION = 1
+
+# Fraction of the dense peak a large, well-shaped matmul reaches on an accelerator. An assumption
+# (a round figure for cuBLAS / XLA GEMMs at transformer shapes), not a measurement; the time model
+# shows it with every result and takes another value through `efficiency=`.
+DATASHEET_EFFICIENCY = 0.6
+
+
+@dataclass(frozen=True)
+class HardwareProfile:
+    """One accelerator (or this CPU), per chip.
+
+    ``peak_flops``: dense matmul FLOP/s by compute dtype; ``memory_bandwidth``: bytes/s of the chip's
+    main memory; ``link_bandwidth``: bytes/s one chip sends (one direction) in a ring all-reduce
+    within a node (NVLink) or a pod slice (TPU ICI); ``scale_out_bandwidth``: the same between nodes
+    (the network card per GPU), used when more than ``chips_per_node`` chips take part;
+    ``efficiency``: fraction of ``peak_flops`` a large matmul reaches (1.0 for a probed profile: the
+    probe already measures what a matmul achieves). ``sources`` names where each figure comes from.
+    """
+
+    name: str
+    label: str
+    peak_flops: Mapping[str, float]
+    memory_bandwidth: float
+    memory_bytes: int
+    link_bandwidth: float
+    chips_per_node: int
+    scale_out_bandwidth: float
+    efficiency: float
+    sources: Mapping[str, str]
+    measured: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def peak(self, dtype: str) -> float:
+        """Dense FLOP/s for matmuls in ``dtype``; ValueError if the profile has no figure for it."""
+        if dtype not in self.peak_flops:
+            raise ValueError(
+                f"dtype {dtype!r} has no throughput figure on {self.label} "
+                f"(it has {', '.join(self.peak_flops)})"
+            )
+        return self.peak_flops[dtype]
+
+    def ring_bandwidth(self, chips: int) -> float:
+        """Per-chip bandwidth of a ring over ``chips``: the slowest link of the ring."""
+        return self.link_bandwidth if chips <= self.chips_per_node else min(
+            self.link_bandwidth, self.scale_out_bandwidth
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["peak_flops"] = dict(self.peak_flops)
+        out["sources"] = dict(self.sources)
+        out["notes"] = list(self.notes)
+        return out
+
+
+_TPU_V3_PAGE = "Google Cloud, 'TPU v3' (Cloud TPU documentation, system architecture table)"
+_A100 = "NVIDIA A100 Tensor Core GPU datasheet"
+_H100 = "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)"
+_H200 = "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)"
+_NVLINK_HALF = "; a ring sends in one direction, half of the bidirectional NVLink figure"
+
+DATASHEET_PROFILES: Mapping[str, HardwareProfile] = MappingProxyType(
+    {
+        "tpu-v3": HardwareProfile(
+            name="tpu-v3",
+            label="Cloud TPU v3 (per chip, 2 TensorCores)",
+            # XLA runs fp32 matmuls on TPU as one bf16 pass by default, so fp32 gets the bf16 peak.
+            peak_flops={"bf16": 123e12, "fp16": 123e12, "fp32": 123e12},
+            memory_bandwidth=900e9,
+            memory_bytes=32 * 2**30,
+            # 340 TB/s all-reduce bandwidth per 1,024-chip pod -> 332 GB/s per chip
+            link_bandwidth=340e12 / 1024,
+            chips_per_node=1024,
+            scale_out_bandwidth=340e12 / 1024,
+            efficiency=DATASHEET_EFFICIENCY,
+            sources={
+                "peak_flops": f"{_TPU_V3_PAGE}: peak compute per chip 123 teraflops (bf16); fp32 matmuls "
+                "run at XLA's default (one bf16 pass) on TPU",
+                "memory_bandwidth": f"{_TPU_V3_PAGE}: HBM2 32 GiB, 900 GBps",
+                "memory_bytes": f"{_TPU_V3_PAGE}: HBM2 32 GiB",
+                "link_bandwidth": f"{_TPU_V3_PAGE}: all-reduce bandwidth per pod 340 TB/s over a 1,024-chip "
+                "pod (2D torus ICI), i.e. 332 GB/s per chip",
+                "scale_out_bandwidth": "the whole pod is on ICI (no separate network between hosts)",
+                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
+            },
+            notes=("The ALBERT paper trained on Cloud TPU v3, 64 to 512 TPUs depending on model size.",),
+        ),
+        "a100": HardwareProfile(
+            name="a100",
+            label="NVIDIA A100 SXM 80GB",
+            peak_flops={"bf16": 312e12, "fp16": 312e12, "fp32": 19.5e12},
+            memory_bandwidth=2039e9,
+            memory_bytes=80 * 10**9,
+            link_bandwidth=300e9,
+            chips_per_node=8,
+            scale_out_bandwidth=25e9,
+            efficiency=DATASHEET_EFFICIENCY,
+            sources={
+                "peak_flops": f"{_A100}: BF16/FP16 Tensor Core 312 TFLOPS dense (624 is the sparsity "
+                "figure, not used); FP32 19.5 TFLOPS (torch keeps TF32 off for matmuls by default)",
+                "memory_bandwidth": f"{_A100}: 2,039 GB/s (80GB SXM; the 40GB card has 1,555 GB/s)",
+                "memory_bytes": f"{_A100}: 80GB HBM2e",
+                "link_bandwidth": f"{_A100}: NVLink 600 GB/s{_NVLINK_HALF}",
+                "scale_out_bandwidth": "NVIDIA DGX A100 datasheet: one 200 Gb/s HDR InfiniBand port per GPU",
+                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
+            },
+        ),
+        "h100": HardwareProfile(
+            name="h100",
+            label="NVIDIA H100 SXM 80GB",
+            peak_flops={"bf16": 989e12, "fp16": 989e12, "fp32": 67e12},
+            memory_bandwidth=3.35e12,
+            memory_bytes=80 * 10**9,
+            link_bandwidth=450e9,
+            chips_per_node=8,
+            scale_out_bandwidth=50e9,
+            efficiency=DATASHEET_EFFICIENCY,
+            sources={
+                "peak_flops": f"{_H100}: BF16/FP16 Tensor Core 1,979 TFLOPS is stated with sparsity; the dense "
+                "figure is half, 989 TFLOPS; FP32 67 TFLOPS",
+                "memory_bandwidth": f"{_H100}: 3.35 TB/s",
+                "memory_bytes": f"{_H100}: 80GB",
+                "link_bandwidth": f"{_H100}: NVLink 900 GB/s{_NVLINK_HALF}",
+                "scale_out_bandwidth": "NVIDIA DGX H100 datasheet: one 400 Gb/s ConnectX-7 port per GPU",
+                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
+            },
+        ),
+        "h200": HardwareProfile(
+            name="h200",
+            label="NVIDIA H200 SXM 141GB",
+            peak_flops={"bf16": 989e12, "fp16": 989e12, "fp32": 67e12},
+            memory_bandwidth=4.8e12,
+            memory_bytes=141 * 10**9,
+            link_bandwidth=450e9,
+            chips_per_node=8,
+            scale_out_bandwidth=50e9,
+            efficiency=DATASHEET_EFFICIENCY,
+            sources={
+                "peak_flops": f"{_H200}: BF16/FP16 Tensor Core 1,979 TFLOPS is stated with sparsity; dense is "
+                "989 TFLOPS; FP32 67 TFLOPS",
+                "memory_bandwidth": f"{_H200}: 4.8 TB/s",
+                "memory_bytes": f"{_H200}: 141GB HBM3e",
+                "link_bandwidth": f"{_H200}: NVLink 900 GB/s{_NVLINK_HALF}",
+                "scale_out_bandwidth": "NVIDIA DGX H200 datasheet: one 400 Gb/s ConnectX-7 port per GPU",
+                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
+            },
+        ),
+    }
+)
+HARDWARE_NAMES = (*DATASHEET_PROFILES, THIS_MACHINE)
+
+
+def get_profile(name: str, *, probe: bool = True) -> HardwareProfile:
+    """A profile by name (see HARDWARE_NAMES). ``this-machine`` is probed on first use and cached
+    (``probe=False`` returns it only from the cache, ValueError if it was never probed)."""
+    if name in DATASHEET_PROFILES:
+        return DATASHEET_PROFILES[name]
+    if name == THIS_MACHINE:
+        return this_machine(probe=probe)
+    raise ValueError(f"hardware must be one of {', '.join(HARDWARE_NAMES)}; got {str(name)[:40]!r}")
+
+
+# ----------------------------------------------------------------------------- this machine
+def cpu_name() -> str:
+    """The CPU's model name as the kernel reports it (as `lscpu` shows it)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    names = [line.partition(":")[2].strip() for line in text.splitlines() if line.startswith("model name")]
+    return names[0] if names else (platform.processor() or "unknown CPU")
+
+
+def cache_path() -> Path:
+    """Where the probe is cached: $ALBERT_EXPLORER_CACHE_DIR, else ~/.cache/albert-explorer."""
+    root = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "albert-explorer"
+    return Path(root) / "hardware-probe.json"
+
+
+def _probe_key(threads: int) -> str:
+    import torch
+
+    return f"v{_PROBE_VERSION}|{cpu_name()}|threads={threads}|torch={torch.__version__}"
+
+
+def measure_copy_bandwidth(nbytes: int = _COPY_BYTES, repeats: int = 5) -> float:
+    """Memory bandwidth in bytes/s: a large tensor copy reads and writes ``nbytes`` each (median)."""
+    import torch
+
+    src = torch.ones(nbytes // 4, dtype=torch.float32)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # first touch of the pages
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        times.append(time.perf_counter() - t0)
+    return 2 * nbytes / statistics.median(times)
+
+
+def probe_this_machine(budget_s: float = 1.0) -> dict[str, Any]:
+    """Measure fp32 matmul throughput and copy bandwidth now (about ``budget_s`` + 1 s)."""
+    import torch
+
+    from albert_core.analysis import measure_matmul_gflops
+
+    threads = torch.get_num_threads()
+    return {
+        "key": _probe_key(threads),
+        "cpu": cpu_name(),
+        "threads": threads,
+        "matmul_flops": measure_matmul_gflops(budget_s) * 1e9,
+        "memory_bandwidth": measure_copy_bandwidth(),
+        "memory_bytes": _total_memory(),
+        "probed_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def _total_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _read_cache(key: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    entry = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(entry, dict):
+        return None
+    try:
+        if float(entry["matmul_flops"]) > 0 and float(entry["memory_bandwidth"]) > 0:
+            return entry
+    except (KeyError, TypeError, ValueError):
+        pass
+    return None
+
+
+def _write_cache(entry: dict[str, Any]) -> None:
+    path = cache_path()
+    try:
+        old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        old = {}
+    old = old if isinstance(old, dict) else {}
+    old[entry["key"]] = entry
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(old, indent=1), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only home: the probe is simply repeated by the next process
+
+
+_MEMO: dict[str, HardwareProfile] = {}
+
+
+def this_machine(*, probe: bool = True, refresh: bool = False) -> HardwareProfile:
+    """This machine's profile: from the in-process memo, else the disk cache, else a probe (if allowed)."""
+    import torch
+
+    key = _probe_key(torch.get_num_threads())
+    if not refresh and key in _MEMO:
+        return _MEMO[key]
+    entry = None if refresh else _read_cache(key)
+    if entry is None:
+        if not probe:
+            raise ValueError("this machine has not been probed yet")
+        entry = probe_this_machine()
+        _write_cache(entry)
+    profile = profile_from_probe(entry)
+    _MEMO[key] = profile
+    return profile
+
+
+def profile_from_probe(entry: Mapping[str, Any]) -> HardwareProfile:
+    """A profile from probe results (see `probe_this_machine`): fp32 only, one chip, no links."""
+    when = entry.get("probed_at", "")
+    how = f"probed on {entry.get('cpu', 'this CPU')} with {entry.get('threads', '?')} torch threads {when}"
+    return HardwareProfile(
+        name=THIS_MACHINE,
+        label=f"this machine ({entry.get('cpu', 'CPU')}, {entry.get('threads', '?')} threads)",
+        peak_flops={"fp32": float(entry["matmul_flops"])},
+        memory_bandwidth=float(entry["memory_bandwidth"]),
+        memory_bytes=int(entry.get("memory_bytes") or 0),
+        link_bandwidth=0.0,
+        chips_per_node=1,
+        scale_out_bandwidth=0.0,
+        efficiency=1.0,
+        sources={
+            "peak_flops": f"measured: best fp32 matmul throughput (torch.matmul / oneDNN linear), {how}",
+            "memory_bandwidth": f"measured: a {_COPY_BYTES // 2**20} MiB tensor copy (read + write), {how}",
+            "memory_bytes": "os.sysconf physical pages",
+            "efficiency": "1.0: the probe measures what a matmul achieves here",
+        },
+        measured=True,
+        notes=("One process on one CPU: no data-parallel links are modelled.",),
+    )
