@@ -153,8 +153,11 @@ def load_model(folder: Path | str, config: Any = None, *, batch: int = 1, seq_le
 
         state = load_file(folder / LAB_WEIGHTS)
     else:
+        from transformers.utils import logging as hf_logging
+
         from albert_core.interop import load_pretrained_folder
 
+        hf_logging.disable_progress_bar()
         # an ALBERT with sharing "none" comes back as G = L groups: the same parameter names
         state = load_pretrained_folder(folder, allowed_roots=None).state_dict()
     model = build_model(cfg, batch=batch, seq_len=seq_len or spec.seq_len)

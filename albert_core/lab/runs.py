@@ -148,6 +148,7 @@ def run_cached(spec: Any, cache: RunCache | None = None, **train_kwargs: Any) ->
     cache = RunCache() if cache is None else cache
     hit = cache.get(spec.key)
     if hit is not None:
+        hit.spec = spec  # the same run, under the caller's label
         return hit
     staging = cache.staging()
     try:

@@ -136,9 +136,10 @@ class RunSpec:
 
     @property
     def key(self) -> str:
-        """A 20-hex-digit hash of everything that determines the finished run (see module docstring)."""
+        """A 20-hex-digit hash of everything that determines the finished run (see module docstring);
+        the label is left out, so differently labelled requests for the same run share it."""
         payload = {
-            "spec": self.to_dict(),
+            "spec": {k: v for k, v in self.to_dict().items() if k != "label"},  # a label names, not determines
             "resolved": {"tokenizer": self.tokenizer_kind, "max_ngram": self.ngram},
             "corpus": corpus_fingerprint(),
             "code": CODE_VERSION,
