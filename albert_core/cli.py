@@ -73,10 +73,12 @@ def _fraction(text: str) -> float:
 
 
 # ----------------------------------------------------------------------------- model from arguments
-def config_from_args(args: argparse.Namespace) -> ModelConfig:
-    """The base (preset, transformers config or ALBERT-base) with the command-line overrides applied."""
+def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
+    """The base (preset, transformers config or ``default``, else ALBERT-base) with the overrides applied."""
     if args.hf_config is not None:
         base = ModelConfig.from_hf(args.hf_config, head=args.head)
+    elif default is not None and args.preset is None:
+        base = default
     else:
         base = ModelConfig.preset(args.preset or "albert-base")
     changes: dict[str, Any] = {
@@ -283,12 +285,17 @@ def build_parser() -> _Parser:
     from albert_core.cli_time import add_time_parser
 
     add_time_parser(sub, model)
+    from albert_core.cli_train import add_train_parsers
+
+    add_train_parsers(sub, model)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(args, "handler"):  # train, train-reference: albert_core.cli_train
+        return args.handler(args, parser)
     try:
         if args.command == "presets":
             data, text = _presets_report()

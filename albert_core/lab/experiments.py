@@ -29,20 +29,13 @@ from typing import Any
 import pandas as pd
 
 from albert_core.config import ModelConfig
-from albert_core.lab.spec import RunSpec
+from albert_core.lab.spec import DEFAULT_STEPS, EXPERIMENT_NAMES, LAB_BASE, RUN_DEFAULTS, RunSpec
 
 SOURCE = "Lan et al., ALBERT: A Lite BERT for Self-supervised Learning of Language Representations, ICLR 2020"
 
-BASE = ModelConfig(
-    family="albert", vocab_size=2048, embedding_size=16, hidden_size=64, num_layers=4, num_heads=4,
-    intermediate_size=256, max_position_embeddings=128, sharing="all", head="pretraining",
-)
-STEPS = 300
+BASE = LAB_BASE
+STEPS = DEFAULT_STEPS
 SEEDS = (0, 1)
-RUN_DEFAULTS: Mapping[str, Any] = {
-    "batch_size": 16, "seq_len": 64, "lr": 1e-3, "warmup": 30, "eval_every": 25,
-    "tokenizer": "unigram", "max_ngram": 3,
-}
 
 
 # ----------------------------------------------------------------------------- the paper's figures
@@ -381,6 +374,9 @@ EXPERIMENTS: Mapping[str, Experiment] = {
         _depth, _evaluate_depth,
     ),
 }
+
+
+assert tuple(EXPERIMENTS) == EXPERIMENT_NAMES
 
 
 def twins(base: ModelConfig, factorized_e: int | None = None) -> dict[str, ModelConfig]:

@@ -44,6 +44,18 @@ RANGES: Mapping[str, tuple[int, int]] = {
 }
 MIN_VOCAB = 64  # room for the special tokens and a real vocabulary
 
+# The lab's defaults (here rather than in experiments.py so that the CLI parser needs no pandas).
+LAB_BASE = ModelConfig(
+    family="albert", vocab_size=2048, embedding_size=16, hidden_size=64, num_layers=4, num_heads=4,
+    intermediate_size=256, max_position_embeddings=128, sharing="all", head="pretraining",
+)
+DEFAULT_STEPS = 300
+RUN_DEFAULTS: Mapping[str, Any] = {
+    "batch_size": 16, "seq_len": 64, "lr": 1e-3, "warmup": 30, "eval_every": 25,
+    "tokenizer": "unigram", "max_ngram": 3,
+}
+EXPERIMENT_NAMES = ("table3", "table4", "table5", "figure2", "depth")
+
 
 def _show(value: Any, limit: int = 40) -> str:
     text = repr(value)

@@ -117,6 +117,7 @@ class Worker:
         cached = self.cache.get(run_id)
         with self._cond:
             if cached is not None:
+                cached.spec = spec  # the same run, under this request's label
                 self._remember(run_id, self._done_job(cached))
                 return run_id
             job = self._jobs.get(run_id)
