@@ -20,6 +20,7 @@ PAGES = (
     ("pages/scaling.py", "Scaling", ":material/trending_up:", "scaling"),
     ("pages/live_model.py", "Live model", ":material/memory:", "live_model"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/hardware.py", "Hardware", ":material/speed:", "hardware"),
     ("pages/paper.py", "Paper & formulas", ":material/menu_book:", "paper"),
 )
 
