@@ -14,7 +14,7 @@ from albert_core.config import DTYPE_BYTES, HEAD_LABELS
 from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.model import TORCH_DTYPES, MemoryBudgetError, check_budget
 from ui import figures_live as fl
-from ui import live
+from ui import live, live_lab
 from ui.sidebar import inert
 from ui.state import current
 
@@ -23,6 +23,7 @@ DEFAULT_TEXT = (
     "It still runs every layer, so it is not faster than BERT."
 )
 SOURCES = {"config": "The sidebar config", "folder": "A transformers checkpoint folder"}
+SOURCES[live_lab.SOURCE_KEY] = live_lab.SOURCE_LABEL
 if live.hub_allowed():
     SOURCES["hub"] = "A Hugging Face hub id (downloads)"
 
@@ -111,6 +112,11 @@ elif source == "hub":
         st.error(f"Cannot load {inert(repo[:100])} from the hub: {inert(str(exc))}")
         st.stop()
     cfg, checkpoint, dtype = model.config, str(folder), "fp32"
+
+lab_run = None
+if source == live_lab.SOURCE_KEY:
+    model, checkpoint, lab_run = live_lab.render_source(live.MAX_TOKENS)
+    cfg, dtype = model.config, "fp32"
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
 st.subheader(f"{inert(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
@@ -209,6 +215,9 @@ with right:
     st.metric("Tokens", T, help=f"From the {enc.source}; at most {seq_cap}.")
     st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {inert(enc.source)}. One forward pass "
                f"({fmt_flops(flops)}, hidden states and attention maps kept) took {about(run.seconds)}.")
+
+if lab_run is not None:
+    live_lab.render_demos(model, checkpoint, lab_run, seq_cap)
 
 # ----------------------------------------------------------------------------- speed
 st.subheader("Latency and throughput")

@@ -11,7 +11,7 @@ import pytest
 from ui import figures_train as ft
 
 COLUMNS = ["step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss", "val_mlm_loss",
-           "val_mlm_acc", "val_order_acc", "tokens_per_s"]
+           "val_mlm_acc", "val_order_acc", "tokens_per_s", "train_mlm_acc"]
 
 
 def history(level: float, seed: int, steps: int = 20, eval_every: int = 5, task: str = "sop") -> pd.DataFrame:
@@ -26,7 +26,7 @@ def history(level: float, seed: int, steps: int = 20, eval_every: int = 5, task:
         "train_mlm_loss": loss, "train_order_loss": 0.69, "val_mlm_loss": val,
         "val_mlm_acc": np.where(evaluated, 0.1 + step / 100, np.nan),
         "val_order_acc": np.where(evaluated, 0.5, np.nan) if task != "none" else np.nan,
-        "tokens_per_s": 25_600.0,
+        "tokens_per_s": 25_600.0, "train_mlm_acc": 0.05 + step / 100,
     })[COLUMNS]
 
 
@@ -76,12 +76,18 @@ def test_curves_several_seeds_draw_a_min_max_band_around_the_median():
     assert list(median.y) == pytest.approx(np.median(values, axis=0).tolist())
 
 
-@pytest.mark.parametrize("metric, column", [("val_mlm_acc", "val_mlm_acc"), ("val_order_acc", "val_order_acc")])
-def test_accuracy_curves_plot_their_column(metric, column):
+def test_accuracy_curves_plot_validation_solid_and_training_dotted():
     h = history(3.0, 0)
-    fig = ft.curves_figure({"run": [h]}, metric)
-    (line,) = fig.data
-    assert line.name == "run" and list(line.y) == h[column].dropna().tolist()
+    fig = ft.curves_figure({"run": [h]}, "val_mlm_acc")
+    val, train = fig.data
+    assert val.name == "run · validation" and list(val.y) == h["val_mlm_acc"].dropna().tolist()
+    assert train.name == "run · training" and list(train.y) == h["train_mlm_acc"].tolist()
+    assert train.line.dash == "dot"
+    # a history without the training column (older runs) still draws its validation curve
+    assert [t.name for t in ft.curves_figure({"run": [h.drop(columns="train_mlm_acc")]}, "val_mlm_acc").data] == [
+        "run · validation"]
+    (order,) = ft.curves_figure({"run": [h]}, "val_order_acc").data
+    assert order.name == "run" and list(order.y) == h["val_order_acc"].dropna().tolist()
 
 
 def test_mlm_only_run_has_no_sentence_task_curve():

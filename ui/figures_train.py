@@ -30,12 +30,12 @@ MEASURED_LABEL = "measured here"
 # metric key -> (short chart title, y axis title, history columns drawn: solid first, then dotted)
 METRICS: Mapping[str, tuple[str, str, tuple[str, ...]]] = {
     "mlm_loss": ("MLM loss", "MLM loss (nats)", ("val_mlm_loss", "train_mlm_loss")),
-    "val_mlm_acc": ("MLM accuracy", "validation MLM accuracy", ("val_mlm_acc",)),
+    "val_mlm_acc": ("MLM accuracy", "MLM accuracy", ("val_mlm_acc", "train_mlm_acc")),
     "val_order_acc": ("Sentence-task accuracy", "validation NSP / SOP accuracy", ("val_order_acc",)),
 }
 COLUMN_NAMES = {
     "val_mlm_loss": "validation", "train_mlm_loss": "training", "val_mlm_acc": "validation",
-    "val_order_acc": "validation",
+    "train_mlm_acc": "training", "val_order_acc": "validation",
 }
 TASK_NAMES = {"nsp": "NSP", "sop": "SOP", "none": "none"}
 
@@ -93,10 +93,11 @@ def curves_figure(
     *,
     reference: float | None = None,
     reference_label: str = "",
+    title_suffix: str = "",
 ) -> go.Figure:
     """Curves of several runs on one chart: for each label its median over seeds (one seed: the run
     itself), with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the
-    validation loss solid and the training loss dotted. ``separation`` marks the step where two runs
+    validation value solid and the training value dotted (loss and MLM accuracy). ``separation`` marks the step where two runs
     separate beyond their seed ranges, or says honestly that they have not. ``reference`` draws a
     horizontal line (e.g. ln V, the loss of a uniform guess)."""
     if metric not in METRICS:
@@ -133,7 +134,7 @@ def curves_figure(
                       annotation_font_size=11)
     if separation is not None:
         _mark_separation(fig, separation)
-    return _layout(fig, title, "training step", y_title)
+    return _layout(fig, f"{title} · {title_suffix}" if title_suffix else title, "training step", y_title)
 
 
 def _mark_separation(fig: go.Figure, sep: Separation) -> None:

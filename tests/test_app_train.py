@@ -1,0 +1,183 @@
+"""AppTest of the Train page and of the Live model page's "a run from the lab" source.
+
+Every run here is truly tiny (H 32, L 2, sequence 32, 20 steps): a few seconds on one thread. The
+worker is a fresh one per test with its own runs cache in a temporary folder."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from app_helpers import charts
+from streamlit.testing.v1 import AppTest
+
+from albert_core import ModelConfig, count_flops, count_params
+from albert_core.lab import worker as lab_worker
+from albert_core.lab.experiments import EXPERIMENTS
+from albert_core.lab.reference import load_reference
+from albert_core.lab.runs import RUNS_DIR_ENV, RunCache
+from ui import train_runs as tr
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = str(ROOT / "pages" / "train.py")
+LIVE_PAGE = str(ROOT / "pages" / "live_model.py")
+TEST_VOCAB = 512
+TINY = ModelConfig(vocab_size=TEST_VOCAB, embedding_size=8, hidden_size=32, num_layers=2, num_heads=2,
+                   intermediate_size=64, max_position_embeddings=32, sharing="all", head="pretraining")
+STEPS = 20
+
+
+@pytest.fixture
+def worker(monkeypatch, tmp_path):
+    """A fresh process worker with its runs cache under tmp_path; the page's tiny size made tinier."""
+    monkeypatch.setenv(RUNS_DIR_ENV, str(tmp_path / "runs"))
+    w = lab_worker.Worker(workers=1, max_queue=8, cache=RunCache(tmp_path / "runs"))
+    monkeypatch.setattr(lab_worker, "_WORKER", w)
+    monkeypatch.setattr(tr, "TINY", TINY)
+    monkeypatch.setattr(tr, "RUN_DEFAULTS", {**tr.RUN_DEFAULTS, "batch_size": 4, "seq_len": 32})
+    yield w
+    w.close()
+
+
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update(query or {})
+    at.run()
+    return at.switch_page(PAGE).run()
+
+
+def plan_twins(at: AppTest, names: list[str], steps: int = STEPS) -> AppTest:
+    at.number_input(key="train_steps").set_value(steps).run()
+    at.button_group(key="train_twins").set_value(names).run()
+    return at
+
+
+def url_runs(at: AppTest) -> list[str]:
+    raw = at.query_params["run"]
+    return tr.parse_run_ids(raw if isinstance(raw, str) else raw[0])[0]
+
+
+def run_to_end(at: AppTest, w: lab_worker.Worker) -> list[str]:
+    """Rerun the page until the worker reports every run of the page finished."""
+    ids = url_runs(at)
+    for run_id in ids:
+        w.wait(run_id, timeout=300)
+    at.run()
+    return ids
+
+
+def test_page_opens_with_the_reference_curves_of_an_experiment(worker):
+    at = open_page()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.title] == ["Train"]
+    shipped = load_reference()
+    assert shipped, "the repository ships reference runs"
+    name = at.selectbox(key="train_exp").value
+    labels = list(dict.fromkeys(r.spec.label for r in shipped[name]))
+    fig = charts(at)["MLM loss · reference runs"]
+    shown = {t["legendgroup"] for t in fig["data"]}
+    assert shown == set(labels)  # every variant of the experiment drawn, at once, no click
+    assert any("paper (Lan et al.)" in c.value for c in at.caption)
+    assert at.query_params["exp"] in (name, [name])
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_experiment_opens_from_the_url(worker, name):
+    at = open_page({"exp": name})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="train_exp").value == name
+
+
+def test_bad_url_values_warn_and_fall_back(worker):
+    at = open_page({"exp": "<b>x</b>", "run": "zz;drop,abc123abc123"})
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "exp=" in warnings and "run=" in warnings
+    assert at.selectbox(key="train_exp").value == next(iter(EXPERIMENTS))
+
+
+def test_plan_shows_exact_params_and_flops_of_each_twin(worker):
+    at = plan_twins(open_page(), list(tr.TWINS))
+    plan = at.dataframe(key="train_plan").value
+    assert list(plan["run"]) == list(tr.TWINS)
+    # independent oracle: the twins as the paper describes them, counted by albert_core
+    bert = TINY.bert_twin()
+    expected = {"BERT": bert, "factorized only": TINY.replace(sharing="none"),
+                "shared only": TINY.replace(embedding_size=32), "ALBERT": TINY}
+    for row in plan.itertuples():
+        cfg = expected[row.run]
+        assert row.params == count_params(cfg).total
+        assert row.train_flops_per_step == count_flops(cfg, 4, 32).training
+    assert at.button(key="train_submit").label == "Train 4 runs"
+
+
+def test_too_big_sidebar_config_is_refused_with_the_limit_named(worker):
+    at = open_page({"preset": "bert-large"} | ModelConfig.preset("bert-large").to_query())
+    at.radio(key="train_size").set_value("sidebar").run()
+    assert not at.exception
+    errors = " ".join(e.value for e in at.error)
+    assert "memory budget" in errors or "limit" in errors
+    assert at.button(key="train_submit").disabled
+    assert any("Tiny twins" in i.value for i in at.info)
+
+
+def test_a_tiny_run_finishes_its_curve_appears_and_the_url_restores_it(worker):
+    at = plan_twins(open_page(), ["ALBERT"])
+    at.button(key="train_submit").click().run()
+    assert not at.exception, at.exception
+    (run_id,) = run_to_end(at, worker)
+    status = worker.status(run_id)
+    assert status.state == "done" and status.step == STEPS
+    fig = charts(at)["MLM loss"]
+    val = next(t for t in fig["data"] if t["name"] == "ALBERT · validation")
+    evals = status.history.dropna(subset=["val_mlm_loss"])
+    assert val["x"][-1] == STEPS == int(evals["step"].iloc[-1])
+    assert val["y"][-1] == pytest.approx(status.final["val_mlm_loss"])
+    assert status.final["val_mlm_loss"] < math.log(TEST_VOCAB)  # it learned something
+    table = at.dataframe(key="train_runs_table").value
+    (row,) = table.itertuples()
+    assert row.state == "done" and row.steps == STEPS and row.params == count_params(TINY).total
+    assert row.val_mlm_loss == pytest.approx(status.final["val_mlm_loss"])
+    assert row.step_ms > 0  # measured here
+    assert at.get("download_button")
+
+    # a reload (a fresh session with the same link) finds the run again
+    again = open_page({"run": run_id})
+    assert not again.exception
+    table = again.dataframe(key="train_runs_table").value
+    assert list(table["run_id"]) == [run_id] and table["state"].iloc[0] == "done"
+    assert "MLM loss" in charts(again) and "MLM loss · reference runs" in charts(again)
+
+
+def test_cancel_stops_a_running_run(worker):
+    at = plan_twins(open_page(), ["BERT"], steps=3000)
+    at.button(key="train_submit").click().run()
+    (run_id,) = url_runs(at)
+    at.run()
+    at.button(key=f"train_cancel_{run_id}").click().run()
+    status = worker.wait(run_id, timeout=120)
+    assert status.state == "cancelled" and status.step < 3000
+    at.run()
+    assert at.dataframe(key="train_runs_table").value["state"].tolist() == ["cancelled"]
+
+
+def test_live_model_page_uses_a_lab_checkpoint(worker):
+    at = plan_twins(open_page(), ["ALBERT"])
+    at.button(key="train_submit").click().run()
+    (run_id,) = run_to_end(at, worker)
+    folder = worker.status(run_id).checkpoint
+    live = AppTest.from_file(LIVE_PAGE, default_timeout=120).run()
+    live.radio(key="live_source").set_value("lab").run()
+    assert not live.exception, live.exception
+    assert live.selectbox(key="live_lab_run").value == str(folder)
+    match = live.dataframe[0].value
+    assert set(match["match"]) == {"match"} and match.iloc[-1]["live"] == count_params(TINY).total
+    tokens = live.dataframe(key="live_tokens").value
+    assert tokens["token"].iloc[0] == "[CLS]"
+    fill = live.dataframe(key="live_lab_fill").value
+    assert list(fill["rank"]) == [1, 2, 3, 4, 5] and fill["probability"].is_monotonic_decreasing
+    assert not set(fill["token"]) & {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "[UNK]"}
+    order = live.dataframe(key="live_lab_order").value
+    assert list(order["pair"]) == ["as typed (A then B)", "swapped (B then A)"]
+    assert order["p_in_order"].between(0, 1).all()
