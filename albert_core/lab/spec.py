@@ -104,8 +104,8 @@ class RunSpec:
                 raise ValueError(f"{name} must be a whole number, got {_show(value)}")
             if not lo <= value <= hi:
                 raise ValueError(f"{name} must be between {lo:,} and {hi:,}, got {value:,}")
-        if self.warmup >= self.steps and self.warmup:
-            raise ValueError(f"warmup must be smaller than steps ({self.steps}), got {self.warmup}")
+        if self.warmup > self.steps:
+            raise ValueError(f"warmup must be at most steps ({self.steps}), got {self.warmup}")
         if self.seq_len > self.config.max_position_embeddings:
             raise ValueError(
                 f"seq_len ({self.seq_len}) must not exceed config.max_position_embeddings "
