@@ -25,6 +25,7 @@ from ui import train_view
 from ui.sidebar import inert
 
 EXP_KEY = "train_exp"
+OWN_KEY = "_train_exp_own"  # experiment name -> the run ids the visitor started for it
 _SEEDED = "_train_exp_seeded"
 
 
@@ -87,30 +88,31 @@ def paper_frames(name: str, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.Dat
     return paper, measured, "parameters (millions, base size)"
 
 
-def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any]) -> None:
-    """The experiment's figure: paper beside measured here."""
+def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who: str = "reference") -> None:
+    """The experiment's figure: paper beside measured here (``who``: whose runs, in keys and titles)."""
     exp = EXPERIMENTS[name]
+    measured = f"{ft.MEASURED_LABEL} ({who} runs)"
     if "summary" in ev and (frames := paper_frames(name, ev["summary"])):
         paper, measured, metric = frames
         st.plotly_chart(ft.paper_vs_measured(paper, measured, paper_metric=metric,
-                                             measured_metric="final validation MLM loss (seed range)",
-                                             title=exp.title), key=f"fig_exp_{name}_paper", width="stretch")
+                                             measured_metric=f"val MLM loss, {who} runs",
+                                             title=exp.title), key=f"fig_exp_{name}_{who}_paper", width="stretch")
     if "cross_accuracy" in ev:
         c = st.columns(2)
         paper = (PAPER_TABLE5[["NSP", "SOP"]] / 100).rename(columns=str.lower)
-        c[0].plotly_chart(ft.cross_accuracy_heatmap(paper, ft.PAPER_LABEL), key="fig_exp_table5_paper",
+        c[0].plotly_chart(ft.cross_accuracy_heatmap(paper, ft.PAPER_LABEL), key=f"fig_exp_table5_{who}_paper",
                           width="stretch")
-        c[1].plotly_chart(ft.cross_accuracy_heatmap(ev["cross_accuracy"], ft.MEASURED_LABEL),
-                          key="fig_exp_table5_measured", width="stretch")
+        c[1].plotly_chart(ft.cross_accuracy_heatmap(ev["cross_accuracy"], measured),
+                          key=f"fig_exp_table5_{who}", width="stretch")
     if "smoothness" in ev:
-        st.plotly_chart(ft.smoothness_runs(ev["smoothness"], title=f"{ft.MEASURED_LABEL}: layer smoothness"),
-                        key="fig_exp_figure2", width="stretch")
+        st.plotly_chart(ft.smoothness_runs(ev["smoothness"], title=f"Layer smoothness, {measured}"),
+                        key=f"fig_exp_figure2_{who}", width="stretch")
     if "depth" in ev:
         depth = ev["depth"]
         vocab = results[0].spec.vocab_size if results else None
         st.plotly_chart(ft.depth_dial_bars(depth, int(depth["trained_depth"].iloc[0]),
                                            reference=math.log(vocab) if vocab else None),
-                        key="fig_exp_depth", width="stretch")
+                        key=f"fig_exp_depth_{who}", width="stretch")
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
         st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
@@ -150,4 +152,29 @@ def render(cfg: ModelConfig) -> None:
                    f"{worker.max_queue} waiting); pick fewer seeds or try when runs have finished.")
     if st.button(f"Run this experiment here ({len(specs)} runs)", key="train_exp_submit", disabled=len(specs) > free,
                  help="Queues the experiment's runs on this server's lab worker; they appear under Your runs."):
+        st.session_state.setdefault(OWN_KEY, {})[name] = [s.key for s in specs]
         train_view.submit(specs)
+    own_measurements(name)
+
+
+def own_measurements(name: str) -> None:
+    """The experiment's measurements on the visitor's own runs of it, once they have all finished."""
+    ids = st.session_state.get(OWN_KEY, {}).get(name)
+    if not ids:
+        return
+    worker = get_worker()
+    found = [worker.status(i) for i in ids]
+    if any(s is None or s.state != "done" for s in found):
+        st.caption("Your runs of this experiment are measured here (cross-accuracy, smoothness, depth) when all "
+                   "of them have finished.")
+        return
+    results = [worker.cache.get(i) for i in ids]
+    if any(r is None for r in results):
+        return
+    st.subheader("Measured on your runs")
+    try:
+        ev = evaluation(name, tuple(ids), results)
+    except ValueError as exc:
+        st.error(inert(f"Cannot measure these runs: {exc}"))
+        return
+    show_measurements(name, ev, results, who="your")

@@ -170,7 +170,8 @@ def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, 
         sep = tr.separation(groups[pair[0]], groups[pair[1]], column, *pair)
     fig = ft.curves_figure(groups, metric, sep, reference=reference if metric == "mlm_loss" else None,
                            reference_label="ln V: a uniform guess", title_suffix=title_suffix)
-    st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
+    with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
+        st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
 
 
 def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
