@@ -18,6 +18,7 @@ The live model has no dropout (ALBERT pretrains with dropout 0; BERT used 0.1, n
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -31,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from albert_core.format import fmt_bytes, fmt_flops
-from albert_core.lab.spec import RunSpec
+from albert_core.lab.spec import LAB_BASE, RunSpec
 
 HISTORY_COLUMNS = (
     "step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
@@ -130,6 +131,9 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
     if not isinstance(spec, RunSpec):
         raise ValueError(f"spec must be a RunSpec, got {type(spec).__name__}")
     limits = LabLimits.from_env() if limits is None else limits
+    from albert_core.lab.tokenizers import check_request
+
+    check_request(spec.tokenizer_kind, spec.vocab_size)  # a vocabulary size the lab can train a tokenizer for
     if spec.steps > limits.max_steps:
         raise LabLimitError(
             f"steps ({spec.steps:,}) is over the lab's limit of {limits.max_steps:,} steps per run "
@@ -194,8 +198,18 @@ def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | No
 
 
 def validation_batches(spec: RunSpec, task: str | None = None) -> list[dict[str, torch.Tensor]]:
-    data = make_data(spec, "validation", task=task, seed=VALIDATION_SEED)
-    return list(data.eval_batches(spec.batch_size))[:MAX_EVAL_BATCHES]
+    """The fixed validation batches of ``spec``'s data (seed 0, whatever the run's seed), at most
+    MAX_EVAL_BATCHES; built once per data pipeline setting (the tensors are only read)."""
+    task = task or spec.task
+    return list(_validation(spec.tokenizer_kind, spec.vocab_size, spec.seq_len, task, spec.ngram, spec.batch_size))
+
+
+@functools.lru_cache(maxsize=16)
+def _validation(kind: str, vocab: int, seq_len: int, task: str, ngram: int, batch_size: int) -> tuple:
+    probe = RunSpec(LAB_BASE.replace(vocab_size=vocab), task=task, steps=1, batch_size=batch_size, seq_len=seq_len,
+                    warmup=0, tokenizer=kind, max_ngram=ngram)
+    data = make_data(probe, "validation", seed=VALIDATION_SEED)
+    return tuple(data.eval_batches(batch_size, max_batches=MAX_EVAL_BATCHES))
 
 
 # ----------------------------------------------------------------------------- model pieces
