@@ -8,7 +8,11 @@ Both have the special tokens [PAD]=0 [UNK]=1 [CLS]=2 [SEP]=3 [MASK]=4, exactly `
 post-processor that encodes a pair as ``[CLS] A [SEP] B [SEP]`` with type ids 0 for A (with [CLS] and the
 first [SEP]) and 1 for B. Training is deterministic: the trained pieces are put in a canonical order.
 
-A trained tokenizer is cached as JSON under $ALBERT_EXPLORER_CACHE_DIR/lab-tokenizers (default
+The sizes in `SHIPPED_VOCAB_SIZES` ship trained (``albert_core/lab/data/tokenizers``, rebuilt with
+``python -m albert_core.lab.tokenizers --ship``): the `tokenizers` trainers iterate hash maps whose order
+changes from process to process, which can break ties differently (WordPiece) or move Unigram scores in
+the fourth decimal, so a shipped file is what makes a run reproducible on every machine. Any other size is
+trained on first use and cached as JSON under $ALBERT_EXPLORER_CACHE_DIR/lab-tokenizers (default
 ~/.cache/albert-explorer/lab-tokenizers), keyed by kind, size, corpus and library version; at most
 `MAX_CACHED_FILES` are kept (the least recently used are deleted), and a few live in memory.
 """
@@ -16,9 +20,11 @@ A trained tokenizer is cached as JSON under $ALBERT_EXPLORER_CACHE_DIR/lab-token
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,10 +39,12 @@ __all__ = [
     "KINDS",
     "MAX_VOCAB_SIZE",
     "MIN_VOCAB_SIZE",
+    "SHIPPED_VOCAB_SIZES",
     "SPECIAL_TOKENS",
     "cache_dir",
     "check_request",
     "lab_tokenizer",
+    "tokenizer_fingerprint",
     "tokenizer_kind",
     "train_tokenizer",
 ]
@@ -50,6 +58,9 @@ MAX_VOCAB_SIZE = 32_768  # bounds a training request (the corpus yields fewer pi
 MAX_CACHED_FILES = 12
 _TOKENIZER_VERSION = 1  # bump when the recipe below changes (invalidates the disk cache)
 _CACHE_SUBDIR = "lab-tokenizers"
+SHIPPED_VOCAB_SIZES = (512, 1024, 2048, 4096, 8192)
+SHIPPED_DIR = lab_corpus.DATA_DIR / "tokenizers"
+_MANIFEST = SHIPPED_DIR / "manifest.json"
 
 
 def tokenizer_kind(family: str) -> str:
@@ -193,8 +204,45 @@ def _evict(folder: Path, keep: Path) -> None:
         old.unlink(missing_ok=True)
 
 
+def _shipped_file(kind: str, vocab_size: int) -> Path:
+    return SHIPPED_DIR / f"{kind}-{vocab_size}.json.gz"
+
+
+def _recipe() -> dict[str, object]:
+    return {"corpus_sha256": _corpus_digest(), "recipe": _TOKENIZER_VERSION}
+
+
+def _shipped_json(kind: str, vocab_size: int) -> str | None:
+    """The shipped tokenizer's JSON when one was trained for this size, corpus and recipe, else None."""
+    path = _shipped_file(kind, vocab_size)
+    try:
+        manifest = json.loads(_MANIFEST.read_text(encoding="utf-8"))
+        if {k: manifest.get(k) for k in _recipe()} != _recipe():
+            return None
+        return gzip.decompress(path.read_bytes()).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+
+
+def write_shipped(sizes: tuple[int, ...] = SHIPPED_VOCAB_SIZES) -> list[Path]:
+    """Train and write the shipped tokenizers (both kinds, ``sizes``) and their manifest."""
+    SHIPPED_DIR.mkdir(parents=True, exist_ok=True)
+    written = []
+    for kind in KINDS:
+        for size in sizes:
+            path = _shipped_file(kind, size)
+            path.write_bytes(gzip.compress(train_tokenizer(kind, size).to_str().encode("utf-8"), 9, mtime=0))
+            written.append(path)
+    manifest = {**_recipe(), "tokenizers": tokenizers.__version__, "kinds": list(KINDS), "sizes": list(sizes)}
+    _MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return written
+
+
 @functools.lru_cache(maxsize=8)
 def _tokenizer_json(kind: str, vocab_size: int) -> str:
+    shipped = _shipped_json(kind, vocab_size)
+    if shipped is not None:
+        return shipped
     path = _cache_file(kind, vocab_size)
     try:
         text = path.read_text(encoding="utf-8")
@@ -215,6 +263,13 @@ def _tokenizer_json(kind: str, vocab_size: int) -> str:
     return text
 
 
+def tokenizer_fingerprint(kind: str, vocab_size: int) -> str:
+    """A short hash of the lab tokenizer's JSON: what a cache of results computed with it should key on."""
+    kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
+    check_request(kind, vocab_size)
+    return hashlib.sha256(_tokenizer_json(kind, vocab_size).encode("utf-8")).hexdigest()[:16]
+
+
 def lab_tokenizer(kind: str, vocab_size: int) -> Tokenizer:
     """The lab tokenizer ``kind`` ("unigram" for ALBERT, "wordpiece" for BERT; a family name is accepted)
     with exactly ``vocab_size`` pieces: trained once on the corpus's training split, then read from the
@@ -222,3 +277,9 @@ def lab_tokenizer(kind: str, vocab_size: int) -> Tokenizer:
     kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
     check_request(kind, vocab_size)
     return Tokenizer.from_str(_tokenizer_json(kind, vocab_size))
+
+
+if __name__ == "__main__":  # python -m albert_core.lab.tokenizers --ship
+    if "--ship" in sys.argv[1:]:
+        for p in write_shipped():
+            print(f"wrote {p}")
