@@ -27,7 +27,7 @@ from albert_core.lab.checkpoint import record, result_from_record
 from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
-KEEP_EVERY = 5  # history rows kept besides the evaluation rows
+KEEP_EVERY = 2  # every other logged row is kept, and every evaluation row
 DIGITS = 7
 
 

@@ -146,14 +146,17 @@ class RunSpec:
         """The label, else a short description of the run."""
         return self.label or f"{self.config.label}, {self.task.upper() if self.task != 'none' else 'MLM only'}"
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """A 20-hex-digit hash of everything that determines the finished run (see module docstring);
-        the label is left out, so differently labelled requests for the same run share it."""
+        the label is left out, so differently labelled requests for the same run share it. The
+        tokenizer enters by its content (the `tokenizers` trainers are not reproducible across
+        processes for sizes the lab does not ship, so kind and size alone would not name it)."""
         payload = {
             "spec": {k: v for k, v in self.to_dict().items() if k != "label"},  # a label names, not determines
             "resolved": {"tokenizer": self.tokenizer_kind, "max_ngram": self.ngram},
             "corpus": corpus_fingerprint(),
+            "tokenizer": tokenizer_fingerprint(self.tokenizer_kind, self.vocab_size),
             "code": CODE_VERSION,
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
@@ -207,3 +210,13 @@ def corpus_fingerprint() -> dict[str, Any]:
         "characters": chars,
         "sha256": h.hexdigest()[:16],
     }
+
+
+@functools.lru_cache(maxsize=32)
+def tokenizer_fingerprint(kind: str, vocab_size: int) -> dict[str, Any]:
+    """Kind, size and a content hash of the lab tokenizer (shipped sizes load at once; another size
+    is trained on first use, as the run itself would)."""
+    from albert_core.lab.tokenizers import lab_tokenizer
+
+    text = lab_tokenizer(kind, vocab_size).to_str()
+    return {"kind": kind, "vocab_size": vocab_size, "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}
