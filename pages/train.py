@@ -80,19 +80,17 @@ if specs:
     if size == "sidebar" and problems:
         st.info("The sidebar's size is too big for this server: pick **Tiny twins** for runs that train in "
                 "seconds.")
-    if st.button(f"Train {len(specs)} run{'s' if len(specs) > 1 else ''}", key="train_submit", type="primary",
-                 disabled=bool(problems), icon=":material/play_arrow:"):
-        train_view.submit(specs)
-        ids = train_view.run_ids()
+    st.button(f"Train {len(specs)} run{'s' if len(specs) > 1 else ''}", key="train_submit", type="primary",
+              disabled=bool(problems), icon=":material/play_arrow:", on_click=train_view.submit, args=(specs,))
+    train_view.show_submit_errors()
+    ids = train_view.run_ids()
 
 # ----------------------------------------------------------------------------- your runs
 st.header("Your runs")
 if ids:
     train_view.live_panel(ids)
-    if st.button("Clear the list", key="train_clear", help="Forget these runs on this page (runs still "
-                 "training carry on for anyone who asked for them)."):
-        train_view.set_run_ids([])
-        st.rerun()
+    st.button("Clear the list", key="train_clear", on_click=train_view.set_run_ids, args=([],),
+              help="Forget these runs on this page (runs still training carry on for anyone who asked for them).")
 else:
     st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link, so a "
                "reload (or the link on another device) finds them again.")

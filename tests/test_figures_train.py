@@ -165,3 +165,55 @@ def test_paper_and_measured_panels_are_labelled_apart():
     assert list(m.error_y.arrayminus) == pytest.approx([0.1, 0.1])
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["paper (Lan et al.): Avg score", "measured here: val MLM loss"]
+
+
+# ----------------------------------------------------------------------------- real tiny runs
+@pytest.fixture(scope="module")
+def real_runs():
+    """Two seeds of a learning run (lr 3e-3) and two of a frozen one (lr 1e-9), 12 steps at H 32, L 2."""
+    import torch
+
+    from albert_core.lab.spec import RunSpec
+    from albert_core.lab.trainer import train
+
+    torch.set_num_threads(1)
+    from lab_helpers import TINY as cfg
+    runs = {}
+    for label, lr in (("learning", 3e-3), ("frozen", 1e-9)):
+        runs[label] = [train(RunSpec(cfg, task="sop", steps=12, batch_size=4, seq_len=32, seed=s, lr=lr, warmup=0,
+                                     eval_every=3, tokenizer="unigram", max_ngram=3), threads=1).history
+                       for s in (0, 1)]
+    return runs
+
+
+def test_real_histories_draw_validation_points_at_the_evaluation_steps(real_runs):
+    fig = ft.curves_figure(real_runs, "mlm_loss")
+    (val,) = traces_named(fig, "learning · validation")
+    assert list(val.x) == [0, 3, 6, 9, 12]  # evaluated at step 0, every 3 steps and at the end
+    (train,) = traces_named(fig, "learning · training")
+    assert list(train.x) == list(range(1, 13))  # step 0 has no training loss
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(bands) == 2  # two seeds each: one band per run
+
+
+def test_real_runs_separate_and_identical_runs_do_not(real_runs):
+    from ui import train_runs as tr
+
+    sep = tr.separation(real_runs["learning"], real_runs["frozen"], "val_mlm_loss", "learning", "frozen")
+    assert sep.step is not None
+    # independent check: from that step on, the learning runs' worst loss is below the frozen runs' best
+    for step in (3, 6, 9, 12):
+        if step < sep.step:
+            continue
+        worst = max(h.loc[h.step == step, "val_mlm_loss"].item() for h in real_runs["learning"])
+        best = min(h.loc[h.step == step, "val_mlm_loss"].item() for h in real_runs["frozen"])
+        assert worst < best
+    fig = ft.curves_figure(real_runs, "mlm_loss", sep)
+    assert [s.x0 for s in fig.layout.shapes if s.type == "line"] == [sep.step]
+
+    same = tr.separation(real_runs["learning"], real_runs["learning"], "val_mlm_loss", "A", "B")
+    assert same.step is None and same.note == "seed ranges overlap"
+    one = tr.separation(real_runs["learning"][:1], real_runs["frozen"][:1], "val_mlm_loss", "A", "B")
+    assert one.step is None and "two seeds" in one.note
+    fig = ft.curves_figure(real_runs, "mlm_loss", same)
+    assert "not separated yet" in fig.layout.annotations[0].text

@@ -150,11 +150,17 @@ def render(cfg: ModelConfig) -> None:
     if len(specs) > free:
         st.caption(f"{len(specs)} runs: the lab's queue has room for {max(free, 0)} now (at most "
                    f"{worker.max_queue} waiting); pick fewer seeds or try when runs have finished.")
-    if st.button(f"Run this experiment here ({len(specs)} runs)", key="train_exp_submit", disabled=len(specs) > free,
-                 help="Queues the experiment's runs on this server's lab worker; they appear under Your runs."):
-        st.session_state.setdefault(OWN_KEY, {})[name] = [s.key for s in specs]
-        train_view.submit(specs)
+    st.button(f"Run this experiment here ({len(specs)} runs)", key="train_exp_submit", disabled=len(specs) > free,
+              on_click=submit, args=(name, specs),
+              help="Queues the experiment's runs on this server's lab worker; they appear under Your runs.")
+    train_view.show_submit_errors()
     own_measurements(name)
+
+
+def submit(name: str, specs: Sequence[Any]) -> None:
+    """Button callback: queue the experiment's runs and remember them as this visitor's."""
+    st.session_state.setdefault(OWN_KEY, {})[name] = [s.key for s in specs]
+    train_view.submit(specs)
 
 
 def own_measurements(name: str) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from albert_core import ModelConfig
+from albert_core.config import SHARING_LABELS
 from albert_core.lab import experiments
 from albert_core.lab.spec import RunSpec
 from ui.figures_train import Separation
@@ -33,6 +34,11 @@ TINY = experiments.BASE  # the lab's tiny twin: trains in seconds to minutes on 
 RUN_DEFAULTS = experiments.RUN_DEFAULTS
 RUN_ID = re.compile(r"[0-9a-f]{6,40}")
 MAX_URL_RUNS = 16
+
+
+def factorized_size(cfg: ModelConfig) -> int:
+    """The E of the factorized twins of ``cfg`` (its own E when E < H, else H / 4)."""
+    return experiments.twins(cfg)["ALBERT"].embedding_size
 
 
 def twin_specs(cfg: ModelConfig, names: Iterable[str], *, task: str, steps: int, seeds: Sequence[int],
@@ -62,7 +68,7 @@ def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, emb
     for e in embedding_sizes:
         c = albert.replace(embedding_size=int(e), sharing=sharing,
                            num_hidden_groups=groups if sharing != "none" else 1, inner_group_num=inner)
-        label = (f"E={e} {sharing}" + (f" G={groups}" if sharing != "none" and groups > 1 else "")
+        label = (f"E={e} {SHARING_LABELS[sharing]}" + (f" G={groups}" if sharing != "none" and groups > 1 else "")
                  + (f" K={inner}" if inner > 1 else ""))
         specs += [_spec(c, label, task, steps, s, batch_size, seq_len) for s in seeds]
     return specs

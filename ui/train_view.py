@@ -23,6 +23,7 @@ from ui.sidebar import inert
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
 _SEEDED = "_train_seeded"
+_ERRORS = "_train_submit_errors"
 URL_RUNS, URL_EXP = "run", "exp"
 POLL_S = 1.0
 METRIC_KEY = "train_metric"
@@ -88,18 +89,26 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
 
 
 def submit(specs: Sequence[RunSpec]) -> None:
-    """Queue the runs on the worker; the ids join the visitor's list (and the URL)."""
+    """Queue the runs on the worker; the ids join the visitor's list (and the URL). A button callback
+    (it runs before the script, so a rerun cannot drop the click); problems are shown by `problems`."""
     worker = get_worker()
     ids = run_ids()
+    errors = []
     for s in specs:
         try:
             ids.append(worker.submit(s))
         except QueueFullError as exc:
-            st.error(inert(str(exc)))
+            errors.append(str(exc))
             break
         except ValueError as exc:
-            st.error(inert(f"{s.name}: {exc}"))
+            errors.append(f"{s.name}: {exc}")
+    st.session_state[_ERRORS] = errors
     set_run_ids(ids)
+
+
+def show_submit_errors() -> None:
+    for e in st.session_state.pop(_ERRORS, []):
+        st.error(inert(e))
 
 
 # ----------------------------------------------------------------------------- live panel
@@ -146,9 +155,9 @@ def show_progress(rows: Sequence[RunStatus]) -> None:
             st.progress(min(1.0, s.step / max(1, s.steps)),
                         text=f"**{inert(s.spec.name)}** (seed {s.spec.seed}): {s.state}")
             st.caption(inert(progress_line(s)))
-        if not s.finished and c[1].button("Cancel", key=f"train_cancel_{s.run_id}", help="Stop this run after "
-                                          "its current step (a queued run leaves the queue)."):
-            worker.cancel(s.run_id)
+        if not s.finished:
+            c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id,),
+                        help="Stop this run after its current step (a queued run leaves the queue).")
 
 
 def pair_for(labels: Sequence[str]) -> tuple[str, str] | None:
