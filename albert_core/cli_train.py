@@ -46,7 +46,11 @@ def _number(text: str) -> float:
 
 
 def add_train_parsers(sub: Any, model: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("train", parents=[model], help="pretrain a small model (MLM + SOP/NSP) on the lab corpus")
+    p = sub.add_parser(
+        "train", parents=[model], help="pretrain a small model (MLM + SOP/NSP) on the lab corpus",
+        description="Pretrain with MLM + SOP/NSP on the lab corpus. Without --preset or --hf-config the model is "
+        f"the lab's base ({LAB_BASE.label}, V {LAB_BASE.vocab_size:,}), then the overrides.",
+    )
     run = p.add_argument_group("run")
     run.add_argument("--task", choices=TASKS, default="sop", help="sentence task (default sop)")
     run.add_argument("--steps", type=_whole, default=DEFAULT_STEPS, metavar="N", help=f"(default {DEFAULT_STEPS})")

@@ -5,7 +5,9 @@
 cache of runs) and writes albert_core/lab/reference/<experiment>.json: each run's spec, key, final
 metrics, seconds and a thinned history (every evaluation row plus every few logged steps, floats to
 7 significant digits), and the experiment's evaluation (cross-accuracy, smoothness, depth dial,
-summaries). No weights are shipped. Deterministic from the seeds: the same command on the same code
+summaries). One small run is shipped with its weights (`SHIPPED_CHECKPOINTS`, in
+albert_core/lab/reference/checkpoints/<key>, a checkpoint folder as albert_core.lab.checkpoint writes
+it) so that a fresh install has a trained model. Deterministic from the seeds: the same command on the same code
 and corpus gives the same losses (times differ: they are measured).
 
 `load_reference()` -> {experiment: [RunResult, ...]} (checkpoint None); `load_evaluation(name)` ->
@@ -27,6 +29,10 @@ from albert_core.lab.checkpoint import record, result_from_record
 from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
+CHECKPOINTS_DIR = REFERENCE_DIR / "checkpoints"
+# The one run shipped with its weights (about 0.5 MB): the all-shared ALBERT trained with SOP, seed 0,
+# so the Live model page has trained weights on a fresh install. (experiment, variant label, seed)
+SHIPPED_CHECKPOINTS = (("table5", "SOP", 0),)
 KEEP_EVERY = 2  # every other logged row is kept, and every evaluation row
 DIGITS = 7
 
@@ -103,7 +109,8 @@ def build_reference(
     cache = RunCache() if cache is None else cache
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = {}
+    written: dict[str, Path] = {}
+    ship: list[Any] = []
     for name in names:
         ex = EXPERIMENTS[name]
         specs = ex.specs(**spec_kwargs)
@@ -128,7 +135,24 @@ def build_reference(
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
         written[name] = path
+        ship += [r for r in results if (name, r.spec.label, r.spec.seed) in SHIPPED_CHECKPOINTS]
+    if ship:
+        _ship_checkpoints(ship, out_dir / CHECKPOINTS_DIR.name)
     return written
+
+
+def _ship_checkpoints(results: list[Any], folder: Path) -> None:
+    """Copy the runs' cached folders into ``folder``/<key>, replacing the checkpoints shipped before."""
+    import shutil
+
+    if folder.is_dir():
+        for old in folder.iterdir():
+            if old.is_dir() and (old / "run.json").is_file():
+                shutil.rmtree(old)
+    for result in results:
+        if result.checkpoint is None:
+            raise ValueError(f"reference run {result.spec.name!r} has no checkpoint to ship")
+        shutil.copytree(result.checkpoint, folder / result.spec.key)
 
 
 @functools.lru_cache(maxsize=8)

@@ -163,10 +163,11 @@ class RunSpec:
         return hashlib.sha256(blob).hexdigest()[:20]
 
     def replace(self, **changes: Any) -> RunSpec:
-        unknown = sorted(set(changes) - {f.name for f in fields(self)})
-        if unknown:
-            raise ValueError(f"unknown field(s): {', '.join(unknown)}")
-        return dataclasses.replace(self, **changes)
+        """A validated copy with some fields changed (ValueError for an unknown field)."""
+        try:
+            return dataclasses.replace(self, **changes)
+        except TypeError as exc:  # an unexpected keyword argument
+            raise ValueError(f"unknown field: {exc}") from None
 
     # ----------------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
