@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from albert_core.format import fmt_flops, fmt_params
+from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
@@ -66,22 +66,24 @@ def plan_frame(specs: Sequence[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
             problems.append(f"{s.name}, seed {s.seed}: {exc}")
         rows.append({"run": s.name, "seed": s.seed, "config": s.config.label, "task": s.task,
                      "params": cost.params, "train_flops_per_step": cost.flops_per_step,
-                     "tokens_per_step": s.tokens_per_step, "steps": s.steps, "memory_estimate": cost.memory_bytes,
-                     "limits": ok})
+                     "flops_per_step": fmt_flops(cost.flops_per_step), "tokens_per_step": s.tokens_per_step,
+                     "steps": s.steps, "memory_estimate": fmt_bytes(cost.memory_bytes), "limits": ok})
     return pd.DataFrame(rows), problems
 
 
 def show_plan(specs: Sequence[RunSpec]) -> list[str]:
     df, problems = plan_frame(specs)
-    st.dataframe(df, hide_index=True, key="train_plan", column_config={
+    st.dataframe(df, hide_index=True, key="train_plan", column_order=[c for c in df.columns
+                                                                      if c != "train_flops_per_step"],
+                 column_config={
         "params": st.column_config.NumberColumn("params (exact)", format="localized"),
-        "train_flops_per_step": st.column_config.NumberColumn(
-            "training FLOPs / step", format="compact",
-            help="count_flops(...).training: forward + backward matmul FLOPs of one batch (exact)."),
+        "flops_per_step": st.column_config.TextColumn(
+            "training FLOPs / step", help="count_flops(...).training: forward + backward matmul FLOPs of one "
+            "batch (exact)."),
         "tokens_per_step": st.column_config.NumberColumn("tokens / step", format="localized"),
-        "memory_estimate": st.column_config.NumberColumn(
-            "training memory (estimate)", format="compact",
-            help="estimate_memory: weights, gradients, AdamW states (exact) + activations (estimate), bytes."),
+        "memory_estimate": st.column_config.TextColumn(
+            "training memory (estimate)",
+            help="estimate_memory: weights, gradients, AdamW states (exact) + activations (estimate)."),
     })
     for p in problems:
         st.error(inert(p))
