@@ -188,3 +188,77 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
     order = frame(live, "p_in_order")
     assert list(order["pair"]) == ["as typed (A then B)", "swapped (B then A)"]
     assert order["p_in_order"].between(0, 1).all()
+
+
+# ----------------------------------------------------------------------------- experiments, on tiny references
+SHOWN = ("table4", "table5", "figure2", "depth")
+
+
+@pytest.fixture(scope="module")
+def tiny_reference(tmp_path_factory):
+    """Reference files of four experiments built by the lab's own command at a tiny size (one seed)."""
+    import torch
+
+    from albert_core.lab import reference
+
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("reference")
+    reference.build_reference(SHOWN, out_dir=folder, cache=RunCache(folder / "cache"), base=TINY, seeds=(0,),
+                              steps=12, batch_size=4, seq_len=32, eval_every=4, warmup=2)
+    return folder
+
+
+@pytest.fixture
+def shipped(monkeypatch, tiny_reference):
+    from albert_core.lab import reference
+    from ui import train_experiments
+
+    load_runs, load_eval = reference.load_reference, reference.load_evaluation
+    monkeypatch.setattr(reference, "load_reference", lambda: load_runs(tiny_reference))
+    monkeypatch.setattr(reference, "load_evaluation", lambda name: load_eval(name, tiny_reference))
+    train_experiments.references.clear()
+    train_experiments.reference_evaluation.clear()
+    yield reference.load_reference()
+    train_experiments.references.clear()
+    train_experiments.reference_evaluation.clear()
+
+
+def test_table5_shows_the_paper_matrix_beside_the_measured_one(worker, shipped):
+    from albert_core.lab.reference import load_evaluation
+
+    at = open_page({"exp": "table5"})
+    assert not at.exception, at.exception
+    specs = charts(at)
+    paper, measured = specs["paper (Lan et al.)"], specs["measured here (reference runs)"]
+    z = paper["data"][0]["z"]  # Table 5 as printed, in percent / 100
+    assert sum(z, []) == pytest.approx([0.524, 0.533, 0.905, 0.52, 0.789, 0.865])
+    expected = load_evaluation("table5")["cross_accuracy"]
+    assert sum(measured["data"][0]["z"], []) == pytest.approx(expected.to_numpy().ravel().tolist())
+    assert measured["data"][0]["y"] == ["trained none", "trained NSP", "trained SOP"]
+    curves = specs["MLM loss · reference runs"]
+    assert {t["legendgroup"] for t in curves["data"]} == {"MLM only", "NSP", "SOP"}
+
+
+def test_figure2_and_depth_dial_show_measurements_of_trained_weights(worker, shipped):
+    from albert_core.lab.reference import load_evaluation
+
+    at = open_page({"exp": "figure2"})
+    assert not at.exception, at.exception
+    fig = charts(at)["Layer smoothness, measured here (reference runs)"]
+    smooth = load_evaluation("figure2")["smoothness"]
+    assert {t["name"] for t in fig["data"]} == set(smooth)
+    at = open_page({"exp": "depth"})
+    assert not at.exception, at.exception
+    bars = charts(at)["Depth dial: one shared layer, run L times"]["data"][0]
+    depth = load_evaluation("depth")["depth"]
+    assert bars["x"] == ["L=1", "L=2 (trained)", "L=4"] and bars["y"] == pytest.approx(list(depth["val_mlm_loss"]))
+
+
+def test_table4_paper_parameters_beside_measured_losses(worker, shipped):
+    at = open_page({"exp": "table4"})
+    assert not at.exception, at.exception
+    fig = charts(at)["Cross-layer sharing (Table 4)"]
+    paper, measured = fig["data"]
+    assert paper["name"] == "paper (Lan et al.)" and paper["y"][:4] == [31, 83, 57, 108]
+    finals = {r.spec.label: r.final["val_mlm_loss"] for r in shipped["table4"]}
+    assert dict(zip(measured["x"], measured["y"], strict=True)) == pytest.approx(finals)
