@@ -9,8 +9,9 @@ the PSF License Agreement (version 2), which permits copying and redistribution 
 Cleaning keeps prose only: headings, tables, grammar rules, code and doctest blocks, argument lists and
 other indented blocks are dropped, reST/Sphinx inline markup (roles, ``literals``, *emphasis*, footnote
 marks) is unwrapped, paragraphs are split into sentences. A document is one pydoc topic or one module
-(its docstrings in source order); documents with fewer than two sentences are left out (the sentence
-tasks need two segments of one document).
+(its docstrings in source order); a sentence already seen earlier is dropped (topics repeat one another,
+modules share boilerplate), and documents with fewer than two sentences are left out (the sentence tasks
+need two segments of one document).
 
 The cleaned corpus is stored once in ``albert_core/lab/data/python_docs.jsonl.gz`` (rebuild it with
 ``python -m albert_core.lab.corpus --rebuild``), so it is the same text on every machine and Python patch
@@ -33,7 +34,10 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Corpus", "Document", "build_documents", "corpus_stats", "load_corpus", "split_of", "split_sentences"]
+__all__ = [
+    "Corpus", "Document", "build_documents", "corpus_stats", "load_corpus", "prose_sentences", "split_of",
+    "split_sentences",
+]
 
 Document = tuple[str, ...]  # the sentences of one document, in order
 
@@ -65,7 +69,9 @@ class Corpus:
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "cf.", "vs.", "Mr.", "Dr.", "No.", "approx.", "resp.", "St.")
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(]?[A-Z0-9])")
 _ROLE = re.compile(r":[a-zA-Z:]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
-_LITERAL = re.compile(r"``([^`]+)``|`([^`]+)`_?")
+# ``TeX quotes'' (-> "...") or ``literal``; `TeX quote' (-> '...') or `literal`: leftmost match first
+_DOUBLE = re.compile(r"``([^`']{1,80})''|``([^`]+?)``")
+_SINGLE = re.compile(r"`([^`'\s][^`']{0,40})'|`([^`\s][^`]*?)`_?")
 _EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])")
 _FOOTNOTE = re.compile(r"\s*\[\d+\]")
 _UNDERLINE = re.compile(r"^\s*([-=*~^#+])\1{2,}\s*$")
@@ -88,7 +94,8 @@ def split_sentences(text: str) -> list[str]:
 
 def _unmarkup(text: str) -> str:
     text = _ROLE.sub(r"\1", text)
-    text = _LITERAL.sub(lambda m: m.group(1) or m.group(2), text)
+    text = _DOUBLE.sub(lambda m: f'"{m.group(1)}"' if m.group(1) is not None else m.group(2), text)
+    text = _SINGLE.sub(lambda m: f"'{m.group(1)}'" if m.group(1) is not None else m.group(2), text)
     text = _EMPHASIS.sub(r"\1", text)
     text = _FOOTNOTE.sub("", text)
     return text.replace("::", ":")
@@ -143,7 +150,8 @@ def _paragraphs(text: str) -> list[str]:
     return out
 
 
-def _document(text: str) -> Document:
+def prose_sentences(text: str) -> Document:
+    """The sentences of the prose paragraphs of a plain-text or reST document (see the module docstring)."""
     return tuple(s for para in _paragraphs(text) for s in split_sentences(para))
 
 
@@ -151,7 +159,7 @@ def _document(text: str) -> Document:
 def _topic_documents() -> list[tuple[str, Document]]:
     from pydoc_data.topics import topics
 
-    return [(f"topic:{name}", _document(topics[name])) for name in sorted(topics)]
+    return [(f"topic:{name}", prose_sentences(topics[name])) for name in sorted(topics)]
 
 
 def _module_documents(stdlib: Path | None = None) -> list[tuple[str, Document]]:
@@ -171,15 +179,24 @@ def _module_documents(stdlib: Path | None = None) -> list[tuple[str, Document]]:
                 doc = ast.get_docstring(node)
                 if doc:
                     texts.append((getattr(node, "lineno", 0), doc))
-        sentences = tuple(s for _, doc in sorted(texts, key=lambda t: t[0]) for s in _document(doc))
+        sentences = tuple(s for _, doc in sorted(texts, key=lambda t: t[0]) for s in prose_sentences(doc))
         module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
         docs.append((f"module:{module}", sentences))
     return docs
 
 
 def build_documents(stdlib: Path | None = None) -> list[tuple[str, Document]]:
-    """(name, sentences) of every document with at least two sentences, from this interpreter's docs."""
-    return [(n, d) for n, d in _topic_documents() + _module_documents(stdlib) if len(d) >= 2]
+    """(name, sentences) of every document, from this interpreter's docs. A sentence seen before (topics
+    repeat one another, modules share boilerplate) is dropped, so no sentence occurs twice in the corpus and
+    none can be on both sides of the split; documents left with fewer than two sentences are dropped."""
+    seen: set[str] = set()
+    out = []
+    for name, doc in _topic_documents() + _module_documents(stdlib):
+        fresh = tuple(dict.fromkeys(s for s in doc if s not in seen))
+        seen.update(fresh)
+        if len(fresh) >= 2:
+            out.append((name, fresh))
+    return out
 
 
 def write_corpus_file(path: Path = CORPUS_FILE) -> Path:

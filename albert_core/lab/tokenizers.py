@@ -43,6 +43,7 @@ __all__ = [
     "SPECIAL_TOKENS",
     "cache_dir",
     "check_request",
+    "is_shipped",
     "lab_tokenizer",
     "tokenizer_fingerprint",
     "tokenizer_kind",
@@ -222,6 +223,11 @@ def _shipped_json(kind: str, vocab_size: int) -> str | None:
         return gzip.decompress(path.read_bytes()).decode("utf-8")
     except (OSError, ValueError):
         return None
+
+
+def is_shipped(kind: str, vocab_size: int) -> bool:
+    """True when this (kind, size) ships trained for the current corpus (the same on every machine)."""
+    return _shipped_json(kind, vocab_size) is not None
 
 
 def write_shipped(sizes: tuple[int, ...] = SHIPPED_VOCAB_SIZES) -> list[Path]:
