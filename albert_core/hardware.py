@@ -16,7 +16,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -25,7 +25,8 @@ from typing import Any
 THIS_MACHINE = "this-machine"
 CACHE_ENV = "ALBERT_EXPLORER_CACHE_DIR"
 _COPY_BYTES = 256 * 2**20  # far past every CPU cache, so the copy runs at DRAM bandwidth
-_PROBE_VERSION = 1
+_PROBE_VERSION = 2
+TRAINING_KERNEL = "torch.matmul"  # what autograd's mm / addmm run on the CPU (oneDNN is inference-only here)
 
 # Fraction of the dense peak a large, well-shaped matmul reaches on an accelerator. An assumption
 # (a round figure for cuBLAS / XLA GEMMs at transformer shapes), not a measurement; the time model
@@ -57,14 +58,20 @@ class HardwareProfile:
     sources: Mapping[str, str]
     measured: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # FLOP/s of the matmul kernels autograd runs in training, where they differ from ``peak_flops``
+    # (on this CPU the live model's inference runs oneDNN, its training torch's default GEMM).
+    training_peak_flops: Mapping[str, float] | None = None
 
-    def peak(self, dtype: str) -> float:
-        """Dense FLOP/s for matmuls in ``dtype``; ValueError if the profile has no figure for it."""
+    def peak(self, dtype: str, training: bool = False) -> float:
+        """Dense FLOP/s for matmuls in ``dtype`` (of the training kernels if ``training``); ValueError
+        if the profile has no figure for it."""
         if dtype not in self.peak_flops:
             raise ValueError(
                 f"dtype {dtype!r} has no throughput figure on {self.label} "
                 f"(it has {', '.join(self.peak_flops)})"
             )
+        if training and self.training_peak_flops and dtype in self.training_peak_flops:
+            return self.training_peak_flops[dtype]
         return self.peak_flops[dtype]
 
     def ring_bandwidth(self, chips: int) -> float:
@@ -78,6 +85,7 @@ class HardwareProfile:
         out["peak_flops"] = dict(self.peak_flops)
         out["sources"] = dict(self.sources)
         out["notes"] = list(self.notes)
+        out["training_peak_flops"] = dict(self.training_peak_flops or {})
         return out
 
 
@@ -226,18 +234,45 @@ def measure_copy_bandwidth(nbytes: int = _COPY_BYTES, repeats: int = 5) -> float
     return 2 * nbytes / statistics.median(times)
 
 
-def probe_this_machine(budget_s: float = 1.0) -> dict[str, Any]:
-    """Measure fp32 matmul throughput and copy bandwidth now (about ``budget_s`` + 1 s)."""
+def measure_kernel_flops(budget_s: float = 1.0, clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+    """fp32 FLOP/s of each matmul kernel of `albert_core.analysis.probe_kernels` (best over its
+    PROBE_SHAPES of the median of repeated runs, about ``budget_s`` in all), timed with ``clock``
+    (wall time by default; benchmarks pass time.process_time)."""
     import torch
 
-    from albert_core.analysis import measure_matmul_gflops
+    from albert_core.analysis import PROBE_SHAPES, probe_kernels
+
+    gen = torch.Generator().manual_seed(0)
+    kernels = probe_kernels()
+    per_run = budget_s / (len(PROBE_SHAPES) * len(kernels))
+    best = dict.fromkeys((name for name, _ in kernels), 0.0)
+    with torch.inference_mode():
+        for m, k, n in PROBE_SHAPES:
+            a, w = torch.randn(m, k, generator=gen), torch.randn(n, k, generator=gen)
+            for name, fn in kernels:
+                fn(a, w)  # warm up
+                times: list[float] = []
+                deadline = time.perf_counter() + per_run
+                while len(times) < 3 or (time.perf_counter() < deadline and len(times) < 50):
+                    t0 = clock()
+                    fn(a, w)
+                    times.append(clock() - t0)
+                best[name] = max(best[name], 2 * m * k * n / max(statistics.median(times), 1e-9))
+    return best
+
+
+def probe_this_machine(budget_s: float = 1.0) -> dict[str, Any]:
+    """Measure fp32 matmul throughput per kernel and copy bandwidth now (about ``budget_s`` + 1 s)."""
+    import torch
 
     threads = torch.get_num_threads()
+    kernels = measure_kernel_flops(budget_s)
     return {
         "key": _probe_key(threads),
         "cpu": cpu_name(),
         "threads": threads,
-        "matmul_flops": measure_matmul_gflops(budget_s) * 1e9,
+        "matmul_flops": max(kernels.values()),
+        "kernel_flops": kernels,
         "memory_bandwidth": measure_copy_bandwidth(),
         "memory_bytes": _total_memory(),
         "probed_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -309,6 +344,8 @@ def profile_from_probe(entry: Mapping[str, Any]) -> HardwareProfile:
     """A profile from probe results (see `probe_this_machine`): fp32 only, one chip, no links."""
     when = entry.get("probed_at", "")
     how = f"probed on {entry.get('cpu', 'this CPU')} with {entry.get('threads', '?')} torch threads {when}"
+    kernels = entry.get("kernel_flops") or {}
+    training = float(kernels[TRAINING_KERNEL]) if TRAINING_KERNEL in kernels else None
     return HardwareProfile(
         name=THIS_MACHINE,
         label=f"this machine ({entry.get('cpu', 'CPU')}, {entry.get('threads', '?')} threads)",
@@ -321,10 +358,13 @@ def profile_from_probe(entry: Mapping[str, Any]) -> HardwareProfile:
         efficiency=1.0,
         sources={
             "peak_flops": f"measured: best fp32 matmul throughput (torch.matmul / oneDNN linear), {how}",
+            "training_peak_flops": f"measured: {TRAINING_KERNEL} alone (the kernel autograd runs in training), "
+            f"{how}",
             "memory_bandwidth": f"measured: a {_COPY_BYTES // 2**20} MiB tensor copy (read + write), {how}",
             "memory_bytes": "os.sysconf physical pages",
             "efficiency": "1.0: the probe measures what a matmul achieves here",
         },
         measured=True,
         notes=("One process on one CPU: no data-parallel links are modelled.",),
+        training_peak_flops=None if training is None else {"fp32": training},
     )

@@ -212,6 +212,7 @@ def estimate_time(
         raise ValueError("dtype 'int8' is not modelled by the time model: pick fp32, fp16 or bf16")
     dtype, B, S = workload.dtype, workload.batch, workload.seq_len
     rate = hw.peak(dtype) * eff
+    train_rate = hw.peak(dtype, training=True) * eff
     bw = hw.memory_bandwidth
     nb = DTYPE_BYTES[dtype]
 
@@ -224,12 +225,12 @@ def estimate_time(
     infer_act = estimate_memory(cfg, B, S, dtype=dtype, optimizer="none", training=True, dropout=0.0).activations
     n = chips
 
-    matmuls = _roofline("matmuls", fl.training / n, TRAIN_WEIGHT_PASSES * weights, rate, bw)
+    matmuls = _roofline("matmuls", fl.training / n, TRAIN_WEIGHT_PASSES * weights, train_rate, bw)
     elem = _roofline("elementwise", ELEMENTWISE_TRAIN_FACTOR * elementwise / n,
-                     TRAIN_ACTIVATION_PASSES * train_mem.activations / n, rate, bw)
+                     TRAIN_ACTIVATION_PASSES * train_mem.activations / n, train_rate, bw)
     states = OPTIMIZER_STATES[workload.optimizer]
     opt_bytes = unique * nb * (3 + 2 * states) if states else unique * nb * 3  # sgd without momentum: w, g, w
-    opt = _roofline("optimizer", 2 * unique * (1 + states), opt_bytes, rate, bw)
+    opt = _roofline("optimizer", 2 * unique * (1 + states), opt_bytes, train_rate, bw)
     sent = 2 * (n - 1) / n * unique * nb
     link = hw.ring_bandwidth(n) * comm_eff if n > 1 else math.inf
     comm_s = sent / link if n > 1 else 0.0
@@ -245,7 +246,8 @@ def estimate_time(
     assumptions = (
         "An estimate from exact FLOP, parameter and byte counts; not a measurement.",
         f"{hw.label}: {_si(hw.peak(dtype))}FLOP/s dense {dtype} peak x {eff:.0%} achievable, "
-        f"{_si(bw)}B/s memory" + (f", {_si(hw.ring_bandwidth(n))}B/s per-chip ring link" if n > 1 else "")
+        f"{_si(bw)}B/s memory"
+        + (f", training matmuls at {_si(hw.peak(dtype, training=True))}FLOP/s" if train_rate != rate else "") + (f", {_si(hw.ring_bandwidth(n))}B/s per-chip ring link" if n > 1 else "")
         + (" (measured here)" if hw.measured else " (datasheet)") + ".",
         f"Data parallelism over {n} chip{'s' if n > 1 else ''}: {B / n:g} sequences of {S} tokens per chip, "
         "every chip holds the whole model.",

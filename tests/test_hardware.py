@@ -74,7 +74,8 @@ def cache(tmp_path, monkeypatch):
     def fake_probe(budget_s=1.0):
         calls.append(budget_s)
         return {"key": hardware._probe_key(hardware_threads()), "cpu": "Test CPU", "threads": hardware_threads(),
-                "matmul_flops": 1.5e11, "memory_bandwidth": 2.0e10, "memory_bytes": 8 * 2**30,
+                "matmul_flops": 1.5e11, "kernel_flops": {"torch.matmul": 0.7e11, "onednn linear": 1.5e11},
+                "memory_bandwidth": 2.0e10, "memory_bytes": 8 * 2**30,
                 "probed_at": "now"}
 
     monkeypatch.setattr(hardware, "probe_this_machine", fake_probe)
@@ -94,6 +95,7 @@ def test_this_machine_is_probed_once_then_read_from_disk(cache, monkeypatch):
     p = get_profile("this-machine")
     assert calls == [1.0] and p.measured and p.peak("fp32") == 1.5e11 and p.memory_bandwidth == 2.0e10
     assert "measured" in p.sources["peak_flops"]
+    assert p.peak("fp32", training=True) == 0.7e11  # autograd's GEMM, slower than oneDNN here
     stored = json.loads((tmp_path / "hardware-probe.json").read_text())
     assert list(stored.values())[0]["matmul_flops"] == 1.5e11
     monkeypatch.setattr(hardware, "_MEMO", {})  # a new process: the disk cache answers

@@ -36,6 +36,18 @@ def test_matmul_part_is_the_exact_training_flops_at_peak_times_efficiency():
     assert inf.flops == count_flops(cfg, 64, 128).forward / 4
 
 
+def test_training_matmuls_run_at_the_training_kernels_throughput():
+    from albert_core.hardware import profile_from_probe
+
+    hw = profile_from_probe({"matmul_flops": 2e11, "kernel_flops": {"torch.matmul": 1e11, "onednn linear": 2e11},
+                             "memory_bandwidth": 1e10})
+    cfg = PRESETS["albert-base"]
+    wl = Workload(batch=4, seq_len=128)
+    est = estimate_time(cfg, wl, hw)
+    assert est.part("matmuls").compute_s == pytest.approx(count_flops(cfg, 4, 128).training / 1e11)
+    assert est.part("matmuls", training=False).compute_s == pytest.approx(count_flops(cfg, 4, 128).forward / 2e11)
+
+
 @pytest.mark.parametrize("name", ["albert-base", "bert-base", "albert-xxlarge"])
 def test_allreduce_moves_ring_bytes_of_the_unique_parameters(name):
     cfg = PRESETS[name]
