@@ -184,12 +184,17 @@ RUNS_COLUMNS = ["run", "config", "task", "seed", "params", "train_flops_per_step
                 "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "seconds", "state", "run_id"]
 
 
-def groups_of(rows: Sequence[RunRow]) -> dict[str, list[pd.DataFrame]]:
-    """Histories grouped by run label (seeds of one label together), in first-seen order."""
-    out: dict[str, list[pd.DataFrame]] = {}
+def rows_by_label(rows: Sequence[RunRow]) -> dict[str, list[RunRow]]:
+    """Runs grouped by label (the seeds of one variant together), in first-seen order."""
+    out: dict[str, list[RunRow]] = {}
     for r in rows:
-        out.setdefault(r.label, []).append(r.history)
+        out.setdefault(r.label, []).append(r)
     return out
+
+
+def groups_of(rows: Sequence[RunRow]) -> dict[str, list[pd.DataFrame]]:
+    """Histories grouped by run label: what `figures_train.curves_figure` draws."""
+    return {label: [r.history for r in group] for label, group in rows_by_label(rows).items()}
 
 
 def separation(a: Sequence[pd.DataFrame], b: Sequence[pd.DataFrame], column: str, name_a: str,

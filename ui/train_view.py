@@ -150,16 +150,24 @@ def progress_line(s: RunStatus) -> str:
 
 
 def show_progress(rows: Sequence[RunStatus]) -> None:
+    """A progress bar, the numbers and a Cancel button for each unfinished run; one line for the rest."""
     worker = get_worker()
     for s in rows:
+        if s.finished:
+            continue
         c = st.columns([5, 1], vertical_alignment="center")
         with c[0]:
             st.progress(min(1.0, s.step / max(1, s.steps)),
                         text=f"**{inert(s.spec.name)}** (seed {s.spec.seed}): {s.state}")
             st.caption(inert(progress_line(s)))
-        if not s.finished:
-            c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id,),
-                        help="Stop this run after its current step (a queued run leaves the queue).")
+        c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id,),
+                    help="Stop this run after its current step (a queued run leaves the queue).")
+    for s in rows:
+        if s.state in ("failed", "cancelled"):
+            st.warning(inert(f"{s.spec.name} (seed {s.spec.seed}) {s.state} at step {s.step}: {s.message}"))
+    done = [s for s in rows if s.state == "done"]
+    if done:
+        st.caption(f"{len(done)} of {len(rows)} runs finished: their numbers are in the table below.")
 
 
 def pair_for(labels: Sequence[str]) -> tuple[str, str] | None:
@@ -203,13 +211,18 @@ def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
 
 
 def summary(rows: Sequence[tr.RunRow]) -> str:
-    """One line: params and FLOPs of each run beside its measured step time."""
+    """One line per run label: exact params and training FLOPs per step beside the measured step time
+    (the range over its seeds)."""
     parts = []
-    for r in rows:
-        ms = tr.measured_step_ms(r.history)
-        speed = f", {ms:.0f} ms/step measured" if math.isfinite(ms) else ""
-        parts.append(f"{r.label}: {fmt_params(r.params)} params, {fmt_flops(r.flops_per_step)}/step{speed}")
-    return "; ".join(dict.fromkeys(parts))
+    for label, group in tr.rows_by_label(rows).items():
+        r = group[0]
+        ms = [m for m in (tr.measured_step_ms(g.history) for g in group) if math.isfinite(m)]
+        speed = ""
+        if ms:
+            lo, hi = min(ms), max(ms)
+            speed = f", {lo:.0f} ms/step measured" if round(lo) == round(hi) else f", {lo:.0f}-{hi:.0f} ms/step measured"
+        parts.append(f"{label}: {fmt_params(r.params)} params, {fmt_flops(r.flops_per_step)}/step{speed}")
+    return "; ".join(parts)
 
 
 def live_panel(ids: Sequence[str]) -> None:
