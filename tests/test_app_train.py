@@ -262,3 +262,14 @@ def test_table4_paper_parameters_beside_measured_losses(worker, shipped):
     assert paper["name"] == "paper (Lan et al.)" and paper["y"][:4] == [31, 83, 57, 108]
     finals = {r.spec.label: r.final["val_mlm_loss"] for r in shipped["table4"]}
     assert dict(zip(measured["x"], measured["y"], strict=True)) == pytest.approx(finals)
+
+
+def test_a_vocabulary_no_lab_tokenizer_can_have_is_refused_before_training(worker):
+    cfg = tr.experiments.BASE.replace(vocab_size=100)  # H 64: inside the sidebar's slider range
+    at = open_page({**cfg.to_query(), "seq": "32"})
+    at.radio(key="train_size").set_value("sidebar").run()
+    assert not at.exception and not at.warning  # the link's config was taken as it is
+    assert set(frame(at, "limits")["config"]) >= {cfg.label}
+    errors = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "vocab_size must be between 256 and 32768 for a lab tokenizer, got 100" in errors
+    assert at.button(key="train_submit").disabled

@@ -16,6 +16,7 @@ import streamlit as st
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.spec import RunSpec
+from albert_core.lab.tokenizers import check_request
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from ui import figures_train as ft
 from ui import train_runs as tr
@@ -58,6 +59,7 @@ def plan_frame(specs: Sequence[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
     rows, problems = [], []
     for s in specs:
         try:
+            check_request(s.tokenizer_kind, s.vocab_size)  # the vocabulary a lab tokenizer can have
             cost = trainer.check_run(s)
             ok = "ok"
         except ValueError as exc:  # LabLimitError names the limit
