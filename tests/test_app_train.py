@@ -235,7 +235,10 @@ def test_table5_shows_the_paper_matrix_beside_the_measured_one(worker, shipped):
     expected = load_evaluation("table5")["cross_accuracy"]
     assert sum(measured["data"][0]["z"], []) == pytest.approx(expected.to_numpy().ravel().tolist())
     assert measured["data"][0]["y"] == ["trained none", "trained NSP", "trained SOP"]
-    curves = specs["MLM loss · reference runs"]
+    curves = specs["Sentence-task accuracy · reference runs"]  # the experiment's own metric first
+    assert {t["legendgroup"] for t in curves["data"]} == {"NSP", "SOP"}  # MLM only has no sentence task
+    at.segmented_control(key="exp_table5_metric").set_value("mlm_loss").run()
+    curves = charts(at)["MLM loss · reference runs"]
     assert {t["legendgroup"] for t in curves["data"]} == {"MLM only", "NSP", "SOP"}
 
 

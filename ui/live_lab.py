@@ -180,10 +180,10 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
         st.warning(inert(str(exc)))
     else:
         st.dataframe(preds, hide_index=True, key="live_lab_fill", column_config={
-            "probability": st.column_config.ProgressColumn("probability", format="%.3f", min_value=0.0,
+            "probability": st.column_config.ProgressColumn("probability", format="percent", min_value=0.0,
                                                            max_value=1.0)})
         best = preds[preds["rank"] == 1]
-        st.caption("Top guess per mask: " + ", ".join(f"{inert(t)} ({p:.0%})" for t, p in
+        st.caption("Top guess per mask: " + ", ".join(f"{inert(t)} ({p:.1%})" for t, p in
                                                       zip(best["token"], best["probability"], strict=True))
                    + f". The model saw {run.steps} training steps of a small corpus: expect plausible "
                    "word kinds more than the right word.")
@@ -199,7 +199,7 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     table = order_prediction(model, folder, a, b, max_tokens)
     st.dataframe(table, hide_index=True, key="live_lab_order", column_config={
         "p_in_order": st.column_config.ProgressColumn(
-            "P(in order)" if run.task != "nsp" else "P(B follows A)", format="%.3f", min_value=0.0,
+            "P(in order)" if run.task != "nsp" else "P(B follows A)", format="percent", min_value=0.0,
             max_value=1.0)})
     if task is None:
         st.caption("This run trained MLM only: its order head never received a loss, so these numbers are "

@@ -132,7 +132,8 @@ def render(cfg: ModelConfig) -> None:
                    "this repository's own code (tiny models, minutes of CPU), shown at once; train your own below.")
         rows = _rows(results)
         train_view.curves(rows, f"exp_{name}", reference=math.log(results[0].spec.vocab_size),
-                          title_suffix="reference runs")
+                          title_suffix="reference runs",
+                          default=exp.metric if exp.metric in ft.METRICS else "mlm_loss")
         show_measurements(name, reference_evaluation(name), results)
         with st.expander("Reference runs table"):
             train_view.runs_table(rows, f"exp_{name}_runs")

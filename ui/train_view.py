@@ -179,11 +179,12 @@ def pair_for(labels: Sequence[str]) -> tuple[str, str] | None:
     return (labels[0], labels[1]) if len(labels) >= 2 else None
 
 
-def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, title_suffix: str = "") -> None:
+def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, title_suffix: str = "",
+           default: str = "mlm_loss") -> None:
     """The metric picker and the curves of ``rows`` on one chart."""
     titles = {k: v[0] for k, v in ft.METRICS.items()}
     metric = st.segmented_control("Metric", list(titles), format_func=titles.get, key=f"{key}_metric",
-                                  default="mlm_loss") or "mlm_loss"
+                                  default=default) or default
     groups = tr.groups_of(rows)
     sep = None
     if (pair := pair_for(list(groups))) is not None:
