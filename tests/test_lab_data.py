@@ -130,6 +130,17 @@ def test_trained_tokenizer_has_exactly_the_size_asked_or_refuses(kind):
         lab_tok.train_tokenizer(kind, 5000, tiny)
 
 
+def test_model_tokenizer_fits_any_vocabulary_of_a_model():
+    for family, kind in (("albert", "unigram"), ("bert", "wordpiece")):
+        assert lab_tok.model_tokenizer(family, 30_000).get_vocab_size() == 8192  # albert-base: V 30,000
+        assert lab_tok.model_tokenizer(family, 2048).to_str() == lab_tok.lab_tokenizer(kind, 2048).to_str()
+        assert lab_tok.model_tokenizer(family, 3000).get_vocab_size() == 2048
+    with pytest.raises(ValueError, match="vocab_size"):
+        lab_tok.model_tokenizer("albert", 100)
+    with pytest.raises(ValueError, match="family"):
+        lab_tok.model_tokenizer("roberta", 4096)
+
+
 def test_tokenizer_request_is_checked():
     for kind, size, field in [("sentencepiece", 1024, "kind"), ("unigram", 10, "vocab_size"),
                               ("unigram", 10**6, "vocab_size"), ("wordpiece", True, "vocab_size"),
@@ -160,34 +171,37 @@ def test_disk_cache_is_used_and_bounded(tmp_path, monkeypatch):
 
 
 # ----------------------------------------------------------------------------- examples: sentence tasks
-@pytest.mark.parametrize("kind", lab_tok.KINDS)
-def test_sop_pairs_are_consecutive_segments_of_one_document_swapped_half_the_time(kind):
-    data = PretrainingData(kind, 1024, 128, "sop", documents=TINY_DOCS, seed=3)
-    labels = []
+def tiny_pairs(kind: str, task: str, seed: int):
+    """(instance, complete sentences of A, of B) over 8 passes of the hand-made corpus, every segment
+    checked to hold consecutive sentences of one document."""
+    data = PretrainingData(kind, 1024, 128, task, documents=TINY_DOCS, seed=seed)
     for epoch in range(8):
         for inst in data.instances(epoch):
             a, b = mentions(data.tokenizer, inst.a), mentions(data.tokenizer, inst.b)
-            assert a and b and inst.doc_a == inst.doc_b
-            assert consecutive(a) and consecutive(b) and a[0][0] == b[0][0] == inst.doc_a
-            first, second = (a, b) if inst.label == 0 else (b, a)
-            assert first[-1][1] < second[0][1]  # label 0 = in order, 1 = the same two segments swapped
-            labels.append(inst.label)
+            assert a and b and consecutive(a) and consecutive(b) and a[0][0] == inst.doc_a
+            yield inst, a, b
+
+
+@pytest.mark.parametrize("kind", lab_tok.KINDS)
+def test_sop_pairs_are_consecutive_segments_of_one_document_swapped_half_the_time(kind):
+    labels = []
+    for inst, a, b in tiny_pairs(kind, "sop", seed=3):
+        assert inst.doc_a == inst.doc_b == b[0][0]
+        first, second = (a, b) if inst.label == 0 else (b, a)
+        assert first[-1][1] < second[0][1]  # label 0 = in order, 1 = the same two segments swapped
+        labels.append(inst.label)
     assert 0.3 < sum(labels) / len(labels) < 0.7
 
 
 @pytest.mark.parametrize("kind", lab_tok.KINDS)
 def test_nsp_negatives_take_segment_b_from_another_document(kind):
-    data = PretrainingData(kind, 1024, 128, "nsp", documents=TINY_DOCS, seed=5)
     labels = []
-    for epoch in range(8):
-        for inst in data.instances(epoch):
-            a, b = mentions(data.tokenizer, inst.a), mentions(data.tokenizer, inst.b)
-            assert a and b and consecutive(a) and consecutive(b) and a[0][0] == inst.doc_a
-            if inst.label == 0:  # B is what follows A in A's document
-                assert b[0][0] == inst.doc_a and b[0][1] > a[-1][1]
-            else:  # B comes from another document
-                assert b[0][0] == inst.doc_b != inst.doc_a
-            labels.append(inst.label)
+    for inst, a, b in tiny_pairs(kind, "nsp", seed=5):
+        if inst.label == 0:  # B is what follows A in A's document
+            assert b[0][0] == inst.doc_a and b[0][1] > a[-1][1]
+        else:  # B comes from another document
+            assert b[0][0] == inst.doc_b != inst.doc_a
+        labels.append(inst.label)
     assert 0.35 < sum(labels) / len(labels) < 0.65
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "check_request",
     "is_shipped",
     "lab_tokenizer",
+    "model_tokenizer",
     "tokenizer_fingerprint",
     "tokenizer_kind",
     "train_tokenizer",
@@ -274,6 +275,19 @@ def tokenizer_fingerprint(kind: str, vocab_size: int) -> str:
     kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
     check_request(kind, vocab_size)
     return hashlib.sha256(_tokenizer_json(kind, vocab_size).encode("utf-8")).hexdigest()[:16]
+
+
+def model_tokenizer(family: str, vocab_size: int) -> Tokenizer:
+    """A lab tokenizer any model of ``family`` with ``vocab_size`` embedding rows can read (for the Live
+    model page): the family's kind at ``vocab_size`` itself when that size ships trained, else the largest
+    shipped size below it, so every id is < vocab_size whatever V is (no training at request time)."""
+    kind = tokenizer_kind(family)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < SHIPPED_VOCAB_SIZES[0]:
+        raise ValueError(
+            f"vocab_size must be a whole number of at least {SHIPPED_VOCAB_SIZES[0]} to use a lab tokenizer, "
+            f"got {vocab_size!r:.40}"
+        )
+    return lab_tokenizer(kind, max(v for v in SHIPPED_VOCAB_SIZES if v <= vocab_size))
 
 
 def lab_tokenizer(kind: str, vocab_size: int) -> Tokenizer:
