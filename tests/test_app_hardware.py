@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from app_helpers import charts
 
-from albert_core import PRESETS, Workload
-from albert_core.format import fmt_count
+from albert_core import PRESETS, Workload, count_params
+from albert_core.format import fmt_bytes, fmt_count
 from albert_core.timing import estimate_time, fmt_duration, largest_batch, paper_table2
 
 PAGE = "pages/hardware.py"
@@ -82,3 +82,10 @@ def test_answers_for_the_current_config(app):
     at.number_input(key="hw_gb").set_value(40).run()
     assert table(at, "batch, fp16")["batch, fp16"][0] == largest_batch(
         PRESETS["bert-large"], 40e9, 512, "fp16")
+
+
+def test_gradient_traffic_is_the_unique_parameters(app):
+    at = app(page=PAGE)
+    text = " ".join(m.value for m in at.markdown)
+    assert fmt_bytes(4 * count_params(PRESETS["albert-base"]).total) in text
+    assert fmt_bytes(4 * count_params(PRESETS["albert-base"].bert_twin()).total) in text
