@@ -95,6 +95,37 @@ _H100 = "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)"
 _H200 = "NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column)"
 _NVLINK_HALF = "; a ring sends in one direction, half of the bidirectional NVLink figure"
 
+
+def _nvidia(name: str, label: str, sheet: str, *, dense: float, sparse: float, fp32: float,
+            bandwidth: tuple[float, str], memory: tuple[int, str], nvlink: float,
+            nic: tuple[int, str, str]) -> HardwareProfile:
+    """An NVIDIA SXM GPU in an 8-GPU node. ``sparse`` is the datasheet's "with sparsity" tensor-core
+    figure, quoted in the source and never used; ``nvlink`` the bidirectional NVLink figure; ``nic``
+    (Gb/s per GPU, node datasheet, card)."""
+    gbits, node, card = nic
+    return HardwareProfile(
+        name=name,
+        label=label,
+        peak_flops={"bf16": dense, "fp16": dense, "fp32": fp32},
+        memory_bandwidth=bandwidth[0],
+        memory_bytes=memory[0] * 10**9,
+        link_bandwidth=nvlink / 2,
+        chips_per_node=8,
+        scale_out_bandwidth=gbits * 1e9 / 8,
+        efficiency=DATASHEET_EFFICIENCY,
+        sources={
+            "peak_flops": f"{sheet}: BF16/FP16 Tensor Core {dense / 1e12:,.0f} TFLOPS dense ({sparse / 1e12:,.0f} is "
+            f"the sparsity figure, not used); FP32 {fp32 / 1e12:g} TFLOPS (torch keeps TF32 off for matmuls by "
+            "default)",
+            "memory_bandwidth": f"{sheet}: {bandwidth[1]}",
+            "memory_bytes": f"{sheet}: {memory[1]}",
+            "link_bandwidth": f"{sheet}: NVLink {nvlink / 1e9:,.0f} GB/s{_NVLINK_HALF}",
+            "scale_out_bandwidth": f"NVIDIA {node} datasheet: one {gbits} Gb/s {card} port per GPU",
+            "efficiency": "assumption (DATASHEET_EFFICIENCY)",
+        },
+    )
+
+
 DATASHEET_PROFILES: Mapping[str, HardwareProfile] = MappingProxyType(
     {
         "tpu-v3": HardwareProfile(
@@ -121,65 +152,20 @@ DATASHEET_PROFILES: Mapping[str, HardwareProfile] = MappingProxyType(
             },
             notes=("The ALBERT paper trained on Cloud TPU v3, 64 to 512 TPUs depending on model size.",),
         ),
-        "a100": HardwareProfile(
-            name="a100",
-            label="NVIDIA A100 SXM 80GB",
-            peak_flops={"bf16": 312e12, "fp16": 312e12, "fp32": 19.5e12},
-            memory_bandwidth=2039e9,
-            memory_bytes=80 * 10**9,
-            link_bandwidth=300e9,
-            chips_per_node=8,
-            scale_out_bandwidth=25e9,
-            efficiency=DATASHEET_EFFICIENCY,
-            sources={
-                "peak_flops": f"{_A100}: BF16/FP16 Tensor Core 312 TFLOPS dense (624 is the sparsity "
-                "figure, not used); FP32 19.5 TFLOPS (torch keeps TF32 off for matmuls by default)",
-                "memory_bandwidth": f"{_A100}: 2,039 GB/s (80GB SXM; the 40GB card has 1,555 GB/s)",
-                "memory_bytes": f"{_A100}: 80GB HBM2e",
-                "link_bandwidth": f"{_A100}: NVLink 600 GB/s{_NVLINK_HALF}",
-                "scale_out_bandwidth": "NVIDIA DGX A100 datasheet: one 200 Gb/s HDR InfiniBand port per GPU",
-                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
-            },
+        "a100": _nvidia(
+            "a100", "NVIDIA A100 SXM 80GB", _A100, dense=312e12, sparse=624e12, fp32=19.5e12,
+            bandwidth=(2039e9, "2,039 GB/s (80GB SXM; the 40GB card has 1,555 GB/s)"), memory=(80, "80GB HBM2e"),
+            nvlink=600e9, nic=(200, "DGX A100", "HDR InfiniBand"),
         ),
-        "h100": HardwareProfile(
-            name="h100",
-            label="NVIDIA H100 SXM 80GB",
-            peak_flops={"bf16": 989e12, "fp16": 989e12, "fp32": 67e12},
-            memory_bandwidth=3.35e12,
-            memory_bytes=80 * 10**9,
-            link_bandwidth=450e9,
-            chips_per_node=8,
-            scale_out_bandwidth=50e9,
-            efficiency=DATASHEET_EFFICIENCY,
-            sources={
-                "peak_flops": f"{_H100}: BF16/FP16 Tensor Core 1,979 TFLOPS is stated with sparsity; the dense "
-                "figure is half, 989 TFLOPS; FP32 67 TFLOPS",
-                "memory_bandwidth": f"{_H100}: 3.35 TB/s",
-                "memory_bytes": f"{_H100}: 80GB",
-                "link_bandwidth": f"{_H100}: NVLink 900 GB/s{_NVLINK_HALF}",
-                "scale_out_bandwidth": "NVIDIA DGX H100 datasheet: one 400 Gb/s ConnectX-7 port per GPU",
-                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
-            },
+        "h100": _nvidia(
+            "h100", "NVIDIA H100 SXM 80GB", _H100, dense=989e12, sparse=1979e12, fp32=67e12,
+            bandwidth=(3.35e12, "3.35 TB/s"), memory=(80, "80GB HBM3"), nvlink=900e9,
+            nic=(400, "DGX H100", "ConnectX-7"),
         ),
-        "h200": HardwareProfile(
-            name="h200",
-            label="NVIDIA H200 SXM 141GB",
-            peak_flops={"bf16": 989e12, "fp16": 989e12, "fp32": 67e12},
-            memory_bandwidth=4.8e12,
-            memory_bytes=141 * 10**9,
-            link_bandwidth=450e9,
-            chips_per_node=8,
-            scale_out_bandwidth=50e9,
-            efficiency=DATASHEET_EFFICIENCY,
-            sources={
-                "peak_flops": f"{_H200}: BF16/FP16 Tensor Core 1,979 TFLOPS is stated with sparsity; dense is "
-                "989 TFLOPS; FP32 67 TFLOPS",
-                "memory_bandwidth": f"{_H200}: 4.8 TB/s",
-                "memory_bytes": f"{_H200}: 141GB HBM3e",
-                "link_bandwidth": f"{_H200}: NVLink 900 GB/s{_NVLINK_HALF}",
-                "scale_out_bandwidth": "NVIDIA DGX H200 datasheet: one 400 Gb/s ConnectX-7 port per GPU",
-                "efficiency": "assumption (DATASHEET_EFFICIENCY)",
-            },
+        "h200": _nvidia(
+            "h200", "NVIDIA H200 SXM 141GB", _H200, dense=989e12, sparse=1979e12, fp32=67e12,
+            bandwidth=(4.8e12, "4.8 TB/s"), memory=(141, "141GB HBM3e"), nvlink=900e9,
+            nic=(400, "DGX H200", "ConnectX-7"),
         ),
     }
 )
