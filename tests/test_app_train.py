@@ -52,10 +52,11 @@ def plan_twins(at: AppTest, names: list[str], steps: int = STEPS) -> AppTest:
 
 
 def frame(at: AppTest, column: str):
-    """The page's table holding ``column`` (AppTest does not keep st.dataframe keys)."""
+    """The page's last table holding ``column`` (AppTest does not keep st.dataframe keys; the visitor's
+    runs table comes after the experiment's reference runs table)."""
     found = [d.value for d in at.dataframe if column in d.value.columns]
     assert found, f"no table with a column {column!r}"
-    return found[0]
+    return found[-1]
 
 
 def url_runs(at: AppTest) -> list[str]:
@@ -148,6 +149,9 @@ def test_a_tiny_run_finishes_its_curve_appears_and_the_url_restores_it(worker):
     assert row.val_mlm_loss == pytest.approx(status.final["val_mlm_loss"])
     assert row.step_ms > 0  # measured here
     assert at.get("download_button")
+    smooth = charts(at)["Layer smoothness of your trained runs"]["data"]
+    assert [t["x"] for t in smooth] == [[1, 2], [1, 2]]  # L2 and angle panels, one point per executed layer
+    assert all(v > 0 for t in smooth for v in t["y"])
 
     # a reload (a fresh session with the same link) finds the run again
     again = open_page({"run": run_id})

@@ -250,3 +250,33 @@ def live_panel(ids: Sequence[str]) -> None:
             st.rerun()  # all finished: one full run draws the final state and stops the polling
 
     panel()
+    if found and not active:
+        show_smoothness(found)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def trained_smoothness(run_id: str) -> pd.DataFrame | None:
+    """Figure 2 on a finished run's trained weights (`experiments.smoothness`), None without weights.
+    Keyed by run id: the id is the hash of everything that determines the run."""
+    from albert_core.lab.experiments import smoothness
+
+    result = get_worker().cache.get(run_id)
+    if result is None or result.checkpoint is None:
+        return None
+    return smoothness(result)
+
+
+def show_smoothness(found: Sequence[RunStatus]) -> None:
+    """The paper's Figure 2 for the visitor's finished runs (mean over the seeds of each label)."""
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for s in found:
+        if s.state == "done" and (df := trained_smoothness(s.run_id)) is not None:
+            frames.setdefault(s.spec.name, []).append(df)
+    if not frames:
+        return
+    mean = {label: pd.concat(fs).groupby("layer", as_index=False).mean() for label, fs in frames.items()}
+    st.plotly_chart(ft.smoothness_runs(mean, title="Layer smoothness of your trained runs"),
+                    key="fig_train_smoothness", width="stretch")
+    st.caption("Per layer: the L2 distance and the angle between its input and output hidden states, averaged "
+               "over the tokens of one validation batch (the paper's Figure 2, on the weights trained here). The "
+               "paper finds ALBERT's transitions much smoother than BERT's.")
