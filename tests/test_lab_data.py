@@ -10,6 +10,8 @@ import time
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from albert_core.analysis import ngram_spans
 from albert_core.lab import corpus as lab_corpus
@@ -301,6 +303,34 @@ def test_ngram_span_lengths_follow_one_over_n():
     assert share[2] == pytest.approx(2 / 11, abs=0.05)
 
 
+_WORDS = ["the", "module", "returns", "a", "list", "of", "values", "when", "called", "unbelievably", "x"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    docs=st.lists(st.lists(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=12), min_size=2, max_size=6),
+                  min_size=2, max_size=5),
+    seq_len=st.integers(8, 48), task=st.sampled_from(["none", "nsp", "sop"]),
+    kind=st.sampled_from(lab_tok.KINDS), seed=st.integers(0, 10**6),
+)  # fmt: skip
+def test_any_documents_give_well_formed_examples_with_bert_mask_count(docs, seq_len, task, kind, seed):
+    documents = [tuple(" ".join(words) + "." for words in doc) for doc in docs]
+    data = PretrainingData(kind, 512, seq_len, task, documents=documents, seed=seed, max_ngram=1,
+                           whole_word=False)  # fmt: skip
+    batch = data.batch(0, 6)
+    for i in range(6):
+        inst = data.instance(i)
+        n = len(inst.a) + len(inst.b) + 3
+        assert len(inst.a) >= 1 and len(inst.b) >= 1 and n <= seq_len
+        ids, labels = batch["input_ids"][i], batch["mlm_labels"][i]
+        assert ids[0] == 2 and ids[len(inst.a) + 1] == 3 and ids[n - 1] == 3
+        assert int(batch["attention_mask"][i].sum()) == n
+        # BERT's rule: max(1, round(15 % of the non-special tokens)) single tokens chosen
+        assert int((labels != -100).sum()) == max(1, round((n - 3) * 0.15))
+        assert (labels[[0, len(inst.a) + 1, *range(n - 1, seq_len)]] == -100).all()
+        assert inst.label in ((0,) if task == "none" else (0, 1))
+
+
 # ----------------------------------------------------------------------------- determinism
 def test_batches_are_deterministic_in_seed_and_step():
     def make(seed):
@@ -313,6 +343,9 @@ def test_batches_are_deterministic_in_seed_and_step():
     assert not torch.equal(a.batch(0, 4)["input_ids"], c.batch(0, 4)["input_ids"])
     assert not torch.equal(a.batch(0, 4)["input_ids"], a.batch(1, 4)["input_ids"])
     assert a.instances(1) != a.instances(0)  # a later epoch is new instances, not a replay
+    n0, n1 = len(a.instances(0)), len(a.instances(1))
+    assert a.instance(n0 - 1) == a.instances(0)[-1] and a.instance(n0) == a.instances(1)[0]
+    assert a.instance(n0 + n1) == a.instances(2)[0]  # epochs follow one another whatever their lengths
 
 
 def test_eval_batches_are_fixed():

@@ -28,6 +28,7 @@ is a pure function of (seed, step, B); the training stream passes over the insta
 
 from __future__ import annotations
 
+import bisect
 import functools
 import random
 import string
@@ -199,6 +200,7 @@ class PretrainingData:
             self.documents = _encode(self.tokenizer, [tuple(doc) for doc in documents])
         self._starts = _word_starts(tokenizer_kind, vocab_size)
         self._epochs: dict[int, list[Instance]] = {}
+        self._epoch_starts = [0]  # example index where each built epoch starts (the last: where the next does)
         self._eval: dict[int, tuple[dict[str, torch.Tensor], ...]] = {}
         if not self.instances(0):
             raise ValueError(f"the {split} documents give no {task} example of seq_len {seq_len}")
@@ -224,8 +226,13 @@ class PretrainingData:
         return self.seq_len
 
     def instance(self, index: int) -> Instance:
-        n = self.num_examples
-        return self.instances(index // n)[index % n]
+        """Example ``index`` of the stream: the epochs' instances one after the other (an epoch's count
+        varies a little with its random segment lengths)."""
+        starts = self._epoch_starts
+        while starts[-1] <= index:
+            starts.append(starts[-1] + len(self.instances(len(starts) - 1)))
+        epoch = bisect.bisect_right(starts, index) - 1
+        return self.instances(epoch)[index - starts[epoch]]
 
     # ------------------------------------------------------------------ masking and tensors
     def _words(self, ids: np.ndarray) -> list[list[int]]:
