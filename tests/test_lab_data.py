@@ -132,6 +132,17 @@ def test_trained_tokenizer_has_exactly_the_size_asked_or_refuses(kind):
         lab_tok.train_tokenizer(kind, 5000, tiny)
 
 
+@pytest.mark.parametrize("kind", lab_tok.KINDS)
+def test_cutting_a_trained_tokenizer_keeps_every_character(kind):
+    sentences = [s for doc in lab_corpus.load_corpus().train[:60] for s in doc]
+    chars = {c for s in sentences for c in s.lower() if not c.isspace()}
+    cut = lab_tok._trim(lab_tok._train_once(kind, 900, sentences), kind, 700)
+    assert cut.get_vocab_size() == 700
+    enc = cut.encode(" ".join(sentences[:200]), add_special_tokens=False)
+    assert 1 not in enc.ids  # no [UNK]: every character of the text still has a piece
+    assert len(chars) > 40
+
+
 def test_model_tokenizer_fits_any_vocabulary_of_a_model():
     for family, kind in (("albert", "unigram"), ("bert", "wordpiece")):
         assert lab_tok.model_tokenizer(family, 30_000).get_vocab_size() == 8192  # albert-base: V 30,000

@@ -127,7 +127,7 @@ def _trainer(kind: str, vocab_size: int):
 def _train_once(kind: str, target: int, sentences: list[str]) -> Tokenizer:
     tok = _blank(kind)
     tok.train_from_iterator(sentences, _trainer(kind, target), length=len(sentences))
-    return _canonical(tok, kind)
+    return tok
 
 
 def _canonical(tok: Tokenizer, kind: str) -> Tokenizer:
@@ -149,8 +149,9 @@ def _canonical(tok: Tokenizer, kind: str) -> Tokenizer:
 
 
 def _trim(tok: Tokenizer, kind: str, vocab_size: int) -> Tokenizer:
-    """Drop pieces beyond vocab_size: for WordPiece the last merges learned, for Unigram the least probable
-    pieces longer than one character (every character stays, so any text still tokenizes)."""
+    """Drop pieces beyond vocab_size: for WordPiece the last merges learned (the trainer's ids are the
+    alphabet, then the merges in order), for Unigram the least probable pieces longer than one character
+    (every character stays, so any text still tokenizes)."""
     spec = json.loads(tok.to_str())
     model = spec["model"]
     excess = tok.get_vocab_size() - vocab_size
@@ -179,15 +180,15 @@ def train_tokenizer(kind: str, vocab_size: int, sentences: list[str] | None = No
     tok = _train_once(kind, vocab_size, sentences)
     got = tok.get_vocab_size()
     if got < vocab_size:  # the trainer stopped early: the text has no more pieces to offer
-        bigger = _train_once(kind, min(2 * vocab_size, MAX_VOCAB_SIZE), sentences).get_vocab_size()
-        if bigger < vocab_size:
+        tok = _train_once(kind, min(2 * vocab_size, MAX_VOCAB_SIZE), sentences)
+        if tok.get_vocab_size() < vocab_size:
             raise ValueError(
                 f"vocab_size {vocab_size} is more than this corpus yields for a {kind} tokenizer: "
-                f"at most {bigger} pieces"
+                f"at most {tok.get_vocab_size()} pieces"
             )
-        tok = _train_once(kind, bigger, sentences)
     if tok.get_vocab_size() > vocab_size:
         tok = _trim(tok, kind, vocab_size)
+    tok = _canonical(tok, kind)
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
         pair="[CLS] $A [SEP] $B:1 [SEP]:1",
