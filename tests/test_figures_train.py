@@ -90,6 +90,14 @@ def test_accuracy_curves_plot_validation_solid_and_training_dotted():
     assert order.name == "run" and list(order.y) == h["val_order_acc"].dropna().tolist()
 
 
+def test_many_runs_can_leave_the_training_curves_out():
+    groups = {f"run {i}": [history(3.0 + i / 10, 0)] for i in range(6)}
+    fig = ft.curves_figure(groups, "mlm_loss", training=False)
+    assert [t.name for t in fig.data] == list(groups)
+    assert all(t.line.dash == "solid" for t in fig.data)
+    assert fig.layout.title.text == "Validation MLM loss"
+
+
 def test_mlm_only_run_has_no_sentence_task_curve():
     fig = ft.curves_figure({"mlm only": [history(3.0, 0, task="none")]}, "val_order_acc")
     assert not fig.data
@@ -159,6 +167,8 @@ def test_paper_and_measured_panels_are_labelled_apart():
                                title="Embedding size")
     p, m = fig.data
     assert p.name == "paper (Lan et al.)" and m.name == "measured here"
+    assert p.type == "bar" and m.type == "scatter"  # measured losses as points: an axis from 0 hides them
+    assert fig.layout.yaxis.range == (0, pytest.approx(82.3 * 1.2)) and fig.layout.yaxis2.range is None
     assert list(p.y) == [81.3, 82.3] and list(m.y) == [4.0, 3.8]
     assert p.yaxis == "y" and m.yaxis == "y2"  # own axes: the metrics differ
     assert list(m.error_y.array) == pytest.approx([0.2, 0.05])

@@ -94,15 +94,19 @@ def curves_figure(
     reference: float | None = None,
     reference_label: str = "",
     title_suffix: str = "",
+    training: bool = True,
 ) -> go.Figure:
     """Curves of several runs on one chart: for each label its median over seeds (one seed: the run
     itself), with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the
     validation value solid and the training value dotted (loss and MLM accuracy). ``separation`` marks the step where two runs
     separate beyond their seed ranges, or says honestly that they have not. ``reference`` draws a
-    horizontal line (e.g. ln V, the loss of a uniform guess)."""
+    horizontal line (e.g. ln V, the loss of a uniform guess). ``training`` False leaves the training
+    curves out (many runs on one chart)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r:.40}")
     title, y_title, columns = METRICS[metric]
+    if not training and len(columns) > 1:
+        title, columns = f"Validation {title}", columns[:1]
     fig = go.Figure()
     for i, (label, histories) in enumerate(groups.items()):
         color = color_of(i)
@@ -230,14 +234,15 @@ def paper_vs_measured(
     if {"lo", "hi"} <= set(measured.columns) and measured[["lo", "hi"]].notna().all().all():
         error = dict(type="data", symmetric=False, array=(measured["hi"] - measured["value"]).tolist(),
                      arrayminus=(measured["value"] - measured["lo"]).tolist(), color="#333", thickness=1)
-    fig.add_trace(go.Bar(
+    # measured: points with their seed range, on an axis fitted to them (a loss axis from 0 would flatten
+    # the differences the experiment is about)
+    fig.add_trace(go.Scatter(
         x=measured["setting"].astype(str).tolist(), y=measured["value"].tolist(), name=MEASURED_LABEL,
-        marker_color=MEASURED_COLOR, error_y=error, text=[f"{v:.4g}" for v in measured["value"]],
-        textposition="outside", cliponaxis=False,
+        mode="markers+text", marker=dict(color=MEASURED_COLOR, size=10), error_y=error,
+        text=[f"{v:.4g}" for v in measured["value"]], textposition="middle right", cliponaxis=False,
         hovertemplate=f"{MEASURED_LABEL}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
     ), row=2, col=1)
-    for row, frame in ((1, paper), (2, measured)):
-        top = float(np.nanmax(frame["hi"] if row == 2 and error else frame["value"])) if len(frame) else 1.0
-        fig.update_yaxes(range=[0, top * 1.2], row=row, col=1)
+    top = float(np.nanmax(paper["value"])) if len(paper) else 1.0
+    fig.update_yaxes(range=[0, top * 1.2], row=1, col=1)
     fig.update_annotations(font_size=12)
     return _layout(fig, title, height=520)

@@ -133,7 +133,8 @@ def render(cfg: ModelConfig) -> None:
         rows = _rows(results)
         train_view.curves(rows, f"exp_{name}", reference=math.log(results[0].spec.vocab_size),
                           title_suffix="reference runs",
-                          default=exp.metric if exp.metric in ft.METRICS else "mlm_loss")
+                          default=exp.metric if exp.metric in ft.METRICS else "mlm_loss",
+                          training=len({r.spec.label for r in results}) <= 4)  # 8 variants: validation only
         show_measurements(name, reference_evaluation(name), results)
         with st.expander("Reference runs table"):
             train_view.runs_table(rows, f"exp_{name}_runs")

@@ -180,7 +180,7 @@ def pair_for(labels: Sequence[str]) -> tuple[str, str] | None:
 
 
 def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, title_suffix: str = "",
-           default: str = "mlm_loss") -> None:
+           default: str = "mlm_loss", training: bool = True) -> None:
     """The metric picker and the curves of ``rows`` on one chart."""
     titles = {k: v[0] for k, v in ft.METRICS.items()}
     metric = st.segmented_control("Metric", list(titles), format_func=titles.get, key=f"{key}_metric",
@@ -191,7 +191,7 @@ def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, 
         column = ft.METRICS[metric][2][0]
         sep = tr.separation(groups[pair[0]], groups[pair[1]], column, *pair)
     fig = ft.curves_figure(groups, metric, sep, reference=reference if metric == "mlm_loss" else None,
-                           reference_label="ln V: a uniform guess", title_suffix=title_suffix)
+                           reference_label="ln V: a uniform guess", title_suffix=title_suffix, training=training)
     with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
         st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
 
