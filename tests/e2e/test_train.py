@@ -55,3 +55,7 @@ def test_a_tiny_run_streams_its_curve(open_app):
     expect(page.locator(EXCEPTION)).to_have_count(0)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page-train-running.png"), full_page=True)
+    # Cancel frees the shared server's worker for the other tests; the page says where the run stopped
+    page.locator("[class*='st-key-train_cancel_'] button").first.click()
+    expect(page.locator("[data-testid='stAlert']", has_text="cancelled at step")).to_be_visible(timeout=60_000)
+    expect(page.locator(EXCEPTION)).to_have_count(0)
