@@ -376,6 +376,8 @@ def test_bad_arguments_name_the_field():
         args = {"tokenizer_kind": "unigram", "vocab_size": 1024, "seq_len": 64, "task": "sop", **kwargs}
         with pytest.raises(ValueError, match=field):
             PretrainingData(**args)
+    with pytest.raises(ValueError, match="documents"):
+        PretrainingData("unigram", 1024, 64, "sop", documents=["one string, not a document"])
     data = PretrainingData("unigram", 1024, 64, "sop", documents=TINY_DOCS)
     with pytest.raises(ValueError, match="step"):
         data.batch(-1, 4)

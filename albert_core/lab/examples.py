@@ -197,6 +197,10 @@ class PretrainingData:
         if documents is None:
             self.documents = encoded_documents(tokenizer_kind, vocab_size, split)
         else:
+            if isinstance(documents, str) or not all(
+                not isinstance(doc, str) and all(isinstance(x, str) for x in doc) for doc in documents
+            ):
+                raise ValueError("documents must be a list of documents, each a sequence of sentence strings")
             self.documents = _encode(self.tokenizer, [tuple(doc) for doc in documents])
         self._starts = _word_starts(tokenizer_kind, vocab_size)
         self._epochs: dict[int, list[Instance]] = {}
