@@ -280,3 +280,22 @@ def test_a_vocabulary_no_lab_tokenizer_can_have_is_refused_before_training(worke
     errors = " ".join(e.value for e in at.error).replace("\\", "")
     assert "vocab_size must be between 256 and 32768 for a lab tokenizer, got 100" in errors
     assert at.button(key="train_submit").disabled
+
+
+def test_live_model_page_offers_the_shipped_reference_checkpoint(worker):
+    from albert_core.lab.checkpoint import load_run
+    from albert_core.lab.reference import CHECKPOINTS_DIR
+
+    folders = sorted(p for p in CHECKPOINTS_DIR.glob("*") if (p / "run.json").is_file())
+    if not folders:
+        pytest.skip("no shipped reference checkpoint in this checkout (tests/test_lab_trainer.py requires one)")
+    run = load_run(folders[0])
+    live = AppTest.from_file(LIVE_PAGE, default_timeout=120).run()
+    live.radio(key="live_source").set_value("lab").run()  # the runs cache is empty: only the shipped run
+    assert not live.exception, live.exception
+    pick = live.selectbox(key="live_lab_run")
+    assert pick.value == str(folders[0]) and "shipped reference" in pick.format_func(pick.value)
+    assert frame(live, "match").iloc[-1]["live"] == count_params(run.spec.config).total
+    assert len(frame(live, "rank")) == 5
+    heading = "Sentence order" if run.spec.task != "nsp" else "Next sentence"
+    assert heading in [h.value for h in live.subheader]
