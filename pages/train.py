@@ -38,8 +38,9 @@ mode = st.segmented_control("What to train", ["twins", "custom"], key="train_mod
                             ) or "twins"
 c = st.columns(2)
 size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="train_size",
-                  help="Tiny twins keep the sidebar's family and sharing at a size that trains in seconds. "
-                  "The sidebar's own size is checked against the lab's limits before anything starts.")
+                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (seconds to "
+                  "minutes per run). The sidebar's own size is checked against the lab's limits (steps, compute, "
+                  "training memory, vocabulary) before anything starts.")
 task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",
                       help="SOP: two consecutive segments, swapped half the time (ALBERT). NSP: the second "
                       "segment follows the first or comes from another document (BERT).")
@@ -82,8 +83,7 @@ if specs:
                 "seconds.")
     st.button(f"Train {len(specs)} run{'s' if len(specs) > 1 else ''}", key="train_submit", type="primary",
               disabled=bool(problems), icon=":material/play_arrow:", on_click=train_view.submit, args=(specs,))
-    train_view.show_submit_errors()
-    ids = train_view.run_ids()
+    train_view.show_submit_errors()  # the click's callback ran before this script: `ids` holds the new runs
 
 # ----------------------------------------------------------------------------- your runs
 st.header("Your runs")
