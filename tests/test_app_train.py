@@ -278,7 +278,7 @@ def test_a_vocabulary_no_lab_tokenizer_can_have_is_refused_before_training(worke
     assert not at.exception and not at.warning  # the link's config was taken as it is
     assert set(frame(at, "limits")["config"]) >= {cfg.label}
     errors = " ".join(e.value for e in at.error).replace("\\", "")
-    assert "vocab_size must be between 256 and 32768 for a lab tokenizer, got 100" in errors
+    assert "vocab_size" in errors and "lab tokenizer, got 100" in errors
     assert at.button(key="train_submit").disabled
 
 

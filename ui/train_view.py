@@ -16,7 +16,7 @@ import streamlit as st
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.spec import RunSpec
-from albert_core.lab.tokenizers import check_request
+from albert_core.lab.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from ui import figures_train as ft
 from ui import train_runs as tr
@@ -89,6 +89,11 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
     })
     for p in problems:
         st.error(inert(p))
+    unshipped = sorted({s.vocab_size for s in specs} - set(SHIPPED_VOCAB_SIZES))
+    if unshipped and not problems:
+        st.caption(f"No tokenizer of V = {', '.join(f'{v:,}' for v in unshipped)} ships with the lab (it has "
+                   f"{', '.join(f'{v:,}' for v in SHIPPED_VOCAB_SIZES)}): the first run trains one on the corpus, "
+                   "and fails with a message if the corpus yields fewer pieces.")
     return problems
 
 
