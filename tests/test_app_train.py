@@ -241,6 +241,8 @@ def test_table5_shows_the_paper_matrix_beside_the_measured_one(worker, shipped):
     assert measured["data"][0]["y"] == ["trained none", "trained NSP", "trained SOP"]
     curves = specs["Sentence-task accuracy · reference runs"]  # the experiment's own metric first
     assert {t["legendgroup"] for t in curves["data"]} == {"NSP", "SOP"}  # MLM only has no sentence task
+    (note,) = curves["layout"]["annotations"]  # compares the two curves drawn, with the honest reason
+    assert note["text"] == "NSP vs SOP: not separated yet (needs two seeds or more of each to compare seed ranges)"
     at.segmented_control(key="exp_table5_metric").set_value("mlm_loss").run()
     curves = charts(at)["MLM loss · reference runs"]
     assert {t["legendgroup"] for t in curves["data"]} == {"MLM only", "NSP", "SOP"}

@@ -191,9 +191,10 @@ def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, 
     metric = st.segmented_control("Metric", list(titles), format_func=titles.get, key=f"{key}_metric",
                                   default=default) or default
     groups = tr.groups_of(rows)
+    column = ft.METRICS[metric][2][0]
+    drawn = [label for label, hs in groups.items() if any(column in h and h[column].notna().any() for h in hs)]
     sep = None
-    if (pair := pair_for(list(groups))) is not None:
-        column = ft.METRICS[metric][2][0]
+    if (pair := pair_for(drawn)) is not None:  # e.g. an MLM-only run has no sentence-task curve to compare
         sep = tr.separation(groups[pair[0]], groups[pair[1]], column, *pair)
     fig = ft.curves_figure(groups, metric, sep, reference=reference if metric == "mlm_loss" else None,
                            reference_label="ln V: a uniform guess", title_suffix=title_suffix, training=training)
