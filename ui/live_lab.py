@@ -86,6 +86,12 @@ def lab_runs(roots: tuple[Path, ...] | None = None) -> list[LabRun]:
     return out
 
 
+@st.cache_data(ttl=5, max_entries=4, show_spinner=False)
+def recent_lab_runs(roots: tuple[Path, ...]) -> list[LabRun]:
+    """`lab_runs`, read from disk at most every few seconds (every rerun would reread every record)."""
+    return lab_runs(roots)
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
 def lab_model(folder: str, mtime_ns: int, roots: tuple[str, ...], seq_len: int):
     """The trained model of a lab run: a transformers layout through `load_pretrained_folder`
@@ -148,7 +154,7 @@ def render_source(max_tokens: int):
     """The run picker; returns (model, folder, run) or stops the page with a message."""
     from ui.sidebar import inert
 
-    runs = lab_runs()
+    runs = recent_lab_runs(lab_roots())
     if not runs:
         st.info("No finished lab run on this server yet: train one on the Train page, then come back.")
         st.stop()
