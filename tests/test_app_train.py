@@ -192,6 +192,13 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
     order = frame(live, "p_in_order")
     assert list(order["pair"]) == ["as typed (A then B)", "swapped (B then A)"]
     assert order["p_in_order"].between(0, 1).all()
+    # two masks: five guesses each; no mask or too many: a message, no traceback
+    live.text_input(key="live_lab_mask_text").input("open the [MASK] and read the [MASK] first").run()
+    assert list(frame(live, "rank")["mask"]) == [1] * 5 + [2] * 5
+    for text, message in (("no mask here", "type [MASK]"), (" ".join(["[MASK]"] * 9), "at most 8 [MASK]")):
+        live.text_input(key="live_lab_mask_text").input(text).run()
+        assert not live.exception
+        assert any(message in w.value.replace("\\", "") for w in live.warning)
 
 
 # ----------------------------------------------------------------------------- experiments, on tiny references
