@@ -5,6 +5,7 @@ worker is a fresh one per test with its own runs cache in a temporary folder."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -308,3 +309,23 @@ def test_live_model_page_offers_the_shipped_reference_checkpoint(worker):
     assert len(frame(live, "rank")) == 5
     heading = "Sentence order" if run.spec.task != "nsp" else "Next sentence"
     assert heading in [h.value for h in live.subheader]
+
+
+def test_an_experiment_run_here_is_measured_on_the_visitors_runs(worker, monkeypatch):
+    from albert_core.lab import experiments
+
+    monkeypatch.setattr(experiments, "BASE", TINY)  # the experiment's runs at the test's tiny size
+    monkeypatch.setattr(experiments, "RUN_DEFAULTS", {**experiments.RUN_DEFAULTS, "batch_size": 4, "seq_len": 32})
+    at = open_page({"exp": "depth"})
+    at.number_input(key="train_exp_steps").set_value(10).run()  # shorter than the default warmup: scaled down
+    assert not at.exception and not at.error
+    at.button(key="train_exp_submit").click().run()
+    (run_id,) = run_to_end(at, worker)
+    at.run()
+    assert not at.exception, at.exception
+    assert "Measured on your runs" in [h.value for h in at.subheader]
+    bars = [c for c in (json.loads(el.proto.spec) for el in at.get("plotly_chart"))
+            if c["layout"]["title"]["text"].startswith("Depth dial")][-1]["data"][0]
+    assert bars["x"] == ["L=1", "L=2 (trained)", "L=4"]
+    # independent check: the trained weights at depth 2 give the run's own final validation loss
+    assert bars["y"][1] == pytest.approx(worker.status(run_id).final["val_mlm_loss"], rel=1e-5)

@@ -146,7 +146,11 @@ def render(cfg: ModelConfig) -> None:
                               "let the page mark where two variants separate.")
     steps = c[1].number_input("Steps per run", 10, lab_experiments.STEPS * 4, lab_experiments.STEPS, step=50,
                               key="train_exp_steps")
-    specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps))
+    try:
+        specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps), **schedule(int(steps)))
+    except ValueError as exc:
+        st.error(inert(f"Cannot plan this experiment: {exc}"))
+        return
     worker = get_worker()
     free = worker.max_queue - worker.queue_length()
     if len(specs) > free:
@@ -157,6 +161,13 @@ def render(cfg: ModelConfig) -> None:
               help="Queues the experiment's runs on this server's lab worker; they appear under Your runs.")
     train_view.show_submit_errors()
     own_measurements(name)
+
+
+def schedule(steps: int) -> dict[str, int]:
+    """Warmup and evaluation cadence for ``steps``: the experiments' own at their default length (so the
+    runs are the shipped ones), scaled down for shorter runs."""
+    d = lab_experiments.RUN_DEFAULTS
+    return {"warmup": min(d["warmup"], steps // 10), "eval_every": min(d["eval_every"], max(1, steps // 10))}
 
 
 def submit(name: str, specs: Sequence[Any]) -> None:
