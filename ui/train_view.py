@@ -209,7 +209,7 @@ def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
         "train_flops_per_step": st.column_config.NumberColumn("FLOPs / step", format="compact",
                                                               help="Training FLOPs per step (exact)."),
         "step_ms": st.column_config.NumberColumn("step (ms, measured)", format="%.1f",
-                                                 help="Median wall time per training step on this machine."),
+                                                 help="Median wall time per training step, measured while the run trained."),
         "tokens": st.column_config.NumberColumn("tokens", format="localized"),
         "seconds": st.column_config.NumberColumn("seconds", format="%.1f"),
         **{c: st.column_config.NumberColumn(c, format="%.4f") for c in
