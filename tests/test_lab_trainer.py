@@ -290,3 +290,17 @@ def test_a_shipped_reference_run_reproduces_its_first_steps():
     for column in ("train_mlm_loss", "train_order_loss", "val_mlm_loss"):
         a, b = ours.loc[common, column].to_numpy(float), theirs.loc[common, column].to_numpy(float)
         np.testing.assert_allclose(a, b, rtol=2e-4, equal_nan=True, err_msg=column)
+
+
+def test_the_shipped_checkpoint_gives_its_recorded_validation_loss():
+    from albert_core.lab.reference import CHECKPOINTS_DIR
+
+    folders = [p for p in CHECKPOINTS_DIR.iterdir() if (p / "run.json").is_file()]
+    assert len(folders) == 1  # the repository stays lean
+    run = load_run(folders[0])
+    assert run.spec.key == folders[0].name
+    model = load_model(folders[0], batch=run.spec.batch_size)
+    again = trainer.evaluate(model, trainer.validation_batches(run.spec), run.spec.task)
+    assert again["val_mlm_loss"] == pytest.approx(run.final["val_mlm_loss"], rel=1e-5)
+    assert again["val_order_acc"] == pytest.approx(run.final["val_order_acc"])
+    assert load_tokenizer(folders[0]).get_vocab_size() == run.spec.vocab_size
