@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from lab_helpers import TINY, V, CountingTrain, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
+from lab_helpers import TINY, CountingTrain, V, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
 from albert_core.cli import main as cli_main
 from albert_core.lab import trainer
