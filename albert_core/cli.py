@@ -282,12 +282,12 @@ def build_parser() -> _Parser:
 
     p = sub.add_parser("export-hf", parents=[model], help="the transformers config.json of the model")
     p.add_argument("--output", "-o", metavar="PATH", help="write to this file instead of printing")
-    from albert_core.cli_time import add_time_parser
+    from albert_core.cli_time import add_commands as add_time_commands
 
-    add_time_parser(sub, model)
-    from albert_core.cli_train import add_train_parsers
+    add_time_commands(sub, model)
+    from albert_core.cli_train import add_commands as add_train_commands
 
-    add_train_parsers(sub, model)
+    add_train_commands(sub, model)
     return parser
 
 

@@ -1,6 +1,6 @@
 """`python -m albert_core time`: estimated seconds per training step and per inference batch.
 
-Registered by `albert_core.cli.build_parser` (`add_time_parser`) and run by its `main` (`time_report`),
+Registered by `albert_core.cli.build_parser` (`add_commands`) and run by its `main` (`time_report`),
 so the model options, `--json` and the one-line errors (exit code 2) are the other commands' own.
 """
 
@@ -14,9 +14,9 @@ from albert_core.format import fmt_bytes, fmt_flops, fmt_pct
 from albert_core.hardware import HARDWARE_NAMES
 
 
-def add_time_parser(sub: Any, model: argparse.ArgumentParser) -> None:
+def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
     """The `time` subcommand on the `model` parent parser (preset / config / overrides / --json)."""
-    from albert_core.cli import _fraction, _whole
+    from albert_core.cli import _fraction, _whole, config_from_args
 
     p = sub.add_parser("time", parents=[model], help="estimated step time on a hardware profile")
     p.add_argument("--hardware", choices=HARDWARE_NAMES, default="a100",
@@ -33,6 +33,7 @@ def add_time_parser(sub: Any, model: argparse.ArgumentParser) -> None:
     p.add_argument("--comm-efficiency", type=_fraction, default=1.0, metavar="F",
                    help="achieved share of the link bandwidth in the all-reduce (default 1)")
     p.add_argument("--no-overlap", action="store_true", help="all-reduce after the backward, not during it")
+    p.set_defaults(run=lambda args: time_report(config_from_args(args), args))
 
 
 def time_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str, Any], str]:

@@ -45,7 +45,7 @@ def _number(text: str) -> float:
     return value
 
 
-def add_train_parsers(sub: Any, model: argparse.ArgumentParser) -> None:
+def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "train", parents=[model], help="pretrain a small model (MLM + SOP/NSP) on the lab corpus",
         description="Pretrain with MLM + SOP/NSP on the lab corpus. Without --preset or --hf-config the model is "
