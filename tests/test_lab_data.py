@@ -10,7 +10,7 @@ import time
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from albert_core.analysis import ngram_spans
@@ -326,8 +326,12 @@ _WORDS = ["the", "module", "returns", "a", "list", "of", "values", "when", "call
 )  # fmt: skip
 def test_any_documents_give_well_formed_examples_with_bert_mask_count(docs, seq_len, task, kind, seed):
     documents = [tuple(" ".join(words) + "." for words in doc) for doc in docs]
-    data = PretrainingData(kind, 512, seq_len, task, documents=documents, seed=seed, max_ngram=1,
-                           whole_word=False)  # fmt: skip
+    try:
+        data = PretrainingData(kind, 512, seq_len, task, documents=documents, seed=seed, max_ngram=1,
+                               whole_word=False)  # fmt: skip
+    except ValueError as exc:  # every chunk is one sentence that fills seq_len alone: no pair to build
+        assert "give no" in str(exc) and f"seq_len {seq_len}" in str(exc)
+        assume(False)
     batch = data.batch(0, 6)
     for i in range(6):
         inst = data.instance(i)
@@ -383,3 +387,11 @@ def test_bad_arguments_name_the_field():
         data.batch(-1, 4)
     with pytest.raises(ValueError, match="batch_size"):
         data.batch(0, 0)
+
+
+def test_documents_of_sentences_that_each_fill_the_sequence_are_refused_by_name():
+    """A chunk of one sentence has no second segment (ALBERT's SOP and the MLM-only task skip it), so
+    documents whose every sentence fills seq_len alone give no example: a clear error, not an empty stream."""
+    long = "the module returns a list of values when called."
+    with pytest.raises(ValueError, match="give no none example of seq_len 8"):
+        PretrainingData("unigram", 512, 8, "none", documents=[(long, long), (long, long)])
