@@ -21,7 +21,9 @@ PAGES = (
     ("pages/explorer.py", "Explorer", ":material/calculate:", "explorer"),
     ("pages/scaling.py", "Scaling", ":material/trending_up:", "scaling"),
     ("pages/live_model.py", "Live model", ":material/memory:", "live_model"),
+    ("pages/train.py", "Train", ":material/model_training:", "train"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/hardware.py", "Hardware", ":material/speed:", "hardware"),
     ("pages/paper.py", "Paper & formulas", ":material/menu_book:", "paper"),
 )
 

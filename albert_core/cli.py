@@ -76,10 +76,12 @@ def _fraction(text: str) -> float:
 
 
 # ----------------------------------------------------------------------------- model from arguments
-def config_from_args(args: argparse.Namespace) -> ModelConfig:
-    """The base (preset, transformers config or ALBERT-base) with the command-line overrides applied."""
+def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
+    """The base (preset, transformers config or ``default``, else ALBERT-base) with the overrides applied."""
     if args.hf_config is not None:
         base = ModelConfig.from_hf(args.hf_config, head=args.head)
+    elif default is not None and args.preset is None:
+        base = default
     else:
         base = ModelConfig.preset(args.preset or "albert-base")
     changes: dict[str, Any] = {
@@ -314,6 +316,8 @@ def _export_hf(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if hasattr(args, "handler"):  # train, train-reference: albert_core.cli_train
+        return args.handler(args, parser)
     try:
         data, text = args.run(args)
     except (ValueError, OSError) as exc:

@@ -83,38 +83,19 @@ class MaskResult:
     spans: list[tuple[int, int]]  # (first position, number of whole words) per n-gram, in choice order
 
 
-def ngram_mask(tokens: Sequence[str], seed: int = 0, max_n: int = 3, rate: float = 0.15) -> MaskResult:
-    """ALBERT's n-gram masking: spans of n whole words with p(n) proportional to 1/n, n <= max_n, until
-    round(rate * maskable tokens) positions (at least 1) are selected (ALBERT's create_pretraining_data.py).
-
-    Words are WordPiece groups (a "##" piece belongs to the word before it); special tokens ([CLS],
-    [SEP], ...) are never masked. Candidate start words are visited in a seeded random order; n is drawn
-    among the n-grams that fit before the end; a span that would overshoot the budget is shortened
-    (then skipped), one that overlaps a chosen span is skipped. Every selected position shows [MASK]
-    (BERT's 80/10/10 replacement is left out, so the spans are visible).
-    """
-    check_whole_number("seed", seed, lo=0)
+def ngram_spans(
+    words: Sequence[Sequence[int]], budget: int, rng: random.Random, max_n: int = 3
+) -> list[tuple[list[int], int]]:
+    """ALBERT's n-gram span choice (create_pretraining_data.py) over ``words`` (the positions of each
+    whole word, in order): (positions, n) per chosen span of n consecutive words, in choice order, with
+    p(n) proportional to 1/n, until ``budget`` positions are chosen. Candidate start words are visited in
+    a random order; n is drawn among the n-grams that fit before the end; a span that would overshoot the
+    budget is shortened (then skipped), one that overlaps a chosen span is skipped."""
     probs = ngram_length_probs(max_n)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
-        raise ValueError(f"rate must be a number in (0, 1], got {rate!r:.40}")
-    tokens = list(tokens)
-    words: list[list[int]] = []  # positions of each maskable word
-    for i, tok in enumerate(tokens):
-        if tok in SPECIAL_TOKENS:
-            continue
-        if tok.startswith("##") and words and words[-1][-1] == i - 1:
-            words[-1].append(i)
-        else:
-            words.append([i])
-    maskable = sum(len(w) for w in words)
-    if not maskable:
-        return MaskResult(tokens, [], [], [])
-    budget = max(1, round(maskable * rate))
-    rng = random.Random(seed)
     order = list(range(len(words)))
     rng.shuffle(order)
     chosen: set[int] = set()
-    spans = []
+    spans: list[tuple[list[int], int]] = []
     for start in order:
         if len(chosen) >= budget:
             break
@@ -129,7 +110,37 @@ def ngram_mask(tokens: Sequence[str], seed: int = 0, max_n: int = 3, rate: float
         if len(chosen) + len(span) > budget or chosen.intersection(span):
             continue
         chosen.update(span)
-        spans.append((span[0], n))
+        spans.append((span, n))
+    return spans
+
+
+def ngram_mask(tokens: Sequence[str], seed: int = 0, max_n: int = 3, rate: float = 0.15) -> MaskResult:
+    """ALBERT's n-gram masking: spans of n whole words with p(n) proportional to 1/n, n <= max_n, until
+    round(rate * maskable tokens) positions (at least 1) are selected (ALBERT's create_pretraining_data.py).
+
+    Words are WordPiece groups (a "##" piece belongs to the word before it); special tokens ([CLS],
+    [SEP], ...) are never masked; spans are chosen by `ngram_spans` with a seeded generator. Every
+    selected position shows [MASK] (BERT's 80/10/10 replacement is left out, so the spans are visible).
+    """
+    check_whole_number("seed", seed, lo=0)
+    ngram_length_probs(max_n)  # validates max_n
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+        raise ValueError(f"rate must be a number in (0, 1], got {rate!r:.40}")
+    tokens = list(tokens)
+    words: list[list[int]] = []  # positions of each maskable word
+    for i, tok in enumerate(tokens):
+        if tok in SPECIAL_TOKENS:
+            continue
+        if tok.startswith("##") and words and words[-1][-1] == i - 1:
+            words[-1].append(i)
+        else:
+            words.append([i])
+    maskable = sum(len(w) for w in words)
+    if not maskable:
+        return MaskResult(tokens, [], [], [])
+    spans_chosen = ngram_spans(words, max(1, round(maskable * rate)), random.Random(seed), max_n)
+    chosen = {p for span, _ in spans_chosen for p in span}
+    spans = [(span[0], n) for span, n in spans_chosen]
     positions = sorted(chosen)
     masked = ["[MASK]" if i in chosen else t for i, t in enumerate(tokens)]
     return MaskResult(masked, positions, [tokens[i] for i in positions], spans)

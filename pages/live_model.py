@@ -31,7 +31,7 @@ from albert_core.format import (
 )
 from albert_core.model import TORCH_DTYPES
 from ui import figures_live as fl
-from ui import live
+from ui import live, live_lab
 from ui.render import takeaway
 from ui.state import current
 
@@ -40,6 +40,7 @@ DEFAULT_TEXT = (
     "It still runs every layer, so it is not faster than BERT."
 )
 SOURCES = {"config": "The sidebar config", "folder": "A transformers checkpoint folder"}
+SOURCES[live_lab.SOURCE_KEY] = live_lab.SOURCE_LABEL
 if live.hub_allowed():
     SOURCES["hub"] = "A Hugging Face hub id (downloads)"
 
@@ -140,6 +141,12 @@ elif source == "hub":
         st.stop()
     cfg, dtype = model.config, "fp32"
     ref = live.ModelRef(cfg, dtype, model.guard.seq_len, str(folder), mtime, (str(folder),))
+
+lab_run = None
+if source == live_lab.SOURCE_KEY:
+    ref, lab_run = live_lab.render_source(live.MAX_TOKENS)
+    cfg, dtype = ref.cfg, "fp32"
+    model = live.model_of(ref)
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
 st.subheader(f"{escape_markdown(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
@@ -350,3 +357,5 @@ def text_section(ref: live.ModelRef, seq_cap: int) -> None:
 
 
 text_section(ref, seq_cap)
+if lab_run is not None:
+    live_lab.render_demos(live.model_of(ref), ref.folder, lab_run, seq_cap)

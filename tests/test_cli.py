@@ -193,7 +193,7 @@ def test_presets_lists_every_preset(capsys):
     "argv, names",
     [
         ([], "COMMAND"),
-        (["train"], "train"),
+        (["fly"], "fly"),  # no such command
         (["params", "--preset", "albert-huge"], "preset"),
         (["params", "--hidden-size", "big"], "--hidden-size"),
         (["params", "--hidden-size", "7.5"], "--hidden-size"),

@@ -127,6 +127,7 @@ class ModelRef:
     folder: str | None = None
     mtime_ns: int = 0
     roots: tuple[str, ...] = ()
+    lab: bool = False  # a lab run (the lab's own loader: it also reads partial-sharing layouts)
 
 
 def built_model(cfg: ModelConfig, dtype: str, seq_len: int):
@@ -170,8 +171,21 @@ def checkpoint_model(folder: str, mtime_ns: int, roots: tuple[str, ...]):
     return _CHECKPOINTS.get((folder, mtime_ns, roots), load)
 
 
+def lab_checkpoint_model(folder: str, mtime_ns: int, roots: tuple[str, ...], seq_len: int):
+    """A finished lab run's trained model, in the same budgeted expiring cache as checkpoints."""
+    from ui.live_lab import load_lab_model
+
+    def load():
+        with budget.LIVE_WORK.enter("lab run load", wait_s=WAIT_S):
+            return load_lab_model(folder, roots, seq_len)
+
+    return _CHECKPOINTS.get((folder, mtime_ns, roots, seq_len), load)
+
+
 def model_of(ref: ModelRef):
     """The live model of ``ref`` (from its cache, rebuilt or reloaded if the cache freed it)."""
+    if ref.lab:
+        return lab_checkpoint_model(ref.folder, ref.mtime_ns, ref.roots, ref.seq_len)
     if ref.folder is not None:
         return checkpoint_model(ref.folder, ref.mtime_ns, ref.roots)
     return built_model(ref.cfg, ref.dtype, ref.seq_len)

@@ -1,0 +1,197 @@
+"""`python -m albert_core train` and `train-reference`: the pretraining lab from the command line.
+
+    python -m albert_core train [--preset NAME | --hf-config PATH] [overrides] --task sop --steps 300 \
+        --seed 0 [--batch 16 --seq-len 64 --lr 1e-3 --warmup N --eval-every N] [--out DIR] [--json]
+    python -m albert_core train-reference [--experiments table3 table5 ...] [--out DIR]
+
+Without a preset the model is the lab's base (a 4-layer ALBERT, H 64, E 16, V 2048). `train` checks
+the run against the lab's limits first, shows a progress bar on a terminal (stderr) and prints the
+evaluations and final metrics (with --json: one JSON object). Without --out the run goes through
+the disk cache of finished runs (a repeated request is instant) and its folder is reported. Bad
+input exits with code 2 and one line. torch is imported only when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from albert_core.cli import _whole, config_from_args, table
+from albert_core.lab.spec import (
+    DEFAULT_STEPS,
+    EXPERIMENT_NAMES,
+    LAB_BASE,
+    RUN_DEFAULTS,
+    TASKS,
+    TOKENIZER_KINDS,
+    RunSpec,
+)
+
+EVAL_FIELDS = ("step", "tokens", "elapsed_s", "train_mlm_loss", "train_mlm_acc", "val_mlm_loss", "val_mlm_acc",
+               "val_order_acc", "tokens_per_s")
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text[:24]!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text[:24]!r}")
+    return value
+
+
+def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "train", parents=[model], help="pretrain a small model (MLM + SOP/NSP) on the lab corpus",
+        description="Pretrain with MLM + SOP/NSP on the lab corpus. Without --preset or --hf-config the model is "
+        f"the lab's base ({LAB_BASE.label}, V {LAB_BASE.vocab_size:,}), then the overrides.",
+    )
+    run = p.add_argument_group("run")
+    run.add_argument("--task", choices=TASKS, default="sop", help="sentence task (default sop)")
+    run.add_argument("--steps", type=_whole, default=DEFAULT_STEPS, metavar="N", help=f"(default {DEFAULT_STEPS})")
+    run.add_argument("--seed", type=_whole, default=0, metavar="S", help="(default 0)")
+    run.add_argument("--batch", type=_whole, default=RUN_DEFAULTS["batch_size"], metavar="N",
+                     help=f"sequences per step (default {RUN_DEFAULTS['batch_size']})")
+    run.add_argument("--seq-len", type=_whole, default=RUN_DEFAULTS["seq_len"], metavar="N",
+                     help=f"(default {RUN_DEFAULTS['seq_len']})")
+    run.add_argument("--lr", type=_number, default=RUN_DEFAULTS["lr"], help=f"peak learning rate (default {RUN_DEFAULTS['lr']})")
+    run.add_argument("--warmup", type=_whole, metavar="N", help="warmup steps (default 10%% of steps)")
+    run.add_argument("--eval-every", type=_whole, metavar="N", help="steps between evaluations (default steps/12)")
+    run.add_argument("--tokenizer", choices=TOKENIZER_KINDS, help="default: the family's (ALBERT unigram, BERT wordpiece)")
+    run.add_argument("--threads", type=_whole, metavar="N", help="torch threads for the run (default 1)")
+    run.add_argument("--out", metavar="DIR", help="save the checkpoint here (a new or empty folder) instead of the cache")
+    p.set_defaults(handler=run_train)
+
+    r = sub.add_parser("train-reference", help="train the shipped reference runs of every experiment")
+    r.add_argument("--experiments", nargs="+", choices=EXPERIMENT_NAMES, metavar="NAME",
+                   help=f"some of {', '.join(EXPERIMENT_NAMES)} (default all)")
+    r.add_argument("--out", metavar="DIR", help="where the JSON files go (default albert_core/lab/reference)")
+    r.set_defaults(handler=run_reference)
+
+
+def spec_from_args(args: argparse.Namespace) -> RunSpec:
+    cfg = config_from_args(args, default=LAB_BASE)
+    steps = args.steps
+    return RunSpec(
+        cfg, task=args.task, steps=steps, batch_size=args.batch, seq_len=args.seq_len, seed=args.seed, lr=args.lr,
+        warmup=args.warmup if args.warmup is not None else steps // 10,
+        eval_every=args.eval_every if args.eval_every is not None else max(1, steps // 12),
+        tokenizer=args.tokenizer,
+    )
+
+
+def _progress_bar(steps: int):
+    """A tqdm bar on stderr when it is a terminal, else None."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=steps, file=sys.stderr, unit="step", dynamic_ncols=True, leave=False)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def report(result: Any, cost: Any) -> dict[str, Any]:
+    """The run's metrics for --json: every evaluation, the final metrics, the folder."""
+    evals = result.history.dropna(subset=["val_mlm_loss"])
+    return {
+        "key": result.spec.key,
+        "spec": result.spec.to_dict(),
+        "params": cost.params,
+        "training_flops_per_step": cost.flops_per_step,
+        "estimated_memory_bytes": cost.memory_bytes,
+        "evaluations": [{k: _clean(row[k]) for k in EVAL_FIELDS} for row in evals.to_dict(orient="records")],
+        "final": {k: _clean(v) for k, v in result.final.items()},
+        "seconds": result.seconds,
+        "cancelled": result.cancelled,
+        "message": result.message,
+        "out": str(result.checkpoint) if result.checkpoint else None,
+    }
+
+
+def _text(data: dict[str, Any]) -> str:
+    def f(v: Any, digits: int = 4) -> str:
+        return "-" if v is None else (f"{v:.{digits}g}" if isinstance(v, float) else str(v))
+
+    rows = [(e["step"], f(e["train_mlm_loss"]), f(e["val_mlm_loss"]), f(e["val_mlm_acc"], 3),
+             f(e["val_order_acc"], 3), f(e["tokens_per_s"], 4)) for e in data["evaluations"]]
+    text = table(("step", "train MLM loss", "val MLM loss", "val MLM acc", "val order acc", "tokens/s"),
+                 rows, (True, True, True, True, True, True))
+    fin = data["final"]
+    lines = [
+        f"{data['spec']['label'] or 'run'} {data['key']}: {data['params']:,} parameters, "
+        f"{data['training_flops_per_step']:,} training FLOPs per step",
+        "", text, "",
+        f"final: val MLM loss {f(fin['val_mlm_loss'])}, val MLM accuracy {f(fin['val_mlm_acc'], 3)}, "
+        f"order accuracy {f(fin['val_order_acc'], 3)}, {fin['tokens']:,} tokens in {fin['seconds']:.1f} s "
+        f"({f(fin['tokens_per_s'])} tokens/s)",
+    ]
+    if data["message"]:
+        lines.append(f"stopped early: {data['message']}")
+    lines.append(f"saved in {data['out']}" if data["out"] else "not saved")
+    return "\n".join(lines)
+
+
+def run_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        spec = spec_from_args(args)
+        from albert_core.lab import trainer
+        from albert_core.lab.runs import run_cached
+
+        cost = trainer.check_run(spec)
+        out = Path(args.out) if args.out else None
+        if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise ValueError(f"--out must be a new or empty folder: {out}")
+        bar = _progress_bar(spec.steps)
+
+        def on_progress(p: trainer.Progress) -> None:
+            if bar is not None:
+                bar.n = p.step
+                if p.row is not None and p.row["train_mlm_loss"] == p.row["train_mlm_loss"]:
+                    bar.set_postfix(mlm=f"{p.row['train_mlm_loss']:.3f}", refresh=False)
+                bar.refresh()
+
+        try:
+            if out is not None:
+                result = trainer.train(spec, on_progress, out_dir=out, threads=args.threads)
+            else:
+                result = run_cached(spec, on_progress=on_progress, threads=args.threads)
+        finally:
+            if bar is not None:
+                bar.close()
+    except KeyboardInterrupt:
+        print("train: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as exc:
+        parser.error(f"train: {exc}")
+    data = report(result, cost)
+    print(json.dumps(data, indent=2) if args.json else _text(data))
+    return 0
+
+
+def run_reference(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from albert_core.lab.reference import REFERENCE_DIR, build_reference
+
+    def on_run(name: str, i: int, n: int, result: Any) -> None:
+        print(f"{name} {i}/{n}: {result.spec.name} seed {result.spec.seed}: val MLM loss "
+              f"{result.final['val_mlm_loss']:.4f} ({result.seconds:.0f} s)", file=sys.stderr, flush=True)
+
+    try:
+        written = build_reference(args.experiments, Path(args.out) if args.out else REFERENCE_DIR, on_run=on_run)
+    except KeyboardInterrupt:
+        print("train-reference: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, OSError) as exc:
+        parser.error(f"train-reference: {exc}")
+    for name, path in written.items():
+        print(f"{name}: {path}")
+    return 0

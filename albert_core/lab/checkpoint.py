@@ -1,0 +1,177 @@
+"""A finished run on disk: a transformers checkpoint folder plus the run's record.
+
+    config.json + model.safetensors   transformers' layout (`albert_core.interop.to_transformers` then
+                                      `save_pretrained`): AlbertForPreTraining / BertForPreTraining load it
+    tokenizer.json                    the run's `tokenizers.Tokenizer`
+    run.json                          spec.to_dict(), key, final metrics, seconds, code version
+    history.json                      the history DataFrame (pandas "split" orient)
+
+Partial sharing (attention / ffn only) has no transformers layout: such a run keeps its weights as
+`lab_model.safetensors` under this model's own parameter names (no config.json), loadable with
+`load_model`. Only safetensors are ever written or read (no pickle).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from albert_core.lab.spec import CODE_VERSION, RunSpec
+
+RUN_FILE = "run.json"
+HISTORY_FILE = "history.json"
+TOKENIZER_FILE = "tokenizer.json"
+LAB_WEIGHTS = "lab_model.safetensors"
+HF_WEIGHTS = "model.safetensors"
+MAX_RECORD_BYTES = 20_000_000  # run.json / history.json larger than this are not a lab record
+
+
+def exportable(spec: RunSpec) -> bool:
+    """Whether transformers can hold this model (sharing none or all)."""
+    return spec.config.sharing in ("none", "all")
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    return value
+
+
+def _float(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def history_to_json(history: pd.DataFrame) -> str:
+    return history.to_json(orient="split", index=False, double_precision=10)
+
+
+def history_from_json(text: str) -> pd.DataFrame:
+    from albert_core.lab.trainer import HISTORY_COLUMNS
+
+    frame = pd.read_json(io.StringIO(text), orient="split")
+    missing = [c for c in HISTORY_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"history has no column(s) {', '.join(missing)}")
+    frame = frame[list(HISTORY_COLUMNS)].astype(float)
+    frame["step"] = frame["step"].astype(int)
+    frame["tokens"] = frame["tokens"].astype(int)
+    return frame
+
+
+def record(result: Any) -> dict[str, Any]:
+    """The JSON-safe run.json dict of a RunResult."""
+    return _json_safe({
+        "key": result.spec.key,
+        "code_version": CODE_VERSION,
+        "spec": result.spec.to_dict(),
+        "final": dict(result.final),
+        "seconds": float(result.seconds),
+        "cancelled": bool(result.cancelled),
+        "message": result.message,
+    })
+
+
+def save_run(result: Any, model: Any, tokenizer: Any, folder: Path) -> Path:
+    """Write ``result`` (a RunResult), its trained ``model`` and ``tokenizer`` into ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if exportable(result.spec):
+        from transformers.utils import logging as hf_logging
+
+        from albert_core.interop import to_transformers
+
+        hf_logging.disable_progress_bar()  # no "Writing model shards" bars from a background thread
+        to_transformers(model).save_pretrained(folder)
+    else:
+        from safetensors.torch import save_file
+
+        save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}, folder / LAB_WEIGHTS)
+    if tokenizer is not None:
+        tokenizer.save(str(folder / TOKENIZER_FILE))
+    (folder / HISTORY_FILE).write_text(history_to_json(result.history), encoding="utf-8")
+    (folder / RUN_FILE).write_text(json.dumps(record(result), indent=1), encoding="utf-8")
+    return folder
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise ValueError(f"{path.parent} is not a lab run (no {path.name})")
+    if path.stat().st_size > MAX_RECORD_BYTES:
+        raise ValueError(f"{path} is too large to be a lab record")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+
+
+def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: Path | None) -> Any:
+    from albert_core.lab.trainer import RunResult
+
+    final = {k: (_float(v) if k not in ("tokens", "steps") else int(v)) for k, v in data["final"].items()}
+    return RunResult(
+        spec=RunSpec.from_dict(data["spec"]),
+        history=history,
+        final=final,
+        checkpoint=checkpoint,
+        seconds=float(data["seconds"]),
+        cancelled=bool(data.get("cancelled", False)),
+        message=str(data.get("message", "")),
+    )
+
+
+def load_run(folder: Path | str) -> Any:
+    """The RunResult saved in ``folder`` (model None; checkpoint = the folder)."""
+    folder = Path(folder)
+    data = _read_json(folder / RUN_FILE)
+    if not isinstance(data, dict) or "spec" not in data or "final" not in data:
+        raise ValueError(f"{folder / RUN_FILE} is not a lab run record")
+    history_path = folder / HISTORY_FILE
+    if not history_path.is_file() or history_path.stat().st_size > MAX_RECORD_BYTES:
+        raise ValueError(f"{folder} has no readable {HISTORY_FILE}")
+    history = history_from_json(history_path.read_text(encoding="utf-8"))
+    return result_from_record(data, history, folder)
+
+
+def load_model(folder: Path | str, config: Any = None, *, batch: int = 1, seq_len: int | None = None) -> Any:
+    """The trained EncoderModel of the run in ``folder`` (eval mode), built with ``config`` if given
+    (another depth of the same shared weights: any config whose parameters have the same names and
+    shapes), else the run's own config; memory-budget checked by `build_model` at (batch, seq_len)."""
+    from albert_core.model import build_model
+
+    folder = Path(folder)
+    spec = RunSpec.from_dict(_read_json(folder / RUN_FILE)["spec"])
+    cfg = spec.config if config is None else config
+    if (folder / LAB_WEIGHTS).is_file():
+        from safetensors.torch import load_file
+
+        state = load_file(folder / LAB_WEIGHTS)
+    else:
+        from transformers.utils import logging as hf_logging
+
+        from albert_core.interop import load_pretrained_folder
+
+        hf_logging.disable_progress_bar()
+        # an ALBERT with sharing "none" comes back as G = L groups: the same parameter names
+        state = load_pretrained_folder(folder, allowed_roots=None).state_dict()
+    model = build_model(cfg, batch=batch, seq_len=seq_len or spec.seq_len)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        raise ValueError(f"the weights in {folder} do not fit {cfg.label}: {str(exc)[:300]}") from None
+    return model.eval()
+
+
+def load_tokenizer(folder: Path | str) -> Any:
+    from tokenizers import Tokenizer
+
+    path = Path(folder) / TOKENIZER_FILE
+    if not path.is_file():
+        raise ValueError(f"{folder} has no {TOKENIZER_FILE}")
+    return Tokenizer.from_file(str(path))

@@ -1,0 +1,395 @@
+"""The ALBERT paper's experiments in miniature: presets of runs plus their extra measurements.
+
+Each `Experiment` builds its runs from a base config (default `BASE`: a 4-layer ALBERT, H 64,
+E 16, 4 heads, I 256) with ``specs(base, seeds=..., steps=...)``, shows the paper's own figures
+(`paper`, with their source; never presented as measured here) and computes what the training curves
+alone do not show with ``evaluate(results)``:
+
+- table3 (embedding size E, not-shared and all-shared): final validation MLM loss per variant.
+- table4 (cross-layer sharing none / all / attention / ffn): the same.
+- table5 (sentence task none / NSP / SOP): every trained model evaluated on both sentence tasks,
+  a cross-accuracy matrix (row: trained on, column: evaluated on), plus validation MLM accuracy.
+- figure2 (layer smoothness on trained weights): per-layer L2 distance and angle between each
+  layer's input and output (`albert_core.analysis.layer_smoothness`), BERT twin vs ALBERT.
+- depth (depth dial): the trained all-shared model unrolled to L/2, L and 2L layers (only shared
+  weights allow it), validation MLM loss at each depth.
+
+Every run of an experiment uses the same tokenizer (Unigram) and masking (n-gram up to 3), so only
+the architecture or the task differs between its runs. Several seeds per variant give seed ranges;
+`separation_step` finds where two variants' ranges come apart and stay apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from albert_core.config import ModelConfig
+from albert_core.lab.spec import DEFAULT_STEPS, EXPERIMENT_NAMES, LAB_BASE, RUN_DEFAULTS, RunSpec
+
+SOURCE = "Lan et al., ALBERT: A Lite BERT for Self-supervised Learning of Language Representations, ICLR 2020"
+
+BASE = LAB_BASE
+STEPS = DEFAULT_STEPS
+SEEDS = (0, 1)
+
+
+# ----------------------------------------------------------------------------- the paper's figures
+# Copied from the paper (tables as printed; parameter counts in millions for the base-size model).
+PAPER_TABLE3 = pd.DataFrame(
+    [
+        ("not-shared", 64, 87), ("not-shared", 128, 89), ("not-shared", 256, 93), ("not-shared", 768, 108),
+        ("all-shared", 64, 10), ("all-shared", 128, 12), ("all-shared", 256, 16), ("all-shared", 768, 31),
+    ],
+    columns=["sharing", "E", "params_M"],
+)
+PAPER_TABLE4 = pd.DataFrame(
+    [
+        (768, "all-shared", 31), (768, "shared-attention", 83), (768, "shared-FFN", 57), (768, "not-shared", 108),
+        (128, "all-shared", 12), (128, "shared-attention", 64), (128, "shared-FFN", 38), (128, "not-shared", 89),
+    ],
+    columns=["E", "sharing", "params_M"],
+)
+# Table 5: intrinsic (pretraining-task) accuracies in percent; row = trained with, columns = evaluated on.
+PAPER_TABLE5 = pd.DataFrame(
+    {"MLM": [54.9, 54.5, 54.0], "NSP": [52.4, 90.5, 78.9], "SOP": [53.3, 52.0, 86.5]},
+    index=pd.Index(["none", "nsp", "sop"], name="trained"),
+)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The paper's figures for an experiment: ``source`` (paper, table), ``table`` as printed (or
+    None), ``claim``: what the paper reports in words."""
+
+    source: str
+    claim: str
+    table: pd.DataFrame | None = None
+
+
+# ----------------------------------------------------------------------------- experiments
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    title: str
+    question: str
+    paper: Paper
+    build: Callable[[ModelConfig], list[tuple[str, dict[str, Any]]]]  # base -> [(variant label, changes)]
+    evaluate: Callable[[Sequence[Any]], dict[str, Any]]
+    metric: str = "val_mlm_loss"
+
+    def specs(self, base: ModelConfig | None = None, seeds: Sequence[int] = SEEDS, steps: int = STEPS,
+              **overrides: Any) -> list[RunSpec]:
+        """Every run of the experiment: each variant once per seed (variants in order, seeds inside)."""
+        base = BASE if base is None else base.replace(head="pretraining")
+        if not seeds:
+            raise ValueError("seeds must hold at least one seed")
+        out = []
+        for label, changes in self.build(base):
+            cfg_changes = changes.get("config", {})
+            cfg = _variant(base, **cfg_changes)
+            fields = {**RUN_DEFAULTS, "task": "sop", **{k: v for k, v in changes.items() if k != "config"},
+                      **overrides}
+            for seed in seeds:
+                out.append(RunSpec(cfg, steps=steps, seed=int(seed), label=label, **fields))
+        return out
+
+    def variants(self, results: Sequence[Any]) -> dict[str, list[Any]]:
+        """Results grouped by variant label, in the order they first appear."""
+        groups: dict[str, list[Any]] = {}
+        for r in results:
+            groups.setdefault(r.spec.label, []).append(r)
+        return groups
+
+
+def _variant(base: ModelConfig, **changes: Any) -> ModelConfig:
+    if changes.get("family") == "bert":
+        return base.bert_twin().replace(**{k: v for k, v in changes.items() if k != "family"})
+    if changes.get("sharing") == "none":
+        changes.setdefault("num_hidden_groups", 1)
+    return base.replace(**changes)
+
+
+def _sharing_label(sharing: str) -> str:
+    from albert_core.config import SHARING_LABELS
+
+    return SHARING_LABELS[sharing]
+
+
+def _table3(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
+    H = base.hidden_size
+    sizes = sorted({max(4, H // 8), max(4, H // 4), max(4, H // 2), H})
+    return [
+        (f"E={e} {_sharing_label(s)}", {"config": {"embedding_size": e, "sharing": s}})
+        for s in ("none", "all") for e in sizes
+    ]
+
+
+def _table4(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
+    return [(_sharing_label(s), {"config": {"sharing": s}}) for s in ("all", "attention", "ffn", "none")]
+
+
+def _table5(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
+    names = {"none": "MLM only", "nsp": "NSP", "sop": "SOP"}
+    return [(names[t], {"task": t, "config": {"sharing": "all"}}) for t in ("none", "nsp", "sop")]
+
+
+def _figure2(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"BERT H={base.hidden_size}", {"config": {"family": "bert"}}),
+        ("ALBERT all-shared", {"config": {"sharing": "all"}}),
+    ]
+
+
+def _depth(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
+    return [("ALBERT all-shared", {"config": {"sharing": "all", "num_hidden_groups": 1, "inner_group_num": 1}})]
+
+
+# ----------------------------------------------------------------------------- measurements
+def summary(results: Sequence[Any], column: str = "val_mlm_loss") -> pd.DataFrame:
+    """Per variant: params, FLOPs per step, seeds, final ``column`` (mean, min, max over seeds)."""
+    from albert_core.flops import count_flops
+    from albert_core.params import count_params
+
+    rows = []
+    groups: dict[str, list[Any]] = {}
+    for r in results:
+        groups.setdefault(r.spec.label, []).append(r)
+    for label, runs in groups.items():
+        spec = runs[0].spec
+        values = [float(_final_of(r, column)) for r in runs]
+        rows.append({
+            "variant": label,
+            "params": count_params(spec.config).total,
+            "flops_per_step": count_flops(spec.config, spec.batch_size, spec.seq_len).training,
+            "seeds": len(runs),
+            "steps": int(max(r.final.get("steps", 0) for r in runs)),
+            "value": sum(values) / len(values),
+            "lo": min(values),
+            "hi": max(values),
+        })
+    return pd.DataFrame(rows, columns=["variant", "params", "flops_per_step", "seeds", "steps", "value", "lo", "hi"])
+
+
+def _final_of(result: Any, column: str) -> float:
+    if column in result.final:
+        return result.final[column]
+    evals = result.history.dropna(subset=[column])
+    return float(evals[column].iloc[-1]) if len(evals) else math.nan
+
+
+def separation_step(
+    histories_a: Sequence[pd.DataFrame], histories_b: Sequence[pd.DataFrame], column: str = "val_mlm_loss",
+    *, min_seeds: int = 2,
+) -> int | None:
+    """The first logged step from which the seed ranges (min to max over the histories) of run A and
+    run B on ``column`` no longer overlap, at that step and at every later step both logged; None if
+    that has not happened (yet). Only steps after 0 where every history has a value count. With fewer than
+    ``min_seeds`` histories on a side a range would be a single curve: ValueError."""
+    for name, hs in (("histories_a", histories_a), ("histories_b", histories_b)):
+        if len(hs) < min_seeds:
+            raise ValueError(f"{name} must hold at least {min_seeds} seeds to have a seed range, got {len(hs)}")
+    frames = []
+    for side, hs in (("a", histories_a), ("b", histories_b)):
+        for i, h in enumerate(hs):
+            if column not in h.columns:
+                raise ValueError(f"column {column!r} is not in the history")
+            frames.append(h[["step", column]].dropna().set_index("step")[column].rename(f"{side}{i}"))
+    table = pd.concat(frames, axis=1, join="inner").sort_index()
+    table = table[table.index > 0]  # at step 0 every run is its initialisation
+    if table.empty:
+        return None
+    a = table[[c for c in table.columns if c.startswith("a")]]
+    b = table[[c for c in table.columns if c.startswith("b")]]
+    apart = (a.max(axis=1) < b.min(axis=1)) | (b.max(axis=1) < a.min(axis=1))
+    if not bool(apart.iloc[-1]):
+        return None
+    together = apart[~apart]
+    after = apart.index if together.empty else apart.index[apart.index > together.index[-1]]
+    return int(after[0])
+
+
+def separations(results: Sequence[Any], baseline: str | None = None, column: str = "val_mlm_loss") -> pd.DataFrame:
+    """Each variant against ``baseline`` (default: the first variant): separation step or None."""
+    groups: dict[str, list[pd.DataFrame]] = {}
+    for r in results:
+        groups.setdefault(r.spec.label, []).append(r.history)
+    if not groups:
+        return pd.DataFrame(columns=["a", "b", "step"])
+    baseline = baseline or next(iter(groups))
+    rows = []
+    for label, hs in groups.items():
+        if label == baseline:
+            continue
+        if min(len(hs), len(groups[baseline])) < 2:
+            step = None
+        else:
+            step = separation_step(groups[baseline], hs, column)
+        rows.append({"a": baseline, "b": label, "step": step})
+    frame = pd.DataFrame(rows, columns=["a", "b", "step"])
+    frame["step"] = pd.array(frame["step"].tolist(), dtype="Int64")  # <NA>: not separated (yet)
+    return frame
+
+
+def _model_of(result: Any, config: ModelConfig | None = None, batch: int | None = None) -> Any:
+    from albert_core.lab.checkpoint import load_model
+
+    if config is None and getattr(result, "model", None) is not None:
+        return result.model
+    if result.checkpoint is None:
+        raise ValueError(f"run {result.spec.name!r} has no checkpoint to evaluate")
+    return load_model(result.checkpoint, config, batch=batch or result.spec.batch_size, seq_len=result.spec.seq_len)
+
+
+def _evaluate_losses(results: Sequence[Any]) -> dict[str, Any]:
+    return {"summary": summary(results), "separations": separations(results)}
+
+
+def cross_accuracy(results: Sequence[Any]) -> pd.DataFrame:
+    """Table 5: mean order accuracy of each trained model (rows: trained task) on the validation
+    batches of each sentence task (columns: nsp, sop), averaged over seeds."""
+    from albert_core.lab.trainer import evaluate, validation_batches
+
+    cells: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        model = _model_of(r)
+        for task in ("nsp", "sop"):
+            acc = evaluate(model, validation_batches(r.spec, task=task), task)["val_order_acc"]
+            cells.setdefault((r.spec.task, task), []).append(acc)
+    trained = [t for t in ("none", "nsp", "sop") if any(k[0] == t for k in cells)]
+    matrix = pd.DataFrame(
+        [[sum(cells[t, e]) / len(cells[t, e]) for e in ("nsp", "sop")] for t in trained],
+        index=pd.Index(trained, name="trained"), columns=["nsp", "sop"],
+    )
+    return matrix
+
+
+def _evaluate_table5(results: Sequence[Any]) -> dict[str, Any]:
+    return {
+        "cross_accuracy": cross_accuracy(results),
+        "mlm_accuracy": summary(results, "val_mlm_acc"),
+        **_evaluate_losses(results),
+    }
+
+
+def smoothness(result: Any) -> pd.DataFrame:
+    """Figure 2 on the trained weights of ``result``: per-layer L2 distance / cosine / angle between
+    each layer's input and output, over the first validation batch (padding excluded)."""
+    import torch
+
+    from albert_core.analysis import layer_smoothness
+    from albert_core.lab.trainer import model_inputs, validation_batches
+
+    model = _model_of(result)
+    batch = validation_batches(result.spec)[0]
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        out = model(**model_inputs(batch, device), output_hidden_states=True)
+    return layer_smoothness(out.hidden_states, batch["attention_mask"])
+
+
+def _evaluate_figure2(results: Sequence[Any]) -> dict[str, Any]:
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for r in results:
+        frames.setdefault(r.spec.label, []).append(smoothness(r))
+    mean = {label: pd.concat(fs).groupby("layer", as_index=False).mean() for label, fs in frames.items()}
+    return {"smoothness": mean, **_evaluate_losses(results)}
+
+
+def depth_dial(result: Any, depths: Sequence[int] | None = None) -> pd.DataFrame:
+    """The trained all-shared weights of ``result`` run at other depths (default L/2, L, 2L):
+    validation MLM loss and accuracy at each depth."""
+    from albert_core.lab.trainer import evaluate, validation_batches
+
+    cfg = result.spec.config
+    if cfg.sharing != "all" or cfg.num_hidden_groups != 1:
+        raise ValueError("the depth dial needs an all-shared model with one group (sharing 'all', G = 1)")
+    L = cfg.num_layers
+    depths = sorted({max(1, L // 2), L, 2 * L}) if depths is None else sorted(set(depths))
+    batches = validation_batches(result.spec)
+    rows = []
+    for d in depths:
+        model = _model_of(result, cfg.replace(num_layers=d)) if d != L else _model_of(result)
+        m = evaluate(model, batches, "none")
+        rows.append({"depth": d, "trained_depth": L, "val_mlm_loss": m["val_mlm_loss"], "val_mlm_acc": m["val_mlm_acc"]})
+    return pd.DataFrame(rows)
+
+
+def _evaluate_depth(results: Sequence[Any]) -> dict[str, Any]:
+    frames = [depth_dial(r) for r in results]
+    table = pd.concat(frames).groupby("depth", as_index=False).agg(
+        trained_depth=("trained_depth", "first"), val_mlm_loss=("val_mlm_loss", "mean"),
+        lo=("val_mlm_loss", "min"), hi=("val_mlm_loss", "max"), val_mlm_acc=("val_mlm_acc", "mean"),
+    )
+    return {"depth": table, "summary": summary(results)}
+
+
+EXPERIMENTS: Mapping[str, Experiment] = {
+    "table3": Experiment(
+        "table3", "Embedding size E (Table 3)",
+        "Does factorizing the embedding (E < H) cost accuracy, with and without sharing?",
+        Paper(f"{SOURCE}, Table 3 (ALBERT-base)",
+              "Not-shared: a larger E is better, but not by much. All-shared: E = 128 was best. "
+              "Parameters fall from 108M (E = 768) to 89M (E = 128) not-shared, 31M to 12M all-shared.",
+              PAPER_TABLE3),
+        _table3, _evaluate_losses,
+    ),
+    "table4": Experiment(
+        "table4", "Cross-layer sharing (Table 4)",
+        "What does sharing all, attention-only or FFN-only parameters across layers cost?",
+        Paper(f"{SOURCE}, Table 4 (ALBERT-base)",
+              "Sharing all parameters costs some accuracy, less at E = 128 than at E = 768; most of the drop "
+              "comes from sharing the FFN, while sharing attention costs little or nothing.",
+              PAPER_TABLE4),
+        _table4, _evaluate_losses,
+    ),
+    "table5": Experiment(
+        "table5", "NSP vs SOP (Table 5)",
+        "Does next-sentence prediction teach sentence order? Does sentence-order prediction teach NSP?",
+        Paper(f"{SOURCE}, Table 5 (intrinsic accuracy, %, ALBERT-base)",
+              "A model trained with NSP solves NSP (90.5%) but not SOP (52.0%, chance); one trained with SOP "
+              "solves SOP (86.5%) and most of NSP (78.9%). MLM accuracy barely changes.",
+              PAPER_TABLE5),
+        _table5, _evaluate_table5, metric="val_order_acc",
+    ),
+    "figure2": Experiment(
+        "figure2", "Layer-to-layer smoothness (Figure 2)",
+        "Do shared layers change the hidden state less from layer to layer than unshared ones?",
+        Paper(f"{SOURCE}, Figure 2 (BERT-large vs ALBERT-large)",
+              "Transitions from layer to layer are much smoother for ALBERT than for BERT (smaller L2 distance, "
+              "smaller angle); they oscillate rather than converge to 0 even after 24 layers."),
+        _figure2, _evaluate_figure2,
+    ),
+    "depth": Experiment(
+        "depth", "Depth dial (shared weights at other depths)",
+        "An all-shared model has one layer's weights: run it at L/2, L and 2L layers. How much does the "
+        "validation MLM loss change?",
+        Paper("this app's own experiment (not in the paper)",
+              "Only a shared model can be unrolled to another depth without new weights; the paper trains "
+              "each depth separately."),
+        _depth, _evaluate_depth,
+    ),
+}
+
+
+assert tuple(EXPERIMENTS) == EXPERIMENT_NAMES
+
+
+def twins(base: ModelConfig, factorized_e: int | None = None) -> dict[str, ModelConfig]:
+    """The four twins of ``base``: BERT (E = H, not shared), factorized only (E < H, not shared),
+    shared only (E = H, all-shared) and ALBERT (E < H, all-shared); E < H is ``factorized_e`` or
+    base's E (H/4 if base's E is H)."""
+    base = base.replace(head="pretraining")
+    H = base.hidden_size
+    e = factorized_e or (base.embedding_size if base.embedding_size < H else max(4, H // 4))
+    albert = base if base.family == "albert" else base.replace(family="albert", sharing="all")
+    return {
+        "BERT": albert.bert_twin(),
+        "factorized only": albert.replace(embedding_size=e, sharing="none", num_hidden_groups=1),
+        "shared only": albert.replace(embedding_size=H, sharing="all", num_hidden_groups=1),
+        "ALBERT": albert.replace(embedding_size=e, sharing="all", num_hidden_groups=1),
+    }

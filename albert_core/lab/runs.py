@@ -1,0 +1,166 @@
+"""The disk cache of finished runs: one checkpoint folder per `RunSpec.key`, size-bounded.
+
+Folder: $ALBERT_EXPLORER_RUNS_DIR, else ~/.cache/albert-explorer/runs. Total size: at most
+$ALBERT_EXPLORER_RUNS_MAX_BYTES (bytes, or with a unit: 512MiB, 2GiB; default 512 MiB); when a new
+run pushes it over, the least recently used runs are deleted first (a cache hit refreshes a run).
+A run is trained into a private staging folder and renamed into place when complete, so a reader
+never sees half a run. Only finished runs are cached (not cancelled or failed ones).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from albert_core.lab.checkpoint import RUN_FILE, load_run
+
+RUNS_DIR_ENV = "ALBERT_EXPLORER_RUNS_DIR"
+MAX_BYTES_ENV = "ALBERT_EXPLORER_RUNS_MAX_BYTES"
+DEFAULT_MAX_BYTES = 512 * 2**20
+STAGING = ".staging"
+
+
+def default_root() -> Path:
+    raw = os.environ.get(RUNS_DIR_ENV, "").strip()
+    return Path(raw).expanduser() if raw else Path.home() / ".cache" / "albert-explorer" / "runs"
+
+
+def default_max_bytes() -> int:
+    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    from albert_core.model import parse_bytes
+
+    return parse_bytes(raw, MAX_BYTES_ENV)
+
+
+def _size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+class RunCache:
+    """Finished runs by key. ``get(key)`` -> RunResult or None; ``put(result)`` moves the result's
+    checkpoint folder (trained into ``staging()``) into the cache and evicts to the size bound."""
+
+    def __init__(self, root: Path | str | None = None, max_bytes: int | None = None):
+        self.root = Path(root) if root is not None else default_root()
+        self.max_bytes = default_max_bytes() if max_bytes is None else int(max_bytes)
+        if self.max_bytes <= 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
+        self._lock = threading.Lock()
+
+    def path(self, key: str) -> Path:
+        if not (isinstance(key, str) and key.isalnum() and 0 < len(key) <= 64):
+            raise ValueError(f"run key must be a short alphanumeric hash, got {str(key)[:70]!r}")
+        return self.root / key
+
+    def __contains__(self, key: str) -> bool:
+        return (self.path(key) / RUN_FILE).is_file()
+
+    def get(self, key: str) -> Any:
+        folder = self.path(key)
+        if not (folder / RUN_FILE).is_file():
+            return None
+        try:
+            result = load_run(folder)
+        except (ValueError, OSError, KeyError, TypeError):
+            return None  # unreadable (an older layout, a damaged file): treated as absent
+        with contextlib.suppress(OSError):
+            os.utime(folder / RUN_FILE)  # recently used
+        return result
+
+    def staging(self) -> Path:
+        folder = self.root / STAGING / uuid.uuid4().hex
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def discard(self, folder: Path | None) -> None:
+        if folder is not None and Path(folder).is_relative_to(self.root / STAGING):
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def put(self, result: Any) -> Any:
+        """Move ``result.checkpoint`` (a folder under ``staging()``) to the run's key; returns the
+        result with ``checkpoint`` pointing into the cache."""
+        src = Path(result.checkpoint)
+        dest = self.path(result.spec.key)
+        with self._lock:
+            if (dest / RUN_FILE).is_file():  # trained twice at once elsewhere: keep the first
+                shutil.rmtree(src, ignore_errors=True)
+            else:
+                if dest.exists():
+                    shutil.rmtree(dest, ignore_errors=True)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(src, dest)
+            result.checkpoint = dest
+            self._evict(keep=dest)
+        return result
+
+    def entries(self) -> list[tuple[float, int, Path]]:
+        """(last use, bytes, folder) of every cached run, oldest first."""
+        out = []
+        if not self.root.is_dir():
+            return out
+        for folder in self.root.iterdir():
+            run = folder / RUN_FILE
+            if folder.name != STAGING and run.is_file():
+                with contextlib.suppress(OSError):
+                    out.append((run.stat().st_mtime, _size(folder), folder))
+        return sorted(out)
+
+    def total_bytes(self) -> int:
+        return sum(size for _, size, _ in self.entries())
+
+    def _evict(self, keep: Path) -> None:
+        entries = self.entries()
+        total = sum(size for _, size, _ in entries)
+        for _, size, folder in entries:
+            if total <= self.max_bytes:
+                break
+            if folder == keep:
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            total -= size
+        self._clean_staging()
+
+    def _clean_staging(self, older_than_s: float = 6 * 3600) -> None:
+        """Staging folders left by a crashed process (older than a long run could take)."""
+        staging = self.root / STAGING
+        if not staging.is_dir():
+            return
+        now = time.time()
+        for folder in staging.iterdir():
+            with contextlib.suppress(OSError):
+                if now - folder.stat().st_mtime > older_than_s:
+                    shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_cached(spec: Any, cache: RunCache | None = None, **train_kwargs: Any) -> Any:
+    """The finished run of ``spec``: from the cache, else trained (train(**train_kwargs)) and cached.
+    A cancelled or stopped run is returned but not cached."""
+    from albert_core.lab import trainer
+
+    cache = RunCache() if cache is None else cache
+    hit = cache.get(spec.key)
+    if hit is not None:
+        hit.spec = spec  # the same run, under the caller's label
+        return hit
+    staging = cache.staging()
+    try:
+        result = trainer.train(spec, out_dir=staging, **train_kwargs)
+    except BaseException:
+        cache.discard(staging)
+        raise
+    if result.cancelled:
+        cache.discard(staging)
+        result.checkpoint = None
+        return result
+    model = result.model
+    result = cache.put(result)
+    result.model = model
+    return result

@@ -1,0 +1,223 @@
+"""What one pretraining run is: `RunSpec`, frozen and validated, with a `key` that names its result.
+
+A spec holds everything that determines a run: the model (`ModelConfig`, always with the pretraining
+heads), the sentence task, steps, batch, sequence length, seed, optimizer schedule, evaluation cadence
+and the data pipeline's knobs (tokenizer kind, n-gram masking). `key` hashes all of that together
+with the corpus fingerprint, the tokenizer (kind and vocabulary size) and `CODE_VERSION`, so two equal
+keys always mean the same finished run (the disk cache and the worker share runs by key).
+
+This module imports neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from albert_core.config import ModelConfig
+
+# Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
+# produces: every cached result is then recomputed instead of served stale.
+CODE_VERSION = "lab-1"
+
+TASKS = ("none", "nsp", "sop")
+TOKENIZER_KINDS = ("unigram", "wordpiece")
+FAMILY_TOKENIZER = {"albert": "unigram", "bert": "wordpiece"}  # the papers' own choices
+FAMILY_MAX_NGRAM = {"albert": 3, "bert": 1}
+
+# Hard ranges of the fields (what can describe a run at all); what a visitor may start is bounded
+# further by `albert_core.lab.trainer.LabLimits`.
+RANGES: Mapping[str, tuple[int, int]] = {
+    "steps": (1, 1_000_000),
+    "batch_size": (1, 4096),
+    "seq_len": (8, 65_536),
+    "seed": (0, 2**31 - 1),
+    "warmup": (0, 1_000_000),
+    "eval_every": (1, 1_000_000),
+    "max_ngram": (1, 3),
+}
+MIN_VOCAB = 64  # room for the special tokens and a real vocabulary
+
+# The lab's defaults (here rather than in experiments.py so that the CLI parser needs no pandas).
+LAB_BASE = ModelConfig(
+    family="albert", vocab_size=2048, embedding_size=16, hidden_size=64, num_layers=4, num_heads=4,
+    intermediate_size=256, max_position_embeddings=128, sharing="all", head="pretraining",
+)
+DEFAULT_STEPS = 300
+RUN_DEFAULTS: Mapping[str, Any] = {
+    "batch_size": 16, "seq_len": 64, "lr": 1e-3, "warmup": 30, "eval_every": 25,
+    "tokenizer": "unigram", "max_ngram": 3,
+}
+EXPERIMENT_NAMES = ("table3", "table4", "table5", "figure2", "depth")
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One pretraining run. Invalid values raise ValueError naming the field and the rule.
+
+    ``config.head`` is set to "pretraining" (MLM head + SOP/NSP head) whatever it was: the lab always
+    trains the pretraining heads. With task "none" the order head is present but receives no loss.
+    ``tokenizer`` and ``max_ngram`` default (None) to the family's own: ALBERT a SentencePiece-style
+    Unigram tokenizer and n-gram masking up to 3, BERT WordPiece and single-token masking; comparisons
+    between families set them explicitly so that only the architecture differs.
+    """
+
+    config: ModelConfig
+    task: str = "sop"
+    steps: int = 400
+    batch_size: int = 16
+    seq_len: int = 64
+    seed: int = 0
+    lr: float = 1e-3
+    warmup: int = 40
+    eval_every: int = 50
+    label: str = ""
+    tokenizer: str | None = None
+    max_ngram: int | None = None
+    weight_decay: float = 0.01
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.config, ModelConfig):
+            raise ValueError(f"config must be a ModelConfig, got {type(self.config).__name__}")
+        if self.config.head != "pretraining":
+            object.__setattr__(self, "config", self.config.replace(head="pretraining"))
+        if self.config.vocab_size < MIN_VOCAB:
+            raise ValueError(f"config.vocab_size must be at least {MIN_VOCAB}, got {self.config.vocab_size}")
+        if not isinstance(self.task, str) or self.task not in TASKS:
+            raise ValueError(f"task must be one of {', '.join(TASKS)}; got {_show(self.task)}")
+        for name, (lo, hi) in RANGES.items():
+            value = getattr(self, name)
+            if name == "max_ngram" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be a whole number, got {_show(value)}")
+            if not lo <= value <= hi:
+                raise ValueError(f"{name} must be between {lo:,} and {hi:,}, got {value:,}")
+        if self.warmup > self.steps:
+            raise ValueError(f"warmup must be at most steps ({self.steps}), got {self.warmup}")
+        if self.seq_len > self.config.max_position_embeddings:
+            raise ValueError(
+                f"seq_len ({self.seq_len}) must not exceed config.max_position_embeddings "
+                f"({self.config.max_position_embeddings})"
+            )
+        for name, lo, hi in (("lr", 0.0, 1.0), ("weight_decay", 0.0, 1.0)):
+            value = getattr(self, name)
+            ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            if not ok or not lo <= value < hi or (name == "lr" and value == 0):
+                rule = "in (0, 1)" if name == "lr" else "in [0, 1)"
+                raise ValueError(f"{name} must be a number {rule}, got {_show(value)}")
+            object.__setattr__(self, name, float(value))
+        if self.tokenizer is not None and self.tokenizer not in TOKENIZER_KINDS:
+            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); got {_show(self.tokenizer)}")
+        if not isinstance(self.label, str) or len(self.label) > 80:
+            raise ValueError(f"label must be a text of at most 80 characters, got {_show(self.label)}")
+
+    # ----------------------------------------------------------------------------- derived values
+    @property
+    def tokenizer_kind(self) -> str:
+        return self.tokenizer or FAMILY_TOKENIZER[self.config.family]
+
+    @property
+    def ngram(self) -> int:
+        return self.max_ngram if self.max_ngram is not None else FAMILY_MAX_NGRAM[self.config.family]
+
+    @property
+    def vocab_size(self) -> int:
+        return self.config.vocab_size
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Token positions per training step (padding included): batch x sequence length."""
+        return self.batch_size * self.seq_len
+
+    @property
+    def name(self) -> str:
+        """The label, else a short description of the run."""
+        return self.label or f"{self.config.label}, {self.task.upper() if self.task != 'none' else 'MLM only'}"
+
+    @functools.cached_property
+    def key(self) -> str:
+        """A 20-hex-digit hash of everything that determines the finished run (see module docstring);
+        the label is left out, so differently labelled requests for the same run share it. The
+        tokenizer enters by its content (the `tokenizers` trainers are not reproducible across
+        processes for sizes the lab does not ship, so kind and size alone would not name it)."""
+        payload = {
+            "spec": {k: v for k, v in self.to_dict().items() if k != "label"},  # a label names, not determines
+            "resolved": {"tokenizer": self.tokenizer_kind, "max_ngram": self.ngram},
+            "corpus": corpus_fingerprint(),
+            "tokenizer": tokenizer_fingerprint(self.tokenizer_kind, self.vocab_size),
+            "code": CODE_VERSION,
+        }
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()[:20]
+
+    def replace(self, **changes: Any) -> RunSpec:
+        """A validated copy with some fields changed (ValueError for an unknown field)."""
+        try:
+            return dataclasses.replace(self, **changes)
+        except TypeError as exc:  # an unexpected keyword argument
+            raise ValueError(f"unknown field: {exc}") from None
+
+    # ----------------------------------------------------------------------------- JSON
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe: plain numbers and strings, the config as ModelConfig.to_dict()."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["config"] = self.config.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSpec:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a run spec must be a mapping of field names, got {type(data).__name__}")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown field(s): {', '.join(map(str, unknown))}")
+        if "config" not in data:
+            raise ValueError("config is missing")
+        return cls(**{**data, "config": ModelConfig.from_dict(data["config"])})
+
+
+@functools.lru_cache(maxsize=1)
+def corpus_fingerprint() -> dict[str, Any]:
+    """Name, document counts, characters and a content hash of the lab corpus (computed once)."""
+    from albert_core.lab.corpus import load_corpus
+
+    corpus = load_corpus()
+    h = hashlib.sha256()
+    chars = 0
+    for split in (corpus.train, corpus.validation):
+        for doc in split:
+            for sentence in doc:
+                h.update(sentence.encode())
+                h.update(b"\x00")
+                chars += len(sentence)
+            h.update(b"\x01")
+        h.update(b"\x02")
+    return {
+        "name": corpus.name,
+        "train_documents": len(corpus.train),
+        "validation_documents": len(corpus.validation),
+        "characters": chars,
+        "sha256": h.hexdigest()[:16],
+    }
+
+
+@functools.lru_cache(maxsize=32)
+def tokenizer_fingerprint(kind: str, vocab_size: int) -> dict[str, Any]:
+    """Kind, size and a content hash of the lab tokenizer (shipped sizes load at once; another size
+    is trained on first use, as the run itself would)."""
+    from albert_core.lab.tokenizers import lab_tokenizer
+
+    text = lab_tokenizer(kind, vocab_size).to_str()
+    return {"kind": kind, "vocab_size": vocab_size, "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}

@@ -1,0 +1,447 @@
+"""Train one `RunSpec`: the live model (`albert_core.build_model`) with MLM + SOP/NSP, bounded first.
+
+- `check_run(spec, limits)` refuses a run before it starts (LabLimitError naming the limit): steps,
+  training FLOPs (`count_flops(...).training` x steps), training memory (`estimate_memory` with AdamW
+  states, fp32) against the live-model memory budget. Time is bounded while training (max_seconds).
+- `train(spec, on_progress, should_stop, out_dir)` runs it: AdamW (the paper used LAMB at batch
+  4096; AdamW is the usual choice at small batch), linear warmup then linear decay to 0, loss = MLM
+  cross-entropy on masked positions (+ the sentence-order / next-sentence cross-entropy unless the
+  task is "none"), gradient clipping at norm 1.0, evaluation every ``eval_every`` steps (and at step 0
+  and at the end) on fixed validation batches. Deterministic from the seed: model initialisation,
+  torch's global RNG and the data pipeline's own seeding; the validation data always uses seed 0, so
+  runs with different seeds are measured on the same held-out batches.
+- Threads: each run sets torch's intra-op threads of its own thread (OpenMP keeps the setting per
+  thread) to ``threads`` (default $ALBERT_EXPLORER_LAB_THREADS or 1; see docs/benchmarks.md).
+
+The live model has no dropout (ALBERT pretrains with dropout 0; BERT used 0.1, not reproduced here).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from albert_core.format import fmt_bytes, fmt_flops
+from albert_core.lab.spec import LAB_BASE, RunSpec
+
+HISTORY_COLUMNS = (
+    "step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
+    "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s",
+    "train_mlm_acc",  # beyond the page contract's columns: MLM accuracy on the training batches
+)
+FINAL_KEYS = (
+    "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens", "seconds", "tokens_per_s", "steps",
+)
+MAX_EVAL_BATCHES = 8
+VALIDATION_SEED = 0
+GRAD_CLIP = 1.0
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-6  # BERT's and ALBERT's
+
+
+# ----------------------------------------------------------------------------- limits
+class LabLimitError(ValueError):
+    """A run that exceeds a configured limit; the message names the limit and how to change it."""
+
+
+ENV_PREFIX = "ALBERT_EXPLORER_LAB_"
+
+
+@dataclass(frozen=True)
+class LabLimits:
+    """What one run may cost. Defaults suit a shared 2-vCPU host; each is overridable by
+    $ALBERT_EXPLORER_LAB_<NAME> (e.g. ALBERT_EXPLORER_LAB_MAX_STEPS=5000). ``memory_budget`` None
+    means the live model's budget (`albert_core.model.memory_budget`, $ALBERT_EXPLORER_MEMORY_BUDGET)."""
+
+    max_steps: int = 3000
+    max_seconds: float = 900.0
+    max_flops: float = 6e13  # training FLOPs of the whole run (60 TFLOP: minutes on 2 cores)
+    memory_budget: int | None = None
+
+    @classmethod
+    def from_env(cls) -> LabLimits:
+        values: dict[str, Any] = {}
+        for name, kind in (("max_steps", int), ("max_seconds", float), ("max_flops", float)):
+            raw = os.environ.get(ENV_PREFIX + name.upper())
+            if raw is None or not raw.strip():
+                continue
+            try:
+                value = kind(float(raw)) if kind is int else kind(raw)
+            except ValueError:
+                raise ValueError(f"{ENV_PREFIX}{name.upper()} must be a number, got {raw[:40]!r}") from None
+            if not value > 0 or not math.isfinite(value):
+                raise ValueError(f"{ENV_PREFIX}{name.upper()} must be positive, got {raw[:40]!r}")
+            values[name] = value
+        return cls(**values)
+
+    def budget(self) -> int:
+        return memory_budget(self.memory_budget)
+
+
+def memory_budget(budget_bytes: int | None = None) -> int:
+    """The live-model memory budget: the one place the lab reads it."""
+    from albert_core.model import memory_budget as live_budget
+
+    return live_budget(budget_bytes)
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """What a run will cost, from albert_core's exact counts (memory: its estimate)."""
+
+    params: int
+    flops_per_step: int  # training FLOPs (forward + backward), count_flops convention "matmul"
+    flops: int  # per step x steps
+    memory_bytes: int  # estimate_memory(training=True, AdamW, fp32): weights, grads, states, activations
+    tokens: int  # token positions (batch x seq_len x steps)
+
+
+def run_cost(spec: RunSpec) -> RunCost:
+    from albert_core.flops import count_flops
+    from albert_core.memory import estimate_memory
+    from albert_core.params import count_params
+
+    cfg = spec.config
+    per_step = count_flops(cfg, spec.batch_size, spec.seq_len).training
+    mem = estimate_memory(
+        cfg, spec.batch_size, spec.seq_len, "fp32", optimizer="adamw", training=True, dropout=0.0,
+        device="cuda" if _device().type == "cuda" else "cpu",
+    )
+    return RunCost(
+        params=count_params(cfg).total,
+        flops_per_step=per_step,
+        flops=per_step * spec.steps,
+        memory_bytes=mem.total,
+        tokens=spec.tokens_per_step * spec.steps,
+    )
+
+
+def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
+    """The run's cost if it is within ``limits`` (default `LabLimits.from_env()`), else LabLimitError."""
+    if not isinstance(spec, RunSpec):
+        raise ValueError(f"spec must be a RunSpec, got {type(spec).__name__}")
+    limits = LabLimits.from_env() if limits is None else limits
+    from albert_core.lab.tokenizers import check_request
+
+    check_request(spec.tokenizer_kind, spec.vocab_size)  # a vocabulary size the lab can train a tokenizer for
+    if spec.steps > limits.max_steps:
+        raise LabLimitError(
+            f"steps ({spec.steps:,}) is over the lab's limit of {limits.max_steps:,} steps per run "
+            f"({ENV_PREFIX}MAX_STEPS)"
+        )
+    cost = run_cost(spec)
+    budget = limits.budget()
+    if cost.memory_bytes > budget:
+        raise LabLimitError(
+            f"training {spec.config.label} at batch {spec.batch_size} x seq {spec.seq_len} needs about "
+            f"{fmt_bytes(cost.memory_bytes, binary=True)} (weights, gradients, AdamW states, activations), over "
+            f"the memory budget of {fmt_bytes(budget, binary=True)}; use a smaller model, batch or sequence"
+        )
+    if cost.flops > limits.max_flops:
+        raise LabLimitError(
+            f"the run needs {fmt_flops(cost.flops)} of training compute ({fmt_flops(cost.flops_per_step)} per "
+            f"step x {spec.steps:,} steps), over the lab's limit of {fmt_flops(limits.max_flops)} per run "
+            f"({ENV_PREFIX}MAX_FLOPS); use fewer steps or a smaller model, batch or sequence"
+        )
+    return cost
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Progress:
+    """Reported after every step (and after step 0's evaluation)."""
+
+    step: int
+    steps: int
+    elapsed_s: float
+    eta_s: float | None
+    tokens_per_s: float | None
+    row: dict[str, float] | None  # the new history row when this step logged one
+
+
+@dataclass
+class RunResult:
+    spec: RunSpec
+    history: pd.DataFrame
+    final: dict[str, float]
+    checkpoint: Path | None
+    seconds: float
+    cancelled: bool
+    message: str = ""  # why a run stopped early ("cancelled", "time limit ..."), else ""
+    model: Any = field(default=None, repr=False)  # the trained EncoderModel when just trained, else None
+
+
+# ----------------------------------------------------------------------------- data
+def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | None = None):
+    """The data pipeline of ``spec`` (albert_core.lab.examples.PretrainingData) for a split."""
+    from albert_core.lab.examples import PretrainingData
+
+    return PretrainingData(
+        spec.tokenizer_kind,
+        spec.vocab_size,
+        spec.seq_len,
+        task or spec.task,
+        split=split,
+        seed=spec.seed if seed is None else seed,
+        max_ngram=spec.ngram,
+    )
+
+
+def validation_batches(spec: RunSpec, task: str | None = None) -> list[dict[str, torch.Tensor]]:
+    """The fixed validation batches of ``spec``'s data (seed 0, whatever the run's seed), at most
+    MAX_EVAL_BATCHES; built once per data pipeline setting (the tensors are only read)."""
+    task = task or spec.task
+    return list(_validation(spec.tokenizer_kind, spec.vocab_size, spec.seq_len, task, spec.ngram, spec.batch_size))
+
+
+@functools.lru_cache(maxsize=16)
+def _validation(kind: str, vocab: int, seq_len: int, task: str, ngram: int, batch_size: int) -> tuple:
+    probe = RunSpec(LAB_BASE.replace(vocab_size=vocab), task=task, steps=1, batch_size=batch_size, seq_len=seq_len,
+                    warmup=0, tokenizer=kind, max_ngram=ngram)
+    data = make_data(probe, "validation", seed=VALIDATION_SEED)
+    return tuple(data.eval_batches(batch_size, max_batches=MAX_EVAL_BATCHES))
+
+
+# ----------------------------------------------------------------------------- model pieces
+def _device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def default_threads() -> int:
+    raw = os.environ.get(ENV_PREFIX + "THREADS", "").strip()
+    if not raw:
+        return 1
+    if not raw.isdigit() or not 1 <= int(raw) <= (os.cpu_count() or 1) * 2:
+        raise ValueError(f"{ENV_PREFIX}THREADS must be a whole number of threads, got {raw[:20]!r}")
+    return int(raw)
+
+
+def model_inputs(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    return {k: batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids")}
+
+
+def losses(out: Any, batch: dict[str, torch.Tensor], task: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(MLM cross-entropy over masked positions, order cross-entropy or None for task 'none')."""
+    logits = out.prediction_logits
+    labels = batch["mlm_labels"].to(logits.device)
+    mlm = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+    if task == "none":
+        return mlm, None
+    order = F.cross_entropy(out.order_logits, batch["order_labels"].to(logits.device))
+    return mlm, order
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, batches: list[dict[str, torch.Tensor]], task: str) -> dict[str, float]:
+    """Validation MLM loss (mean over masked tokens), MLM accuracy and, unless task is 'none', the
+    order accuracy, of ``model`` on ``batches``."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    loss_sum, correct, masked, order_ok, pairs = 0.0, 0, 0, 0, 0
+    for batch in batches:
+        out = model(**model_inputs(batch, device))
+        logits = out.prediction_logits
+        labels = batch["mlm_labels"].to(device)
+        keep = labels != -100
+        loss_sum += F.cross_entropy(logits[keep], labels[keep], reduction="sum").item()
+        correct += int((logits[keep].argmax(-1) == labels[keep]).sum())
+        masked += int(keep.sum())
+        if task != "none":
+            order_ok += int((out.order_logits.argmax(-1) == batch["order_labels"].to(device)).sum())
+            pairs += batch["order_labels"].numel()
+    model.train(was_training)
+    return {
+        "val_mlm_loss": loss_sum / max(masked, 1),
+        "val_mlm_acc": correct / max(masked, 1),
+        "val_order_acc": order_ok / pairs if pairs else math.nan,
+    }
+
+
+def _optimizer(model: torch.nn.Module, spec: RunSpec) -> torch.optim.Optimizer:
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (no_decay if p.dim() < 2 or "LayerNorm" in name else decay).append(p)
+    groups = [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=spec.lr, betas=ADAM_BETAS, eps=ADAM_EPS)
+
+
+def lr_factor(spec: RunSpec, step: int) -> float:
+    """Linear warmup over ``warmup`` steps, then linear decay to 0 at ``steps`` (step counts from 0)."""
+    if spec.warmup and step < spec.warmup:
+        return (step + 1) / spec.warmup
+    return max(0.0, (spec.steps - step) / max(1, spec.steps - spec.warmup))
+
+
+def log_every(spec: RunSpec) -> int:
+    """History rows: every step up to 100 steps, then about 100 rows per run."""
+    return max(1, spec.steps // 100)
+
+
+# ----------------------------------------------------------------------------- training
+def train(
+    spec: RunSpec,
+    on_progress: Callable[[Progress], Any] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    out_dir: Path | str | None = None,
+    *,
+    limits: LabLimits | None = None,
+    threads: int | None = None,
+) -> RunResult:
+    """Train ``spec`` (checked with `check_run` first) and return its RunResult; with ``out_dir``
+    the finished run is saved there as a checkpoint (albert_core.lab.checkpoint). ``should_stop``
+    is asked before every step: a True ends the run after the current step (cancelled=True). The
+    run also stops at ``limits.max_seconds`` (message says so)."""
+    limits = LabLimits.from_env() if limits is None else limits
+    check_run(spec, limits)
+    threads = default_threads() if threads is None else threads
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _train(spec, on_progress, should_stop, out_dir, limits)
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
+    from albert_core.model import build_model
+
+    t_start = time.perf_counter()
+    device = _device()
+    torch.manual_seed(spec.seed)
+    train_data = make_data(spec, "train")
+    val_batches = validation_batches(spec)
+    model = build_model(spec.config, device=device, batch=spec.batch_size, seq_len=spec.seq_len, seed=spec.seed)
+    model.train()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    opt = _optimizer(model, spec)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(spec, s))
+    every = log_every(spec)
+
+    rows: list[dict[str, float]] = []
+    tokens = 0
+    acc_mlm, acc_order, acc_n, acc_tokens, acc_correct, acc_masked = 0.0, 0.0, 0, 0, 0, 0
+    t_interval = time.perf_counter()
+    nan = math.nan
+
+    def emit(step: int, row: dict[str, float] | None) -> None:
+        if on_progress is None:
+            return
+        elapsed = time.perf_counter() - t_start
+        done = step / spec.steps
+        eta = elapsed * (1 - done) / done if done > 0 else None
+        rate = rows[-1]["tokens_per_s"] if rows and rows[-1]["tokens_per_s"] == rows[-1]["tokens_per_s"] else None
+        on_progress(Progress(step, spec.steps, elapsed, eta, rate, row))
+
+    first = {"step": 0, "tokens": 0, "elapsed_s": time.perf_counter() - t_start, "lr": spec.lr * lr_factor(spec, 0),
+             "train_mlm_loss": nan, "train_order_loss": nan, **evaluate(model, val_batches, spec.task),
+             "tokens_per_s": nan, "train_mlm_acc": nan}
+    rows.append(first)
+    emit(0, first)
+    message = ""
+    step = 0
+    train_acc = nan
+    for step in range(1, spec.steps + 1):
+        if should_stop is not None and should_stop():
+            message = "cancelled"
+            step -= 1
+            break
+        if time.perf_counter() - t_start > limits.max_seconds:
+            message = f"stopped at the time limit of {limits.max_seconds:g} s per run ({ENV_PREFIX}MAX_SECONDS)"
+            step -= 1
+            break
+        batch = train_data.batch(step - 1, spec.batch_size)
+        lr_now = opt.param_groups[0]["lr"]
+        out = model(**model_inputs(batch, device))
+        mlm, order = losses(out, batch, spec.task)
+        loss = mlm if order is None else mlm + order
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+
+        with torch.no_grad():
+            labels = batch["mlm_labels"].to(device)
+            keep = labels != -100
+            acc_correct += int((out.prediction_logits[keep].argmax(-1) == labels[keep]).sum())
+            acc_masked += int(keep.sum())
+        n_tok = int(batch["attention_mask"].sum())
+        tokens += n_tok
+        acc_tokens += n_tok
+        acc_mlm += mlm.item()
+        acc_order += order.item() if order is not None else 0.0
+        acc_n += 1
+        is_eval = step % spec.eval_every == 0 or step == spec.steps
+        row = None
+        if step % every == 0 or is_eval:
+            now = time.perf_counter()
+            train_acc = acc_correct / max(acc_masked, 1)
+            row = {
+                "step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": lr_now,
+                "train_mlm_loss": acc_mlm / acc_n,
+                "train_order_loss": acc_order / acc_n if order is not None else nan,
+                "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan,
+                "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9),
+                "train_mlm_acc": train_acc,
+            }
+            if is_eval:
+                row.update(evaluate(model, val_batches, spec.task))
+            rows.append(row)
+            acc_mlm, acc_order, acc_n, acc_tokens, acc_correct, acc_masked = 0.0, 0.0, 0, 0, 0, 0
+            t_interval = time.perf_counter()
+        emit(step, row)
+
+    if message and step > 0 and rows[-1]["step"] != step:  # stopped early: log and evaluate where it stopped
+        now = time.perf_counter()
+        row = {"step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": opt.param_groups[0]["lr"],
+               "train_mlm_loss": acc_mlm / acc_n if acc_n else nan,
+               "train_order_loss": acc_order / acc_n if acc_n and spec.task != "none" else nan,
+               **evaluate(model, val_batches, spec.task),
+               "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9) if acc_n else nan,
+               "train_mlm_acc": acc_correct / acc_masked if acc_masked else nan}
+        rows.append(row)
+    model.eval()
+    seconds = time.perf_counter() - t_start
+    history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    history["step"] = history["step"].astype(int)
+    history["tokens"] = history["tokens"].astype(int)
+    final = final_metrics(history, seconds)
+    result = RunResult(spec, history, final, None, seconds, cancelled=bool(message), message=message, model=model)
+    if out_dir is not None and not result.cancelled:
+        from albert_core.lab.checkpoint import save_run
+
+        result.checkpoint = save_run(result, model, train_data.tokenizer, Path(out_dir))
+    return result
+
+
+def final_metrics(history: pd.DataFrame, seconds: float) -> dict[str, float]:
+    """The contract's final dict from a history: last training loss, last evaluation, totals."""
+    trained = history[history["step"] > 0]
+    evals = history.dropna(subset=["val_mlm_loss"])
+    last_eval = evals.iloc[-1] if len(evals) else None
+    train_loss = float(trained["train_mlm_loss"].iloc[-1]) if len(trained) else math.nan
+    tokens = int(history["tokens"].iloc[-1])
+    train_time = float(trained["elapsed_s"].iloc[-1] - history["elapsed_s"].iloc[0]) if len(trained) else 0.0
+    return {
+        "train_mlm_loss": train_loss,
+        "train_mlm_acc": float(trained["train_mlm_acc"].iloc[-1]) if len(trained) else math.nan,
+        "val_mlm_loss": float(last_eval["val_mlm_loss"]) if last_eval is not None else math.nan,
+        "val_mlm_acc": float(last_eval["val_mlm_acc"]) if last_eval is not None else math.nan,
+        "val_order_acc": float(last_eval["val_order_acc"]) if last_eval is not None else math.nan,
+        "tokens": tokens,
+        "seconds": float(seconds),
+        "tokens_per_s": tokens / train_time if train_time > 0 else math.nan,
+        "steps": int(history["step"].iloc[-1]),
+    }

@@ -1,0 +1,96 @@
+"""Train: pretrain the BERT and ALBERT twins of the sidebar config live (MLM + SOP/NSP on a real
+corpus), watch their curves, and open the experiments in miniature with their shipped reference runs."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from albert_core.config import SHARING_LABELS
+from albert_core.lab import trainer
+from albert_core.lab.spec import TASKS
+from ui import train_experiments, train_view
+from ui import train_runs as tr
+from ui.sidebar import inert
+from ui.state import current
+
+TASK_LABELS = {"sop": "SOP (sentence order, ALBERT)", "nsp": "NSP (next sentence, BERT)", "none": "none (MLM only)"}
+SIZE_LABELS = {"tiny": f"Tiny twins ({tr.TINY.label.split(' ', 1)[1]}, V {tr.TINY.vocab_size:,})",
+               "sidebar": "The sidebar's size (bounded by the lab's limits)"}
+
+cfg, wl = current()
+limits = trainer.LabLimits.from_env()
+ids = train_view.run_ids()
+
+st.title("Train")
+st.caption(
+    "Pretrain small BERT and ALBERT encoders on this machine, on a real corpus with a real tokenizer: masked-"
+    "language-model loss plus sentence order (SOP) or next sentence (NSP). Runs train in a background worker; "
+    "the curves update while they run. Everything here is measured on this server, never copied from the paper."
+)
+
+# ----------------------------------------------------------------------------- experiments
+train_experiments.render(cfg)
+
+# ----------------------------------------------------------------------------- plan your own
+st.header("Train your own")
+mode = st.segmented_control("What to train", ["twins", "custom"], key="train_mode", default="twins",
+                            format_func={"twins": "Twins of the sidebar config", "custom": "Custom runs"}.get
+                            ) or "twins"
+c = st.columns(2)
+size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="train_size",
+                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (seconds to "
+                  "minutes per run). The sidebar's own size is checked against the lab's limits (steps, compute, "
+                  "training memory, vocabulary) before anything starts.")
+task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",
+                      help="SOP: two consecutive segments, swapped half the time (ALBERT). NSP: the second "
+                      "segment follows the first or comes from another document (BERT).")
+c = st.columns(2)
+steps = c[0].number_input("Steps", 1, limits.max_steps, 200, step=50, key="train_steps",
+                          help=f"Training steps (at most {limits.max_steps:,} per run on this server).")
+seeds_text = c[1].text_input("Seeds", "0", key="train_seeds", max_chars=40,
+                             help="One run per seed (comma separated, at most 5): several seeds draw a band.")
+
+base = tr.TINY if size == "tiny" else cfg.replace(head="pretraining")
+batch, seq = ((tr.RUN_DEFAULTS["batch_size"], tr.RUN_DEFAULTS["seq_len"]) if size == "tiny"
+              else (wl.batch, wl.seq_len))
+specs = []
+try:
+    seeds = tr.parse_seeds(seeds_text)
+    if mode == "twins":
+        chosen = st.pills("Twins", tr.TWINS, selection_mode="multi", default=list(tr.TWINS), key="train_twins",
+                          help="; ".join(f"{k}: {v}" for k, v in tr.TWIN_HELP.items())) or []
+        specs = tr.twin_specs(base, chosen, task=task, steps=int(steps), seeds=seeds, batch_size=batch,
+                              seq_len=seq)
+    else:
+        c = st.columns(4)
+        sharing = c[0].selectbox("Sharing", ("none", "all", "attention", "ffn"), format_func=SHARING_LABELS.get,
+                                 key="train_sharing", index=1)
+        groups = c[1].number_input("Groups G", 1, base.num_layers, 1, key="train_groups")
+        inner = c[2].number_input("Inner repeats K", 1, 4, 1, key="train_inner")
+        e_text = c[3].text_input("E values", f"{tr.factorized_size(base)}, {base.hidden_size}", key="train_e",
+                                 max_chars=40, help="One run per embedding size (comma separated).")
+        specs = tr.custom_specs(base, sharing=sharing, groups=int(groups), inner=int(inner),
+                                embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1, hi=base.hidden_size * 4),
+                                task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq)
+except ValueError as exc:
+    st.error(inert(f"Cannot plan these runs: {exc}"))
+    specs = []
+
+if specs:
+    problems = train_view.show_plan(specs)
+    if size == "sidebar" and problems:
+        st.info("The sidebar's size is too big for this server: pick **Tiny twins** for runs that train in "
+                "seconds.")
+    st.button(f"Train {len(specs)} run{'s' if len(specs) > 1 else ''}", key="train_submit", type="primary",
+              disabled=bool(problems), icon=":material/play_arrow:", on_click=train_view.submit, args=(specs,))
+    train_view.show_submit_errors()  # the click's callback ran before this script: `ids` holds the new runs
+
+# ----------------------------------------------------------------------------- your runs
+st.header("Your runs")
+if ids:
+    train_view.live_panel(ids)
+    st.button("Clear the list", key="train_clear", on_click=train_view.set_run_ids, args=([],),
+              help="Forget these runs on this page (runs still training carry on for anyone who asked for them).")
+else:
+    st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link, so a "
+               "reload (or the link on another device) finds them again.")

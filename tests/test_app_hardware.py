@@ -1,0 +1,91 @@
+"""Hardware page: hardware and chips round-trip through the URL, bad values warn, the numbers shown are
+the library's estimates (labelled as estimates), Table 2 is recomputed beside the paper."""
+
+from __future__ import annotations
+
+from app_helpers import charts
+
+from albert_core import PRESETS, Workload, count_params
+from albert_core.format import fmt_bytes, fmt_count
+from albert_core.timing import estimate_time, fmt_duration, largest_batch, paper_table2
+
+PAGE = "pages/hardware.py"
+
+
+def table(at, column: str):
+    """The page's dataframe that has ``column`` (st.dataframe keys are not exposed to AppTest)."""
+    (df,) = [d.value for d in at.dataframe if column in d.value.columns]
+    return df
+BREAKDOWN = "Estimated time per step by part on Cloud TPU v3 (per chip, 2 TensorCores) x 8"
+TABLE2 = "Training speed relative to BERT-large (paper Table 2)"
+
+
+def test_url_selects_hardware_and_chips_and_the_metrics_are_the_estimate(app):
+    at = app({"hw": "tpu-v3", "chips": "8", "batch": "64", "seq": "512", "dtype": "bf16"}, page=PAGE)
+    assert not at.exception and not at.warning
+    assert at.selectbox(key="hw_hardware").value == "tpu-v3" and at.selectbox(key="hw_chips").value == 8
+    est = estimate_time(PRESETS["albert-base"], Workload(batch=64, seq_len=512, dtype="bf16"), "tpu-v3", 8)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Training step (estimate)"] == fmt_duration(est.training_s)
+    assert metrics["Inference batch (estimate)"] == fmt_duration(est.inference_s)
+    assert metrics["Tokens / s (estimate)"] == fmt_count(round(est.tokens_per_second))
+    specs = charts(at)
+    bars = {t["name"]: t["x"] for t in specs[BREAKDOWN]["data"]}
+    assert bars["Gradient all-reduce"] == [est.part("allreduce").seconds]
+    assert bars["Matmuls"] == [est.part("matmuls").seconds, est.part("matmuls", training=False).seconds]
+    assert any("-bound" in h for t in specs[BREAKDOWN]["data"] for h in t["hovertext"])
+
+
+def test_changing_the_selectors_updates_the_url(app):
+    at = app({"batch": "64"}, page=PAGE)
+    assert at.query_params["hw"] == "a100" and at.query_params["chips"] == "1"
+    at.selectbox(key="hw_hardware").set_value("h100").run()
+    at.selectbox(key="hw_chips").set_value(16).run()
+    assert at.query_params["hw"] == "h100" and at.query_params["chips"] == "16" and not at.exception
+    assert "all-reduce" in " ".join(c.value for c in at.caption)
+
+
+def test_bad_url_values_warn_and_fall_back(app):
+    at = app({"hw": "<b>tpu</b>", "chips": "3"}, page=PAGE)
+    assert not at.exception
+    assert len(at.warning) == 2 and all("<b>" not in w.value for w in at.warning)
+    assert at.query_params["hw"] == "a100" and at.query_params["chips"] == "1"
+
+
+def test_more_chips_than_sequences_are_lowered_with_a_note(app):
+    at = app({"hw": "tpu-v3", "chips": "64", "batch": "8"}, page=PAGE)
+    assert not at.exception
+    assert any("timed on 8 chips" in c.value for c in at.caption)
+
+
+def test_table2_is_recomputed_beside_the_paper(app):
+    at = app(page=PAGE)
+    df = paper_table2()
+    table2 = table(at, "within ±20%")
+    assert list(table2["preset"]) == list(df["preset"])
+    assert list(table2["paper"]) == ["4.70x", "1.00x", "5.60x", "1.70x", "0.60x", "0.30x"]
+    assert list(table2["within ±20%"]) == ["yes" if v else "no" for v in df["within_20pct"]]
+    spec = charts(at)[TABLE2]
+    series = {t["name"]: t["y"] for t in spec["data"]}
+    assert series["paper (measured on TPU v3)"] == list(df["paper"])
+    assert series["FLOPs only (estimate)"] == list(df["flops_only"])
+    assert "5 of 6 rows" in " ".join(c.value for c in at.caption)
+
+
+def test_answers_for_the_current_config(app):
+    at = app({"hw": "h100"}, page=PAGE)
+    text = " ".join(m.value for m in at.markdown)
+    assert "Not really" in text and "ALBERT H=768 L=12" in text
+    batches = table(at, "batch, fp16")
+    assert list(batches["batch, fp16"]) == [largest_batch(PRESETS[n], 16e9, 512, "fp16")
+                                           for n in ("bert-large", "albert-xxlarge")]
+    at.number_input(key="hw_gb").set_value(40).run()
+    assert table(at, "batch, fp16")["batch, fp16"][0] == largest_batch(
+        PRESETS["bert-large"], 40e9, 512, "fp16")
+
+
+def test_gradient_traffic_is_the_unique_parameters(app):
+    at = app(page=PAGE)
+    text = " ".join(m.value for m in at.markdown)
+    assert fmt_bytes(4 * count_params(PRESETS["albert-base"]).total) in text
+    assert fmt_bytes(4 * count_params(PRESETS["albert-base"].bert_twin()).total) in text

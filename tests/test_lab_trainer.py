@@ -1,0 +1,306 @@
+"""The pretraining lab's trainer, checkpoints, run cache, experiments and CLI, at tiny sizes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from lab_helpers import TINY, CountingTrain, V, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
+
+from albert_core.cli import main as cli_main
+from albert_core.lab import trainer
+from albert_core.lab.checkpoint import load_model, load_run, load_tokenizer
+from albert_core.lab.experiments import EXPERIMENTS, depth_dial, separation_step, twins
+from albert_core.lab.runs import RunCache, run_cached
+from albert_core.lab.spec import RunSpec
+from albert_core.lab.trainer import LabLimitError, LabLimits, check_run, train
+
+LOSS_COLUMNS = ["train_mlm_loss", "train_order_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(runs_dir):  # noqa: F811
+    return runs_dir
+
+
+# ----------------------------------------------------------------------------- spec
+def test_spec_round_trips_through_json_and_keys_what_matters():
+    spec = tiny_spec(label="a run", task="nsp")
+    again = RunSpec.from_dict(json.loads(json.dumps(spec.to_dict())))
+    assert again == spec and again.key == spec.key
+    assert spec.replace(seed=1).key != spec.key
+    assert spec.replace(steps=9).key != spec.key
+    assert spec.replace(config=TINY.replace(embedding_size=8)).key != spec.key
+    assert spec.replace(label="another name").key == spec.key  # a label names a run, it does not change it
+    assert RunSpec(TINY.replace(head="model")).config.head == "pretraining"
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [({"task": "xyz"}, "task"), ({"steps": 0}, "steps"), ({"lr": -1.0}, "lr"), ({"lr": float("nan")}, "lr"),
+     ({"batch_size": 2.5}, "batch_size"), ({"seq_len": 100}, "seq_len"), ({"warmup": 9}, "warmup"),
+     ({"tokenizer": "bpe"}, "tokenizer"), ({"max_ngram": 4}, "max_ngram"), ({"seed": -1}, "seed")],
+)
+def test_spec_rejects_bad_values_naming_the_field(changes, field):
+    with pytest.raises(ValueError, match=field):
+        tiny_spec(**changes)
+
+
+# ----------------------------------------------------------------------------- bounds
+def test_bounds_refuse_over_budget_runs_with_a_message():
+    spec = tiny_spec()
+    cost = check_run(spec, LabLimits())
+    assert cost.flops == cost.flops_per_step * spec.steps > 0
+    with pytest.raises(LabLimitError, match=r"steps \(8\) is over the lab's limit of 5 steps"):
+        check_run(spec, LabLimits(max_steps=5))
+    with pytest.raises(LabLimitError, match="over the memory budget of 1.0 MiB"):
+        check_run(spec, LabLimits(memory_budget=2**20))
+    with pytest.raises(LabLimitError, match="training compute .* over the lab's limit"):
+        check_run(spec, LabLimits(max_flops=cost.flops - 1))
+    with pytest.raises(LabLimitError):  # train() checks before building anything
+        train(spec, limits=LabLimits(max_steps=1))
+
+
+def test_limits_from_the_environment(monkeypatch):
+    monkeypatch.setenv("ALBERT_EXPLORER_LAB_MAX_STEPS", "7")
+    assert LabLimits.from_env().max_steps == 7
+    with pytest.raises(LabLimitError, match="limit of 7 steps"):
+        check_run(tiny_spec())
+    monkeypatch.setenv("ALBERT_EXPLORER_LAB_MAX_STEPS", "many")
+    with pytest.raises(ValueError, match="ALBERT_EXPLORER_LAB_MAX_STEPS must be a number"):
+        LabLimits.from_env()
+
+
+def test_time_limit_stops_a_run_during_training():
+    result = train(tiny_spec(steps=50), limits=LabLimits(max_seconds=1e-9))
+    assert result.cancelled and "time limit" in result.message
+    assert result.final["steps"] < 50
+
+
+# ----------------------------------------------------------------------------- training
+def test_a_short_run_lowers_validation_mlm_loss_well_below_ln_v():
+    spec = tiny_spec(steps=60, eval_every=20, warmup=6, lr=1e-2, batch_size=8)
+    result = train(spec)
+    h = result.history
+    assert list(h.columns[:10]) == ["step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
+                                    "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s"]
+    start, end = h["val_mlm_loss"].iloc[0], result.final["val_mlm_loss"]
+    assert abs(start - math.log(V)) < 0.3  # an untrained model is near uniform over the vocabulary
+    assert end < math.log(V) - 0.8, (start, end)  # a real drop (perplexity / 2.2), not noise
+    assert h.dropna(subset=["val_mlm_loss"])["step"].tolist() == [0, 20, 40, 60]
+    assert result.final["steps"] == 60 and result.final["tokens"] == h["tokens"].iloc[-1] > 0
+    assert 0 <= result.final["val_order_acc"] <= 1 and not result.cancelled
+    assert h["lr"].max() == pytest.approx(spec.lr, rel=1e-6)
+
+
+def test_the_same_seed_gives_the_same_curve_and_another_seed_another():
+    spec = tiny_spec(steps=6, eval_every=3)
+    a, b = train(spec), train(spec)
+    pd.testing.assert_frame_equal(a.history[["step", "tokens", *LOSS_COLUMNS]], b.history[["step", "tokens", *LOSS_COLUMNS]])
+    c = train(spec.replace(seed=1))
+    assert not np.allclose(a.history["train_mlm_loss"].iloc[1:], c.history["train_mlm_loss"].iloc[1:])
+
+
+def test_task_none_trains_mlm_only():
+    result = train(tiny_spec(task="none", steps=4))
+    assert result.history["train_order_loss"].isna().all()
+    assert result.history["val_order_acc"].isna().all()
+
+
+def test_should_stop_cancels_after_the_current_step():
+    seen = []
+
+    def on_progress(p):
+        seen.append(p.step)
+
+    result = train(tiny_spec(steps=50), on_progress, should_stop=lambda: len(seen) > 3)
+    assert result.cancelled and result.message == "cancelled"
+    assert result.final["steps"] == 3 == seen[-1]
+
+
+# ----------------------------------------------------------------------------- checkpoints
+@pytest.mark.parametrize(
+    ("config", "cls", "order"),
+    [(TINY, "AlbertForPreTraining", "sop_logits"),
+     (TINY.replace(sharing="none"), "AlbertForPreTraining", "sop_logits"),
+     (TINY.bert_twin(), "BertForPreTraining", "seq_relationship_logits")],
+)
+def test_checkpoint_loads_in_transformers_with_our_outputs(tmp_path, config, cls, order):
+    import transformers
+
+    from albert_core.interop import load_pretrained_folder
+
+    spec = tiny_spec(config=config, steps=3)
+    result = train(spec, out_dir=tmp_path / "ck")
+    folder = result.checkpoint
+    assert {"config.json", "model.safetensors", "tokenizer.json", "run.json", "history.json"} <= {
+        p.name for p in folder.iterdir()}
+    hf = getattr(transformers, cls).from_pretrained(folder, local_files_only=True).eval()
+    batch = trainer.validation_batches(spec)[0]
+    kw = trainer.model_inputs(batch, torch.device("cpu"))
+    with torch.no_grad():
+        ours, theirs = result.model(**kw), hf(**kw)
+        loaded = load_pretrained_folder(folder, allowed_roots=[tmp_path], batch=spec.batch_size, seq_len=spec.seq_len)
+        again = loaded(**kw)
+    for got in (theirs.prediction_logits, again.prediction_logits):
+        torch.testing.assert_close(got, ours.prediction_logits, atol=1e-4, rtol=0)
+    torch.testing.assert_close(getattr(theirs, order), ours.order_logits, atol=1e-4, rtol=0)
+    torch.testing.assert_close(again.order_logits, ours.order_logits, atol=1e-4, rtol=0)
+    # our own loader, the run record and the tokenizer
+    assert load_model(folder, batch=spec.batch_size)(**kw).prediction_logits.allclose(ours.prediction_logits, atol=1e-5)
+    record = load_run(folder)
+    assert record.spec == spec and record.final == pytest.approx(result.final, nan_ok=True)
+    pd.testing.assert_frame_equal(record.history, result.history, check_exact=False, rtol=1e-9)
+    assert load_tokenizer(folder).get_vocab_size() == V
+
+
+def test_partial_sharing_is_saved_in_our_layout(tmp_path):
+    spec = tiny_spec(config=TINY.replace(sharing="ffn"), steps=2)
+    result = train(spec, out_dir=tmp_path / "ck")
+    names = {p.name for p in result.checkpoint.iterdir()}
+    assert "lab_model.safetensors" in names and "config.json" not in names
+    batch = trainer.model_inputs(trainer.validation_batches(spec)[0], torch.device("cpu"))
+    with torch.no_grad():
+        torch.testing.assert_close(load_model(result.checkpoint, batch=spec.batch_size)(**batch).prediction_logits,
+                                   result.model(**batch).prediction_logits)
+
+
+# ----------------------------------------------------------------------------- cache
+def test_a_cache_hit_does_not_train_again(monkeypatch, runs_dir):  # noqa: F811
+    counter = CountingTrain(monkeypatch)
+    spec = tiny_spec(steps=3)
+    first = run_cached(spec)
+    second = run_cached(spec.replace(label="same run, other name"))
+    assert len(counter.calls) == 1
+    assert second.checkpoint == first.checkpoint == runs_dir / spec.key
+    assert second.spec.label == "same run, other name"
+    assert second.final == pytest.approx(first.final, nan_ok=True)
+    run_cached(spec.replace(seed=5))
+    assert len(counter.calls) == 2
+
+
+def test_the_cache_evicts_the_least_recently_used_runs(tmp_path):
+    cache = RunCache(tmp_path / "c", max_bytes=10**9)
+    a, b = run_cached(tiny_spec(steps=1), cache), run_cached(tiny_spec(steps=1, seed=1), cache)
+    one = cache.total_bytes() // 2
+    cache.get(a.spec.key)  # a is now the most recently used
+    small = RunCache(tmp_path / "c", max_bytes=int(one * 2.5))
+    c = run_cached(tiny_spec(steps=1, seed=2), small)
+    assert a.spec.key in small and c.spec.key in small and b.spec.key not in small
+    assert small.total_bytes() <= small.max_bytes
+
+
+# ----------------------------------------------------------------------------- experiments
+def test_separation_step_on_hand_made_histories():
+    def h(values):
+        return pd.DataFrame({"step": [0, 10, 20, 30, 40], "val_mlm_loss": values})
+
+    a = [h([6, 5.0, 4.0, 3.0, 2.0]), h([6, 5.2, 4.1, 3.1, 2.1])]
+    b = [h([6, 5.1, 4.5, 3.5, 2.5]), h([6, 5.3, 4.6, 3.6, 2.6])]
+    assert separation_step(a, b) == 20  # ranges overlap at 10, apart from 20 on
+    assert separation_step(b, a) == 20
+    assert separation_step(a, [h([6, 5.1, 4.05, 3.5, 2.5]), h([6, 5.3, 4.6, 3.6, 2.6])]) == 30
+    together = [h([6, 5.1, 4.05, 3.05, 2.05]), h([6, 5.3, 4.6, 3.6, 2.6])]
+    assert separation_step(a, together) is None  # "not separated yet"
+    crossing = [h([6, 6.0, 4.5, 2.0, 2.05]), h([6, 6.1, 4.6, 2.2, 2.08])]
+    assert separation_step(a, crossing) is None  # apart, then back together at the end
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        separation_step(a[:1], b)
+
+
+def test_experiments_build_valid_runs():
+    assert set(EXPERIMENTS) == {"table3", "table4", "table5", "figure2", "depth"}
+    for ex in EXPERIMENTS.values():
+        specs = ex.specs(seeds=(0, 1))
+        assert specs and all(s.seed in (0, 1) for s in specs)
+        assert {s.tokenizer_kind for s in specs} == {"unigram"} and {s.ngram for s in specs} == {3}
+        assert len({s.key for s in specs}) == len(specs)
+        for s in specs:
+            check_run(s, LabLimits())
+        assert ex.paper.source.startswith("Lan et al.") or ex.name == "depth"  # the dial is not in the paper
+    sharing = {s.label: s.config.sharing for s in EXPERIMENTS["table4"].specs(seeds=(0,))}
+    assert sorted(sharing.values()) == ["all", "attention", "ffn", "none"]
+    assert [s.task for s in EXPERIMENTS["table5"].specs(seeds=(0,))] == ["none", "nsp", "sop"]
+    t = twins(TINY)
+    assert [c.family for c in t.values()] == ["bert", "albert", "albert", "albert"]
+    assert [(c.embedding_size, c.sharing) for c in t.values()] == [(32, "none"), (16, "none"), (32, "all"), (16, "all")]
+
+
+def test_depth_dial_runs_the_same_shared_weights_at_other_depths():
+    result = run_cached(tiny_spec(steps=4))
+    dial = depth_dial(result)
+    assert dial["depth"].tolist() == [1, 2, 4]
+    at_trained = trainer.evaluate(result.model, trainer.validation_batches(result.spec), "none")["val_mlm_loss"]
+    assert dial.set_index("depth").loc[2, "val_mlm_loss"] == pytest.approx(at_trained)
+    assert dial["val_mlm_loss"].nunique() == 3  # other depths really run other numbers of layers
+    with pytest.raises(ValueError, match="all-shared"):
+        depth_dial(run_cached(tiny_spec(steps=1, config=TINY.replace(sharing="none"))))
+
+
+# ----------------------------------------------------------------------------- CLI
+def test_cli_train_json(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train", "--vocab-size", str(V), "--embedding-size", "16", "--hidden-size", "32", "--num-layers", "2",
+            "--num-heads", "2", "--intermediate-size", "64", "--steps", "4", "--eval-every", "2", "--batch", "4",
+            "--seq-len", "32", "--task", "nsp", "--seed", "3", "--out", str(out), "--json"]
+    assert cli_main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["out"] == str(out) and (out / "model.safetensors").is_file()
+    assert [e["step"] for e in data["evaluations"]] == [0, 2, 4]
+    assert data["spec"]["task"] == "nsp" and data["spec"]["seed"] == 3 and data["final"]["steps"] == 4
+    for key in ("train_mlm_loss", "train_mlm_acc", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s",
+                "seconds"):
+        assert isinstance(data["final"][key], float), key
+    assert data["params"] > 0 and data["training_flops_per_step"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--steps", "1000000"], "limit of"), (["--task", "qa"], "invalid choice"), (["--lr", "x"], "--lr"),
+     (["--hidden-size", "30", "--num-heads", "4"], "divisible")],
+)
+def test_cli_train_bad_input_exits_2_with_one_line(capsys, args, message):
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["train", *args])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- shipped reference runs
+def test_a_shipped_reference_run_reproduces_its_first_steps():
+    from albert_core.lab.reference import load_runs
+
+    runs = load_runs("table5")
+    assert runs, "albert_core/lab/reference/table5.json is shipped"
+    shipped = min(runs, key=lambda r: (r.spec.task != "none", r.spec.seed))
+    n = min(shipped.spec.eval_every, 30)  # through the first evaluation after step 0
+    steps_seen = []
+    result = train(shipped.spec, lambda p: steps_seen.append(p.step), should_stop=lambda: steps_seen[-1] >= n,
+                   threads=1)
+    assert result.final["steps"] == n
+    ours = result.history.set_index("step")
+    theirs = shipped.history.set_index("step")
+    common = [s for s in theirs.index if s <= n and s in ours.index]
+    assert len(common) >= 5
+    for column in ("train_mlm_loss", "train_order_loss", "val_mlm_loss"):
+        a, b = ours.loc[common, column].to_numpy(float), theirs.loc[common, column].to_numpy(float)
+        np.testing.assert_allclose(a, b, rtol=2e-4, equal_nan=True, err_msg=column)
+
+
+def test_the_shipped_checkpoint_gives_its_recorded_validation_loss():
+    from albert_core.lab.reference import CHECKPOINTS_DIR
+
+    folders = [p for p in CHECKPOINTS_DIR.iterdir() if (p / "run.json").is_file()]
+    assert len(folders) == 1  # the repository stays lean
+    run = load_run(folders[0])
+    assert run.spec.key == folders[0].name
+    model = load_model(folders[0], batch=run.spec.batch_size)
+    again = trainer.evaluate(model, trainer.validation_batches(run.spec), run.spec.task)
+    assert again["val_mlm_loss"] == pytest.approx(run.final["val_mlm_loss"], rel=1e-5)
+    assert again["val_order_acc"] == pytest.approx(run.final["val_order_acc"])
+    assert load_tokenizer(folders[0]).get_vocab_size() == run.spec.vocab_size

@@ -1,0 +1,84 @@
+"""Pure helpers of the Train page: run ids in the URL, number lists, twins' specs, the runs table."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from lab_helpers import TINY
+
+from albert_core.lab.spec import RunSpec
+from ui import train_runs as tr
+
+
+def test_run_ids_from_the_url_keep_valid_hashes_only():
+    ids, problems = tr.parse_run_ids("abc123abc123,<script>,abc123abc123,,0123456789abcdef0123")
+    assert ids == ["abc123abc123", "0123456789abcdef0123"]  # duplicates once, order kept
+    assert problems == ["URL value run='<script>' is not a run id"]
+    assert tr.parse_run_ids(None) == ([], [])
+    many = ",".join(f"{i:012x}" for i in range(40))
+    assert len(tr.parse_run_ids(many)[0]) == tr.MAX_URL_RUNS
+    assert tr.format_run_ids(["a" * 12, "b" * 12, "a" * 12]) == "a" * 12 + "," + "b" * 12
+
+
+def test_parse_ints_names_the_field_and_the_rule():
+    assert tr.parse_seeds("0, 1 2,1") == [0, 1, 2]
+    with pytest.raises(ValueError, match="seeds must be whole numbers"):
+        tr.parse_seeds("0, x")
+    with pytest.raises(ValueError, match="seeds: at most 5"):
+        tr.parse_seeds("1 2 3 4 5 6")
+    with pytest.raises(ValueError, match="E values must be between 1 and 128, got 500"):
+        tr.parse_ints("16, 500", "E values", lo=1, hi=128)
+
+
+def test_twin_specs_share_one_pipeline_and_differ_in_architecture():
+    specs = tr.twin_specs(TINY, tr.TWINS, task="nsp", steps=30, seeds=[0, 1], batch_size=4, seq_len=32)
+    assert [(s.label, s.seed) for s in specs] == [(n, seed) for n in tr.TWINS for seed in (0, 1)]
+    assert {(s.tokenizer_kind, s.ngram, s.task, s.steps) for s in specs} == {("unigram", 3, "nsp", 30)}
+    by = {s.label: s.config for s in specs}
+    assert by["BERT"].family == "bert" and by["BERT"].embedding_size == TINY.hidden_size
+    assert by["factorized only"].sharing == "none" and by["factorized only"].embedding_size < TINY.hidden_size
+    assert by["shared only"].sharing == "all" and by["shared only"].embedding_size == TINY.hidden_size
+    assert by["ALBERT"] == TINY
+    with pytest.raises(ValueError, match="twins must be among"):
+        tr.twin_specs(TINY, ["GPT"], task="sop", steps=10, seeds=[0], batch_size=4, seq_len=32)
+
+
+def test_custom_specs_one_run_per_embedding_size_and_seed():
+    specs = tr.custom_specs(TINY, sharing="attention", groups=2, inner=1, embedding_sizes=[8, 32], task="sop",
+                            steps=20, seeds=[3], batch_size=4, seq_len=32)
+    assert [s.label for s in specs] == ["E=8 shared-attention G=2", "E=32 shared-attention G=2"]
+    assert [s.config.embedding_size for s in specs] == [8, 32]
+    assert all(s.config.num_hidden_groups == 2 and s.seed == 3 for s in specs)
+
+
+def _history(step_s: float, steps: int = 10) -> pd.DataFrame:
+    step = np.arange(0, steps + 1)
+    return pd.DataFrame({
+        "step": step, "tokens": step * 128, "elapsed_s": 0.5 + step * step_s, "lr": 1e-3,
+        "train_mlm_loss": np.where(step > 0, 6.0 - step * 0.1, np.nan), "train_order_loss": 0.69,
+        "val_mlm_loss": np.where(step % 5 == 0, 6.1 - step * 0.1, np.nan),
+        "val_mlm_acc": np.where(step % 5 == 0, step / 100, np.nan), "val_order_acc": np.nan,
+        "tokens_per_s": 128 / step_s,
+    })
+
+
+def test_runs_table_shows_final_numbers_or_the_latest_of_a_running_run():
+    spec = RunSpec(TINY, task="none", steps=10, batch_size=4, seq_len=32, seed=7, warmup=2, label="mine")
+    done = tr.RunRow("a" * 20, "mine", spec, "done", _history(0.02),
+                     {"train_mlm_loss": 5.0, "val_mlm_loss": 5.1, "val_mlm_acc": 0.1, "val_order_acc": math.nan,
+                      "tokens": 1280, "seconds": 1.0, "steps": 10}, 1234, 5678)
+    running = tr.RunRow("b" * 20, "mine", spec, "running", _history(0.04).iloc[:8], {}, 1234, 5678)
+    df = tr.runs_frame([done, running])
+    assert list(df.columns) == tr.RUNS_COLUMNS
+    first, second = df.to_dict("records")
+    assert first["val_mlm_loss"] == 5.1 and first["steps"] == 10 and first["seed"] == 7
+    assert first["step_ms"] == pytest.approx(20.0)  # 0.02 s between consecutive logged steps
+    # a running run: the last logged training loss (step 7) and the last evaluation (step 5)
+    assert second["train_mlm_loss"] == pytest.approx(6.0 - 0.7) and second["val_mlm_loss"] == pytest.approx(5.6)
+    assert second["steps"] == 7 and second["tokens"] == 7 * 128 and second["state"] == "running"
+    assert second["step_ms"] == pytest.approx(40.0)
+    assert math.isnan(tr.measured_step_ms(_history(0.02).iloc[:2]))  # one training row: no step time yet
+    assert list(tr.groups_of([done, running])) == ["mine"] and len(tr.groups_of([done, running])["mine"]) == 2

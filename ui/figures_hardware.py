@@ -1,0 +1,171 @@
+"""Pure Plotly builders and tables for the Hardware page (no streamlit import).
+
+Inputs are `albert_core.timing.TimeEstimate`s and the `paper_table2` DataFrame; every number drawn is
+taken from them, so tests compare trace values with the library's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from albert_core.format import fmt_bytes, fmt_flops, fmt_pct, fmt_ratio
+from albert_core.hardware import HARDWARE_NAMES, HardwareProfile
+from albert_core.timing import PART_LABELS, TimeEstimate, fmt_duration
+
+CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}
+SERIES_COLORS = {"paper": "#444444", "flops_only": "#bab0ac", "datasheet": "#9ecae9", "model": "#4c78a8"}
+SERIES_LABELS = {
+    "paper": "paper (measured on TPU v3)",
+    "flops_only": "FLOPs only (estimate)",
+    "datasheet": "time model, datasheet links (estimate)",
+    "model": "time model, calibrated links (estimate)",
+}
+_MARGIN = dict(l=10, r=10, t=60, b=10)
+_MAX_URL_VALUE = 16
+
+
+def decode_query(params: Mapping[str, object], default_hw: str, default_chips: int) -> tuple[str, int, list[str]]:
+    """The page's hardware (URL key ``hw``) and chips (``chips``) from a query string, leniently: a
+    bad value falls back to the default with one plain-text problem."""
+    problems = []
+    hw, chips = default_hw, default_chips
+    raw = str(params.get("hw", default_hw))[: _MAX_URL_VALUE + 1]
+    if raw in HARDWARE_NAMES:
+        hw = raw
+    else:
+        problems.append(f"URL value hw={raw[:_MAX_URL_VALUE]}: must be one of {', '.join(HARDWARE_NAMES)}")
+    raw = str(params.get("chips", default_chips))[: _MAX_URL_VALUE + 1]
+    if raw.isascii() and raw.isdigit() and int(raw) in CHIP_CHOICES:
+        chips = int(raw)
+    else:
+        problems.append(f"URL value chips={raw[:_MAX_URL_VALUE]}: must be one of "
+                        f"{', '.join(map(str, CHIP_CHOICES))}")
+    return hw, chips, problems
+
+
+def step_breakdown(est: TimeEstimate) -> go.Figure:
+    """Horizontal stacked bars: the training step and the inference batch, one segment per part,
+    each labelled with its time and whether it is compute-, memory- or communication-bound."""
+    rows = (("Training step", est.training), ("Inference batch", est.inference))
+    fig = go.Figure()
+    for name, label in PART_LABELS.items():
+        xs, ys, texts = [], [], []
+        for row, parts in rows:
+            part = next((p for p in parts if p.name == name), None)
+            if part is None:
+                continue
+            xs.append(part.seconds)
+            ys.append(row)
+            texts.append(f"{label}: {fmt_duration(part.seconds)} ({part.bound}-bound)")
+        fig.add_bar(x=xs, y=ys, name=label, orientation="h", marker_color=PART_COLORS[name],
+                    hovertext=texts, hoverinfo="text", text=[fmt_duration(x) for x in xs],
+                    textposition="inside")
+    fig.update_layout(
+        barmode="stack", title=f"Estimated time per step by part on {est.hardware.label} x {est.chips}",
+        xaxis_title="seconds (estimate)", margin=_MARGIN, height=300, legend=dict(orientation="h", y=-0.3),
+    )
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def breakdown_frame(est: TimeEstimate) -> pd.DataFrame:
+    """One row per part of the training step and of the inference batch, formatted for people."""
+    rows = []
+    for kind, parts, total in (("training step", est.training, est.training_s),
+                               ("inference batch", est.inference, est.inference_s)):
+        for p in parts:
+            rows.append({
+                "what": kind, "part": p.label, "time": fmt_duration(p.seconds),
+                "share": fmt_pct(p.seconds / total if total else 0.0), "bound": p.bound,
+                "FLOPs per chip": fmt_flops(p.flops), "bytes per chip": fmt_bytes(p.bytes),
+                "seconds": p.seconds,
+            })
+    return pd.DataFrame(rows)
+
+
+def step_takeaway(est: TimeEstimate) -> str:
+    """One line: the largest part of the training step and what bounds it."""
+    top = max(est.training, key=lambda p: p.seconds)
+    comm = est.part("allreduce")
+    text = (f"Estimate: the training step is {fmt_duration(est.training_s)}, "
+            f"{fmt_pct(top.seconds / est.training_s, 0)} of it {top.label.lower()} ({top.bound}-bound).")
+    if est.chips > 1:
+        hidden = ("all of it hidden behind the backward pass" if comm.seconds == 0 and comm.memory_s else
+                  f"{fmt_duration(comm.seconds)} of it not hidden behind the backward pass")
+        text += (f" The gradient all-reduce moves {fmt_bytes(comm.bytes)} per chip ({fmt_duration(comm.memory_s)} "
+                 f"on the link, {hidden}).")
+    return text
+
+
+def table2_bars(df: pd.DataFrame) -> go.Figure:
+    """Grouped bars per preset: the paper's speedup over BERT-large next to each prediction."""
+    fig = go.Figure()
+    for col, label in SERIES_LABELS.items():
+        fig.add_bar(x=list(df["preset"]), y=list(df[col]), name=label, marker_color=SERIES_COLORS[col],
+                    text=[fmt_ratio(v) for v in df[col]], textposition="outside")
+    fig.update_layout(
+        barmode="group", title="Training speed relative to BERT-large (paper Table 2)",
+        yaxis_title="speedup over BERT-large", margin=_MARGIN, height=420,
+        legend=dict(orientation="h", y=-0.2),
+    )
+    return fig
+
+
+def table2_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """The Table 2 DataFrame with people-formatted columns for display."""
+    return pd.DataFrame({
+        "preset": df["preset"],
+        "paper": [fmt_ratio(v) for v in df["paper"]],
+        "FLOPs only": [fmt_ratio(v) for v in df["flops_only"]],
+        "FLOPs only / paper": [fmt_ratio(v) for v in df["flops_only_ratio"]],
+        "model, datasheet links": [fmt_ratio(v) for v in df["datasheet"]],
+        "model, calibrated": [fmt_ratio(v) for v in df["model"]],
+        "model / paper": [fmt_ratio(v) for v in df["model_ratio"]],
+        "within ±20%": ["yes" if v else "no" for v in df["within_20pct"]],
+        "all-reduce share of step": [fmt_pct(v, 0) for v in df["allreduce_share"]],
+        "step (estimate)": [fmt_duration(v) for v in df["step_s"]],
+    })
+
+
+def table2_takeaway(df: pd.DataFrame, constant: float, chips: int) -> str:
+    hits = df[df["within_20pct"]]
+    misses = [f"{r.preset} ({fmt_ratio(r.model)} vs {fmt_ratio(r.paper)})" for r in df.itertuples()
+              if not r.within_20pct]
+    text = (f"{len(hits)} of {len(df)} rows are within ±20% of the paper with one constant for all rows: the "
+            f"all-reduce reaches {fmt_pct(constant, 1)} of the datasheet bandwidth, on {chips} chips. ")
+    if misses:
+        text += "Missed: " + ", ".join(misses) + ". "
+    text += ("FLOPs alone predict ALBERT-large at "
+             f"{fmt_ratio(float(df.loc[df['preset'] == 'albert-large', 'flops_only'].iloc[0]))}.")
+    return text
+
+
+def profiles_frame(profiles: Sequence[HardwareProfile]) -> pd.DataFrame:
+    """Every profile's figures, formatted, with their sources."""
+    rows = []
+    for p in profiles:
+        rows.append({
+            "profile": p.label,
+            "dense peak": ", ".join(f"{k} {fmt_flops(v)}/s" for k, v in p.peak_flops.items()),
+            "memory bandwidth": f"{fmt_bytes(p.memory_bandwidth)}/s",
+            "memory": fmt_bytes(p.memory_bytes, binary=True),
+            "ring link per chip": f"{fmt_bytes(p.link_bandwidth)}/s" if p.link_bandwidth else "none",
+            "between nodes": f"{fmt_bytes(p.scale_out_bandwidth)}/s" if p.link_bandwidth else "none",
+            "achievable": fmt_pct(p.efficiency, 0),
+            "sources": "; ".join(f"{k}: {v}" for k, v in p.sources.items()),
+        })
+    return pd.DataFrame(rows)
+
+
+def speed_answer(name: str, twin: str, ratios: Mapping[int, float], hardware: str) -> str:
+    """'Is ALBERT faster than BERT here?' from inference ratios (twin time / this time) by batch."""
+    parts = [f"batch {b}: {fmt_ratio(r)} the speed of {twin}" for b, r in ratios.items()]
+    faster = all(r > 1.1 for r in ratios.values())
+    verdict = "Yes" if faster else "Not really"
+    return (f"**{verdict}** (estimate, {hardware}): {name} runs inference at " + "; ".join(parts)
+            + ". Sharing removes parameters, not the layers that run: every executed layer still reads "
+            "its weights and does its FLOPs.")

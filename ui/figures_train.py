@@ -1,0 +1,248 @@
+"""Pure Plotly builders for the Train page (no streamlit; tests call them without a server).
+
+Runs come in as ``groups``: a mapping from a run label to the history DataFrames of its seeds (one
+per seed, the lab's history schema: step, tokens, elapsed_s, lr, train_mlm_loss, train_order_loss,
+val_mlm_loss, val_mlm_acc, val_order_acc, tokens_per_s; val_* NaN on rows that were not evaluated).
+Several seeds of one label draw a band (min to max over the seeds) around their median line.
+
+Every chart is readable at 390 px: short titles, the legend below the plot, small margins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+from ui import figures_live
+
+PALETTE = qualitative.Plotly
+PAPER_COLOR = "#9e9e9e"
+MEASURED_COLOR = "#1f77b4"
+PAPER_LABEL = "paper (Lan et al.)"
+MEASURED_LABEL = "measured here"
+
+# metric key -> (short chart title, y axis title, history columns drawn: solid first, then dotted)
+METRICS: Mapping[str, tuple[str, str, tuple[str, ...]]] = {
+    "mlm_loss": ("MLM loss", "MLM loss (nats)", ("val_mlm_loss", "train_mlm_loss")),
+    "val_mlm_acc": ("MLM accuracy", "MLM accuracy", ("val_mlm_acc", "train_mlm_acc")),
+    "val_order_acc": ("Sentence-task accuracy", "validation NSP / SOP accuracy", ("val_order_acc",)),
+}
+COLUMN_NAMES = {
+    "val_mlm_loss": "validation", "train_mlm_loss": "training", "val_mlm_acc": "validation",
+    "train_mlm_acc": "training", "val_order_acc": "validation",
+}
+TASK_NAMES = {"nsp": "NSP", "sop": "SOP", "none": "none"}
+
+
+@dataclass(frozen=True)
+class Separation:
+    """Whether two runs' seed ranges have come apart on a metric: ``step`` is the first logged step
+    from which they stay apart, None if they have not (yet). ``note`` says why, in plain words."""
+
+    a: str
+    b: str
+    step: int | None
+    note: str = ""
+
+
+def _layout(fig: go.Figure, title: str, x_title: str = "", y_title: str = "", height: int = 380) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left"),
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),  # below: a right legend eats 390 px
+        margin=dict(l=10, r=10, t=50, b=10),
+        hovermode="closest",
+        height=height,
+    )
+    return fig
+
+
+def color_of(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def seed_band(histories: Sequence[pd.DataFrame], column: str) -> pd.DataFrame:
+    """Per logged step: the median, min and max of ``column`` over the seeds that logged it, and how
+    many did (``n``). Rows where the column is NaN (not an evaluation step) are left out."""
+    parts = [h[["step", column]].dropna() for h in histories if column in h and len(h)]
+    if not parts:
+        return pd.DataFrame({"step": [], "median": [], "lo": [], "hi": [], "n": []})
+    by_step = pd.concat(parts).groupby("step")[column]
+    out = pd.DataFrame({"median": by_step.median(), "lo": by_step.min(), "hi": by_step.max(),
+                        "n": by_step.count()}).reset_index()
+    return out.sort_values("step", ignore_index=True)
+
+
+def curves_figure(
+    groups: Mapping[str, Sequence[pd.DataFrame]],
+    metric: str = "mlm_loss",
+    separation: Separation | None = None,
+    *,
+    reference: float | None = None,
+    reference_label: str = "",
+    title_suffix: str = "",
+    training: bool = True,
+) -> go.Figure:
+    """Curves of several runs on one chart: for each label its median over seeds (one seed: the run
+    itself), with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the
+    validation value solid and the training value dotted (loss and MLM accuracy). ``separation`` marks the step where two runs
+    separate beyond their seed ranges, or says honestly that they have not. ``reference`` draws a
+    horizontal line (e.g. ln V, the loss of a uniform guess). ``training`` False leaves the training
+    curves out (many runs on one chart)."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r:.40}")
+    title, y_title, columns = METRICS[metric]
+    if not training and len(columns) > 1:
+        title, columns = f"Validation {title}", columns[:1]
+    fig = go.Figure()
+    for i, (label, histories) in enumerate(groups.items()):
+        color = color_of(i)
+        seeds = len(histories)
+        for j, column in enumerate(columns):
+            band = seed_band(histories, column)
+            if band.empty:
+                continue
+            name = label if len(columns) == 1 else f"{label} · {COLUMN_NAMES[column]}"
+            several = band[band["n"] >= 2]
+            if j == 0 and len(several):
+                fig.add_trace(go.Scatter(
+                    x=[*several["step"], *several["step"][::-1]], y=[*several["hi"], *several["lo"][::-1]],
+                    fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
+                    name=f"{label} · seed range ({seeds} seeds)", legendgroup=label, showlegend=False,
+                ))
+            fig.add_trace(go.Scatter(
+                x=band["step"].tolist(), y=band["median"].tolist(), mode="lines", name=name,
+                legendgroup=label, line=dict(color=color, width=2 if j == 0 else 1.2,
+                                             dash="solid" if j == 0 else "dot"),
+                customdata=np.stack([band["lo"], band["hi"], band["n"]], axis=-1).tolist(),
+                hovertemplate=(f"{label}<br>step %{{x}}<br>{COLUMN_NAMES[column]} %{{y:.4g}}"
+                               + ("<br>seeds %{customdata[2]}: %{customdata[0]:.4g} to %{customdata[1]:.4g}"
+                                  if seeds > 1 else "") + "<extra></extra>"),
+            ))
+    if reference is not None:
+        fig.add_hline(y=reference, line=dict(color=PAPER_COLOR, dash="dash", width=1),
+                      annotation_text=reference_label, annotation_position="top right",
+                      annotation_font_size=11)
+    if separation is not None:
+        _mark_separation(fig, separation)
+    return _layout(fig, f"{title} · {title_suffix}" if title_suffix else title, "training step", y_title)
+
+
+def _mark_separation(fig: go.Figure, sep: Separation) -> None:
+    if sep.step is None:
+        text = f"{sep.a} vs {sep.b}: not separated yet" + (f" ({sep.note})" if sep.note else "")
+        fig.add_annotation(text=text, xref="paper", yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom",
+                           showarrow=False, font=dict(size=11, color="#555"))
+        return
+    fig.add_vline(x=sep.step, line=dict(color="#d62728", dash="dash", width=1.5))
+    fig.add_annotation(text=f"{sep.a} vs {sep.b} apart from step {sep.step}", x=sep.step, xref="x",
+                       yref="paper", y=1.0, xanchor="left", yanchor="bottom", showarrow=False,
+                       font=dict(size=11, color="#d62728"))
+
+
+def cross_accuracy_heatmap(matrix: pd.DataFrame, title: str) -> go.Figure:
+    """Paper Table 5 as a matrix: row = the task a model was trained on, column = the task it is
+    evaluated on, cell = accuracy (0..1). ``matrix``: index trained-on task, columns evaluated-on task."""
+    rows = [TASK_NAMES.get(str(r), str(r)) for r in matrix.index]
+    cols = [TASK_NAMES.get(str(c), str(c)) for c in matrix.columns]
+    z = matrix.to_numpy(dtype=float)
+    text = [["n/a" if np.isnan(v) else f"{v:.1%}" for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(
+        z=np.where(np.isnan(z), None, z).tolist(), x=[f"eval {c}" for c in cols],
+        y=[f"trained {r}" for r in rows], text=text, texttemplate="%{text}", zmin=0.4, zmax=1.0,
+        colorscale="Blues", showscale=False,
+        hovertemplate="%{y}, %{x}: %{text}<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", side="bottom")
+    return _layout(fig, title, height=300)
+
+
+def smoothness_runs(frames: Mapping[str, pd.DataFrame], title: str = "") -> go.Figure:
+    """The paper's Figure 2 for several trained models on the same two panels (L2 distance, angle):
+    each model's panels come from `figures_live.smoothness_figure`, recoloured and named by label."""
+    if not frames:
+        raise ValueError("frames must hold at least one model's layer smoothness")
+    fig: go.Figure | None = None
+    for i, (label, df) in enumerate(frames.items()):
+        one = figures_live.smoothness_figure(df, title=title or "Layer smoothness (Figure 2)")
+        if fig is None:
+            fig, traces = one, list(one.data)
+            fig.data = ()
+        else:
+            traces = list(one.data)
+        for k, trace in enumerate(traces):
+            trace.update(name=label, legendgroup=label, showlegend=k == 0, line=dict(color=color_of(i)),
+                         marker=dict(color=color_of(i)))
+            fig.add_trace(trace)
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
+                      title=dict(x=0, xanchor="left"), height=380)
+    return fig
+
+
+def depth_dial_bars(df: pd.DataFrame, trained_depth: int, reference: float | None = None) -> go.Figure:
+    """The same all-shared weights run at several depths: validation MLM loss per depth (``df``:
+    columns depth, val_mlm_loss), the trained depth highlighted; ``reference`` e.g. ln V."""
+    depths = [int(d) for d in df["depth"]]
+    colors = [MEASURED_COLOR if d == trained_depth else "#9ecae1" for d in depths]
+    fig = go.Figure(go.Bar(
+        x=[f"L={d}" + (" (trained)" if d == trained_depth else "") for d in depths],
+        y=df["val_mlm_loss"].tolist(), marker_color=colors, text=[f"{v:.3g}" for v in df["val_mlm_loss"]],
+        textposition="outside", cliponaxis=False, name=MEASURED_LABEL,
+        hovertemplate="%{x}<br>validation MLM loss %{y:.4g}<extra></extra>",
+    ))
+    if reference is not None:
+        fig.add_hline(y=reference, line=dict(color=PAPER_COLOR, dash="dash", width=1),
+                      annotation_text="ln V (uniform guess)", annotation_position="top right",
+                      annotation_font_size=11)
+    top = max([*df["val_mlm_loss"], reference or 0.0])
+    fig.update_yaxes(range=[0, top * 1.18])
+    return _layout(fig, "Depth dial: one shared layer, run L times", "depth at evaluation",
+                   "validation MLM loss", height=340)
+
+
+def paper_vs_measured(
+    paper: pd.DataFrame, measured: pd.DataFrame, *, paper_metric: str, measured_metric: str, title: str
+) -> go.Figure:
+    """An experiment's paper figures beside what was measured here, in two labelled panels with their
+    own axes (the paper's metric is usually not ours: GLUE/SQuAD scores at full scale vs our MLM loss).
+
+    ``paper``: columns setting, value. ``measured``: columns setting, value and optionally lo, hi
+    (seed range, drawn as error bars).
+    """
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.22,
+                        subplot_titles=(f"{PAPER_LABEL}: {paper_metric}", f"{MEASURED_LABEL}: {measured_metric}"))
+    fig.add_trace(go.Bar(
+        x=paper["setting"].astype(str).tolist(), y=paper["value"].tolist(), name=PAPER_LABEL,
+        marker_color=PAPER_COLOR, text=[f"{v:.4g}" for v in paper["value"]], textposition="outside",
+        cliponaxis=False, hovertemplate=f"{PAPER_LABEL}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
+    ), row=1, col=1)
+    error = None
+    if {"lo", "hi"} <= set(measured.columns) and measured[["lo", "hi"]].notna().all().all():
+        error = dict(type="data", symmetric=False, array=(measured["hi"] - measured["value"]).tolist(),
+                     arrayminus=(measured["value"] - measured["lo"]).tolist(), color="#333", thickness=1)
+    # measured: points with their seed range, on an axis fitted to them (a loss axis from 0 would flatten
+    # the differences the experiment is about)
+    fig.add_trace(go.Scatter(
+        x=measured["setting"].astype(str).tolist(), y=measured["value"].tolist(), name=MEASURED_LABEL,
+        mode="markers+text", marker=dict(color=MEASURED_COLOR, size=10), error_y=error,
+        text=[f"{v:.4g}" for v in measured["value"]], textposition="middle right", cliponaxis=False,
+        hovertemplate=f"{MEASURED_LABEL}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
+    ), row=2, col=1)
+    top = float(np.nanmax(paper["value"])) if len(paper) else 1.0
+    fig.update_yaxes(range=[0, top * 1.2], row=1, col=1)
+    fig.update_annotations(font_size=12)
+    return _layout(fig, title, height=520)

@@ -1,0 +1,199 @@
+"""The Train page's experiments in miniature: pick one (its name is in the URL), see its shipped
+reference runs at once with the paper's figure beside what was measured here, and run it yourself.
+
+Measurements beyond the curves (cross-accuracy, trained smoothness, depth dial) come from the
+experiment's own `evaluate`; the paper's figures from its `paper` record, always labelled as the
+paper's."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from albert_core import ModelConfig
+from albert_core.lab import experiments as lab_experiments
+from albert_core.lab import reference
+from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
+from albert_core.lab.worker import get_worker
+from ui import figures_train as ft
+from ui import train_runs as tr
+from ui import train_view
+from ui.sidebar import inert
+
+EXP_KEY = "train_exp"
+OWN_KEY = "_train_exp_own"  # experiment name -> the run ids the visitor started for it
+_SEEDED = "_train_exp_seeded"
+
+
+@st.cache_resource(show_spinner=False)
+def references() -> dict[str, list[Any]]:
+    """The shipped reference runs (read once per process; small JSON)."""
+    return reference.load_reference()
+
+
+@st.cache_resource(show_spinner=False)
+def reference_evaluation(name: str) -> dict[str, Any]:
+    """The shipped runs' stored measurements (cross-accuracy, smoothness, depth dial, summaries)."""
+    return reference.load_evaluation(name)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Measuring the trained models (cross-accuracy, smoothness, depth)…")
+def evaluation(name: str, run_ids: tuple[str, ...], _results: Sequence[Any]) -> dict[str, Any]:
+    """The experiment's extra measurements on finished runs, once per set of runs (keyed by id)."""
+    return EXPERIMENTS[name].evaluate(list(_results))
+
+
+def _rows(results: Sequence[Any], state: str = "done") -> list[tr.RunRow]:
+    from albert_core.lab.trainer import run_cost
+
+    rows = []
+    for r in results:
+        cost = run_cost(r.spec)
+        rows.append(tr.RunRow(r.spec.key, r.spec.name, r.spec, state, r.history, r.final, cost.params,
+                              cost.flops_per_step))
+    return rows
+
+
+def chosen_experiment() -> str:
+    """The experiment in the select box; seeded once per session from the URL value ``exp``."""
+    ss = st.session_state
+    if not ss.get(_SEEDED):
+        raw = st.query_params.get(train_view.URL_EXP)
+        if raw in EXPERIMENTS:
+            ss[EXP_KEY] = raw
+        elif raw:
+            st.warning(f"URL value exp={inert(raw[:24])} is not an experiment \\- showing the first one.", icon="⚠️")
+        ss[_SEEDED] = True
+    name = st.selectbox("Experiment", list(EXPERIMENTS), format_func=lambda n: EXPERIMENTS[n].title, key=EXP_KEY)
+    st.query_params[train_view.URL_EXP] = name
+    return name
+
+
+def paper_frames(name: str, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str] | None:
+    """(paper settings and values, measured settings and values, paper metric) for the bar panels."""
+    table = EXPERIMENTS[name].paper.table
+    if table is None or name not in ("table3", "table4"):
+        return None
+    if name == "table3":
+        paper = pd.DataFrame({"setting": [f"E={e} {s}" for s, e in zip(table["sharing"], table["E"], strict=True)],
+                              "value": table["params_M"]})
+    else:
+        paper = pd.DataFrame({"setting": [f"{s} E={e}" for e, s in zip(table["E"], table["sharing"], strict=True)],
+                              "value": table["params_M"]})
+    measured = summary.rename(columns={"variant": "setting"})[["setting", "value", "lo", "hi"]]
+    return paper, measured, "parameters (millions, base size)"
+
+
+def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who: str = "reference") -> None:
+    """The experiment's figure: paper beside measured here (``who``: whose runs, in keys and titles)."""
+    exp = EXPERIMENTS[name]
+    measured = f"{ft.MEASURED_LABEL} ({who} runs)"
+    if "summary" in ev and (frames := paper_frames(name, ev["summary"])):
+        paper, measured, metric = frames
+        st.plotly_chart(ft.paper_vs_measured(paper, measured, paper_metric=metric,
+                                             measured_metric=f"val MLM loss, {who} runs",
+                                             title=exp.title), key=f"fig_exp_{name}_{who}_paper", width="stretch")
+    if "cross_accuracy" in ev:
+        c = st.columns(2)
+        paper = (PAPER_TABLE5[["NSP", "SOP"]] / 100).rename(columns=str.lower)
+        c[0].plotly_chart(ft.cross_accuracy_heatmap(paper, ft.PAPER_LABEL), key=f"fig_exp_table5_{who}_paper",
+                          width="stretch")
+        c[1].plotly_chart(ft.cross_accuracy_heatmap(ev["cross_accuracy"], measured),
+                          key=f"fig_exp_table5_{who}", width="stretch")
+    if "smoothness" in ev:
+        st.plotly_chart(ft.smoothness_runs(ev["smoothness"], title=f"Layer smoothness, {measured}"),
+                        key=f"fig_exp_figure2_{who}", width="stretch")
+    if "depth" in ev:
+        depth = ev["depth"]
+        vocab = results[0].spec.vocab_size if results else None
+        st.plotly_chart(ft.depth_dial_bars(depth, int(depth["trained_depth"].iloc[0]),
+                                           reference=math.log(vocab) if vocab else None),
+                        key=f"fig_exp_depth_{who}", width="stretch")
+    if "separations" in ev and len(ev["separations"]):
+        seps = ev["separations"]
+        st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
+            f"{inert(a)} vs {inert(b)}: " + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
+            for a, b, s in seps[["a", "b", "step"]].itertuples(index=False)))
+
+
+def render(cfg: ModelConfig) -> None:
+    st.header("Experiments in miniature")
+    name = chosen_experiment()
+    exp = EXPERIMENTS[name]
+    st.markdown(f"**{inert(exp.question)}**")
+    st.caption(f"**{ft.PAPER_LABEL}:** {inert(exp.paper.claim)} ({inert(exp.paper.source)})")
+    results = references().get(name, [])
+    if results:
+        st.caption(f"**{ft.MEASURED_LABEL}:** {len(results)} shipped reference runs of this experiment, trained by "
+                   "this repository's own code (tiny models, minutes of CPU), shown at once; train your own below.")
+        rows = _rows(results)
+        train_view.curves(rows, f"exp_{name}", reference=math.log(results[0].spec.vocab_size),
+                          title_suffix="reference runs",
+                          default=exp.metric if exp.metric in ft.METRICS else "mlm_loss",
+                          training=len({r.spec.label for r in results}) <= 4)  # 8 variants: validation only
+        show_measurements(name, reference_evaluation(name), results)
+        with st.expander("Reference runs table"):
+            train_view.runs_table(rows, f"exp_{name}_runs")
+    else:
+        st.info("No shipped reference runs for this experiment on this install: run it here.")
+    c = st.columns(2)
+    seeds = c[0].number_input("Seeds per variant", 1, 3, 1, key="train_exp_seeds",
+                              help="Each variant is trained once per seed; two or more draw seed bands and "
+                              "let the page mark where two variants separate.")
+    steps = c[1].number_input("Steps per run", 10, lab_experiments.STEPS * 4, lab_experiments.STEPS, step=50,
+                              key="train_exp_steps")
+    try:
+        specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps), **schedule(int(steps)))
+    except ValueError as exc:
+        st.error(inert(f"Cannot plan this experiment: {exc}"))
+        return
+    worker = get_worker()
+    free = worker.max_queue - worker.queue_length()
+    if len(specs) > free:
+        st.caption(f"{len(specs)} runs: the lab's queue has room for {max(free, 0)} now (at most "
+                   f"{worker.max_queue} waiting); pick fewer seeds or try when runs have finished.")
+    st.button(f"Run this experiment here ({len(specs)} runs)", key="train_exp_submit", disabled=len(specs) > free,
+              on_click=submit, args=(name, specs),
+              help="Queues the experiment's runs on this server's lab worker; they appear under Your runs.")
+    train_view.show_submit_errors()
+    own_measurements(name)
+
+
+def schedule(steps: int) -> dict[str, int]:
+    """Warmup and evaluation cadence for ``steps``: the experiments' own at their default length (so the
+    runs are the shipped ones), scaled down for shorter runs."""
+    d = lab_experiments.RUN_DEFAULTS
+    return {"warmup": min(d["warmup"], steps // 10), "eval_every": min(d["eval_every"], max(1, steps // 10))}
+
+
+def submit(name: str, specs: Sequence[Any]) -> None:
+    """Button callback: queue the experiment's runs and remember them as this visitor's."""
+    st.session_state.setdefault(OWN_KEY, {})[name] = [s.key for s in specs]
+    train_view.submit(specs)
+
+
+def own_measurements(name: str) -> None:
+    """The experiment's measurements on the visitor's own runs of it, once they have all finished."""
+    ids = st.session_state.get(OWN_KEY, {}).get(name)
+    if not ids:
+        return
+    worker = get_worker()
+    found = [worker.status(i) for i in ids]
+    if any(s is None or s.state != "done" for s in found):
+        st.caption("Your runs of this experiment are measured here (cross-accuracy, smoothness, depth) when all "
+                   "of them have finished.")
+        return
+    results = [worker.cache.get(i) for i in ids]
+    if any(r is None for r in results):
+        return
+    st.subheader("Measured on your runs")
+    try:
+        ev = evaluation(name, tuple(ids), results)
+    except ValueError as exc:
+        st.error(inert(f"Cannot measure these runs: {exc}"))
+        return
+    show_measurements(name, ev, results, who="your")

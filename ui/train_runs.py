@@ -1,0 +1,206 @@
+"""Pure helpers of the Train page (no streamlit): the twins of a config, the tiny default, the run
+specs a visitor asks for, the run ids in the URL and the runs table.
+
+Twins of a config (the paper's comparison, one click): BERT (E = H, no sharing), factorized only
+(ALBERT embeddings V x E + E -> H, every layer its own weights), shared only (E = H, layers shared)
+and ALBERT (factorized and shared). Every twin is trained with the same tokenizer and masking, so
+only the architecture differs between their curves.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from albert_core import ModelConfig
+from albert_core.config import SHARING_LABELS
+from albert_core.lab import experiments
+from albert_core.lab.spec import RunSpec
+from ui.figures_train import Separation
+
+TWIN_HELP = {
+    "BERT": "E = H, every layer its own weights",
+    "factorized only": "V x E + E -> H embeddings, layers not shared",
+    "shared only": "E = H, one set of layer weights",
+    "ALBERT": "factorized and shared",
+}
+TWINS = tuple(experiments.twins(experiments.BASE))
+TINY = experiments.BASE  # the lab's tiny twin: trains in seconds to minutes on a shared 2-core host
+# The run settings of the experiments (batch, sequence, schedule, one tokenizer and masking for all).
+RUN_DEFAULTS = experiments.RUN_DEFAULTS
+RUN_ID = re.compile(r"[0-9a-f]{6,40}")
+MAX_URL_RUNS = 16
+
+
+def factorized_size(cfg: ModelConfig) -> int:
+    """The E of the factorized twins of ``cfg`` (its own E when E < H, else H / 4)."""
+    return experiments.twins(cfg)["ALBERT"].embedding_size
+
+
+def twin_specs(cfg: ModelConfig, names: Iterable[str], *, task: str, steps: int, seeds: Sequence[int],
+               batch_size: int, seq_len: int) -> list[RunSpec]:
+    """One RunSpec per chosen twin (`albert_core.lab.experiments.twins`) and seed, labelled by the
+    twin's name; every twin with the same tokenizer and masking, so only the architecture differs."""
+    all_twins = experiments.twins(cfg)
+    unknown = [n for n in names if n not in all_twins]
+    if unknown:
+        raise ValueError(f"twins must be among {', '.join(all_twins)}; got {', '.join(unknown)}")
+    return [_spec(all_twins[name], name, task, steps, seed, batch_size, seq_len) for name in names for seed in seeds]
+
+
+def _spec(cfg: ModelConfig, label: str, task: str, steps: int, seed: int, batch_size: int, seq_len: int) -> RunSpec:
+    fields = {**RUN_DEFAULTS, "batch_size": batch_size, "seq_len": seq_len, "eval_every": default_eval_every(steps),
+              "warmup": default_warmup(steps)}
+    return RunSpec(cfg, task=task, steps=steps, seed=seed, label=label, **fields)
+
+
+def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, embedding_sizes: Sequence[int],
+                 task: str, steps: int, seeds: Sequence[int], batch_size: int, seq_len: int) -> list[RunSpec]:
+    """ALBERT runs of ``cfg`` in one sharing mode, one per embedding size and seed."""
+    if not embedding_sizes:
+        raise ValueError("E values must hold at least one value")
+    albert = cfg if cfg.family == "albert" else cfg.replace(family="albert", sharing="all")
+    specs = []
+    for e in embedding_sizes:
+        c = albert.replace(embedding_size=int(e), sharing=sharing,
+                           num_hidden_groups=groups if sharing != "none" else 1, inner_group_num=inner)
+        label = (f"E={e} {SHARING_LABELS[sharing]}" + (f" G={groups}" if sharing != "none" and groups > 1 else "")
+                 + (f" K={inner}" if inner > 1 else ""))
+        specs += [_spec(c, label, task, steps, s, batch_size, seq_len) for s in seeds]
+    return specs
+
+
+def default_eval_every(steps: int) -> int:
+    """About 10 evaluations per run (at least every step for very short runs)."""
+    return max(1, steps // 10)
+
+
+def default_warmup(steps: int) -> int:
+    return min(40, steps // 10)
+
+
+def parse_ints(text: str, field: str, limit: int = 5, lo: int = 0, hi: int = 10**9) -> list[int]:
+    """'0, 1, 2' -> [0, 1, 2] (distinct, in order); ValueError naming ``field`` and the rule otherwise."""
+    parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
+    if not parts or not all(p.isdigit() and len(p) <= 9 for p in parts):
+        raise ValueError(f"{field} must be whole numbers separated by commas, e.g. 0, 1, 2")
+    values = list(dict.fromkeys(int(p) for p in parts))
+    if len(values) > limit:
+        raise ValueError(f"{field}: at most {limit} different values, got {len(values)}")
+    if bad := [v for v in values if not lo <= v <= hi]:
+        raise ValueError(f"{field} must be between {lo:,} and {hi:,}, got {bad[0]:,}")
+    return values
+
+
+def parse_seeds(text: str) -> list[int]:
+    return parse_ints(text, "seeds", limit=5, hi=2**31 - 1)
+
+
+# ----------------------------------------------------------------------------- URL
+def parse_run_ids(raw: str | None) -> tuple[list[str], list[str]]:
+    """Run ids from the URL value ``run`` (comma separated): the valid ones and plain-text problems."""
+    if not raw:
+        return [], []
+    ids, problems = [], []
+    for part in raw.split(",")[:MAX_URL_RUNS]:
+        part = part.strip()
+        if RUN_ID.fullmatch(part):
+            ids.append(part)
+        elif part:
+            problems.append(f"URL value run={part[:24]!r} is not a run id")
+    return list(dict.fromkeys(ids)), problems
+
+
+def format_run_ids(ids: Iterable[str]) -> str:
+    return ",".join(list(dict.fromkeys(ids))[-MAX_URL_RUNS:])
+
+
+# ----------------------------------------------------------------------------- runs table
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the table shows it (from a worker status or a shipped reference result)."""
+
+    run_id: str
+    label: str
+    spec: RunSpec
+    state: str
+    history: pd.DataFrame
+    final: Mapping[str, float]
+    params: int
+    flops_per_step: int
+
+
+def measured_step_ms(history: pd.DataFrame) -> float:
+    """Median wall time of one training step from the history's logged rows (ms), NaN before two rows."""
+    h = history[history["step"] > 0][["step", "elapsed_s"]].dropna()
+    if len(h) < 2:
+        return math.nan
+    per_step = h["elapsed_s"].diff() / h["step"].diff()
+    return float(per_step.iloc[1:].median() * 1e3)
+
+
+METRIC_COLUMNS = ("train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc")
+
+
+def latest(history: pd.DataFrame) -> dict[str, float]:
+    """A running run's latest values: the last logged value of each metric, tokens, steps, seconds."""
+    if not len(history):
+        return {}
+    out = {c: float(history[c].dropna().iloc[-1]) if history[c].notna().any() else math.nan
+           for c in METRIC_COLUMNS}
+    last = history.iloc[-1]
+    return {**out, "steps": int(last["step"]), "tokens": int(last["tokens"]), "seconds": float(last["elapsed_s"])}
+
+
+def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
+    """The runs table: config, params, FLOPs/step, measured step time, steps, tokens, final losses
+    and accuracies, seconds, seed, state (one row per run; an unfinished run shows its latest values)."""
+    out = []
+    for r in rows:
+        f, spec = dict(r.final or latest(r.history)), r.spec
+        out.append({
+            "run": r.label,
+            "config": spec.config.label,
+            "task": spec.task,
+            "seed": spec.seed,
+            "params": r.params,
+            "train_flops_per_step": r.flops_per_step,
+            "step_ms": measured_step_ms(r.history),
+            "steps": int(f.get("steps", 0)),
+            "tokens": int(f.get("tokens", 0)),
+            **{c: f.get(c, math.nan) for c in METRIC_COLUMNS},
+            "seconds": f.get("seconds", math.nan),
+            "state": r.state,
+            "run_id": r.run_id,
+        })
+    return pd.DataFrame(out, columns=RUNS_COLUMNS)
+
+
+RUNS_COLUMNS = ["run", "config", "task", "seed", "params", "train_flops_per_step", "step_ms", "steps", "tokens",
+                "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "seconds", "state", "run_id"]
+
+
+def rows_by_label(rows: Sequence[RunRow]) -> dict[str, list[RunRow]]:
+    """Runs grouped by label (the seeds of one variant together), in first-seen order."""
+    out: dict[str, list[RunRow]] = {}
+    for r in rows:
+        out.setdefault(r.label, []).append(r)
+    return out
+
+
+def groups_of(rows: Sequence[RunRow]) -> dict[str, list[pd.DataFrame]]:
+    """Histories grouped by run label: what `figures_train.curves_figure` draws."""
+    return {label: [r.history for r in group] for label, group in rows_by_label(rows).items()}
+
+
+def separation(a: Sequence[pd.DataFrame], b: Sequence[pd.DataFrame], column: str, name_a: str,
+               name_b: str) -> Separation:
+    """`albert_core.lab.experiments.separation_step` of two runs, with the reason when there is none."""
+    if min(len(a), len(b)) < 2:
+        return Separation(name_a, name_b, None, "needs two seeds or more of each to compare seed ranges")
+    step = experiments.separation_step(a, b, column)
+    return Separation(name_a, name_b, step, "" if step is not None else "seed ranges overlap")

@@ -1,0 +1,288 @@
+"""Streamlit side of the Train page: the visitor's run ids (session + URL), the run planner's cost
+table, and the live panel of runs (progress, cancel, curves, runs table) polled with a fragment.
+
+Training never happens here: runs go to `albert_core.lab.worker.get_worker()` and the panel only
+reads their status, so every other widget stays responsive while a run trains.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+
+from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+from albert_core.lab import trainer
+from albert_core.lab.spec import RunSpec
+from albert_core.lab.tokenizers import SHIPPED_VOCAB_SIZES, check_request
+from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
+from ui import figures_train as ft
+from ui import train_runs as tr
+from ui.sidebar import inert
+
+RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
+_SEEDED = "_train_seeded"
+_ERRORS = "_train_submit_errors"
+URL_RUNS, URL_EXP = "run", "exp"
+POLL_S = 1.0
+METRIC_KEY = "train_metric"
+
+
+# ----------------------------------------------------------------------------- run ids (session + URL)
+def run_ids() -> list[str]:
+    """The visitor's run ids: from the URL on the first run of a session, then the session's."""
+    ss = st.session_state
+    if not ss.get(_SEEDED):
+        ids, problems = tr.parse_run_ids(st.query_params.get(URL_RUNS))
+        ss[RUNS_KEY] = ids
+        ss[_SEEDED] = True
+        for p in problems:
+            st.warning(inert(p) + " \\- ignored.", icon="⚠️")
+    return list(ss.get(RUNS_KEY, []))
+
+
+def set_run_ids(ids: Sequence[str]) -> None:
+    value = tr.format_run_ids(ids)
+    st.session_state[RUNS_KEY] = value.split(",") if value else []
+    if value:
+        st.query_params[URL_RUNS] = value
+    elif URL_RUNS in st.query_params:
+        del st.query_params[URL_RUNS]
+
+
+# ----------------------------------------------------------------------------- planning
+def plan_frame(specs: Sequence[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
+    """One row per planned run with its exact cost (params, training FLOPs per step, memory estimate)
+    and the plain-text problems of runs over a lab limit."""
+    rows, problems = [], []
+    for s in specs:
+        try:
+            check_request(s.tokenizer_kind, s.vocab_size)  # the vocabulary a lab tokenizer can have
+            cost = trainer.check_run(s)
+            ok = "ok"
+        except ValueError as exc:  # LabLimitError names the limit
+            cost = trainer.run_cost(s)
+            ok = "over a limit"
+            problems.append(f"{s.name}, seed {s.seed}: {exc}")
+        rows.append({"run": s.name, "seed": s.seed, "config": s.config.label, "task": s.task,
+                     "params": cost.params, "train_flops_per_step": cost.flops_per_step,
+                     "flops_per_step": fmt_flops(cost.flops_per_step), "tokens_per_step": s.tokens_per_step,
+                     "steps": s.steps, "memory_estimate": fmt_bytes(cost.memory_bytes), "limits": ok})
+    return pd.DataFrame(rows), problems
+
+
+def show_plan(specs: Sequence[RunSpec]) -> list[str]:
+    df, problems = plan_frame(specs)
+    st.dataframe(df, hide_index=True, key="train_plan", column_order=[c for c in df.columns
+                                                                      if c != "train_flops_per_step"],
+                 column_config={
+        "params": st.column_config.NumberColumn("params (exact)", format="localized"),
+        "flops_per_step": st.column_config.TextColumn(
+            "training FLOPs / step", help="count_flops(...).training: forward + backward matmul FLOPs of one "
+            "batch (exact)."),
+        "tokens_per_step": st.column_config.NumberColumn("tokens / step", format="localized"),
+        "memory_estimate": st.column_config.TextColumn(
+            "training memory (estimate)",
+            help="estimate_memory: weights, gradients, AdamW states (exact) + activations (estimate)."),
+    })
+    for p in problems:
+        st.error(inert(p))
+    unshipped = sorted({s.vocab_size for s in specs} - set(SHIPPED_VOCAB_SIZES))
+    if unshipped and not problems:
+        st.caption(f"No tokenizer of V = {', '.join(f'{v:,}' for v in unshipped)} ships with the lab (it has "
+                   f"{', '.join(f'{v:,}' for v in SHIPPED_VOCAB_SIZES)}): the first run trains one on the corpus, "
+                   "and fails with a message if the corpus yields fewer pieces.")
+    return problems
+
+
+def submit(specs: Sequence[RunSpec]) -> None:
+    """Queue the runs on the worker; the ids join the visitor's list (and the URL). A button callback
+    (it runs before the script, so a rerun cannot drop the click); problems are shown by `problems`."""
+    worker = get_worker()
+    ids = run_ids()
+    errors = []
+    for s in specs:
+        try:
+            ids.append(worker.submit(s))
+        except QueueFullError as exc:
+            errors.append(str(exc))
+            break
+        except ValueError as exc:
+            errors.append(f"{s.name}: {exc}")
+    st.session_state[_ERRORS] = errors
+    set_run_ids(ids)
+
+
+def show_submit_errors() -> None:
+    for e in st.session_state.pop(_ERRORS, []):
+        st.error(inert(e))
+
+
+# ----------------------------------------------------------------------------- live panel
+def statuses(ids: Sequence[str]) -> tuple[list[RunStatus], list[str]]:
+    worker = get_worker()
+    found, missing = [], []
+    for i in ids:
+        s = worker.status(i)
+        (found.append(s) if s is not None else missing.append(i))
+    return found, missing
+
+
+def row_of(s: RunStatus) -> tr.RunRow:
+    cost = trainer.run_cost(s.spec)
+    return tr.RunRow(s.run_id, s.spec.name, s.spec, s.state, s.history, s.final if s.finished else {},
+                     cost.params, cost.flops_per_step)
+
+
+def about(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "…"
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def progress_line(s: RunStatus) -> str:
+    rate = s.history["tokens_per_s"].dropna()
+    parts = [f"step {s.step}/{s.steps}", f"elapsed {about(s.elapsed_s)}"]
+    if s.state == "running":
+        parts.append(f"about {about(s.eta_s)} left")
+    if len(rate):
+        parts.append(f"{rate.iloc[-1]:,.0f} tokens/s")
+    if s.state == "queued" and s.position is not None:
+        parts.append(f"queue position {s.position}" + (" (next)" if s.position == 1 else ""))
+    if s.message and s.state != "running":
+        parts.append(s.message)
+    return " · ".join(parts)
+
+
+def show_progress(rows: Sequence[RunStatus]) -> None:
+    """A progress bar, the numbers and a Cancel button for each unfinished run; one line for the rest."""
+    worker = get_worker()
+    for s in rows:
+        if s.finished:
+            continue
+        c = st.columns([5, 1], vertical_alignment="center")
+        with c[0]:
+            st.progress(min(1.0, s.step / max(1, s.steps)),
+                        text=f"**{inert(s.spec.name)}** (seed {s.spec.seed}): {s.state}")
+            st.caption(inert(progress_line(s)))
+        c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id,),
+                    help="Stop this run after its current step (a queued run leaves the queue).")
+    for s in rows:
+        if s.state in ("failed", "cancelled"):
+            st.warning(inert(f"{s.spec.name} (seed {s.spec.seed}) {s.state} at step {s.step}: {s.message}"))
+    done = [s for s in rows if s.state == "done"]
+    if done:
+        st.caption(f"{len(done)} of {len(rows)} runs finished: their numbers are in the table below.")
+
+
+def pair_for(labels: Sequence[str]) -> tuple[str, str] | None:
+    """Which two runs the separation marker compares: BERT vs ALBERT when both ran, else the first two."""
+    if "BERT" in labels and "ALBERT" in labels:
+        return "BERT", "ALBERT"
+    return (labels[0], labels[1]) if len(labels) >= 2 else None
+
+
+def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, title_suffix: str = "",
+           default: str = "mlm_loss", training: bool = True) -> None:
+    """The metric picker and the curves of ``rows`` on one chart."""
+    titles = {k: v[0] for k, v in ft.METRICS.items()}
+    metric = st.segmented_control("Metric", list(titles), format_func=titles.get, key=f"{key}_metric",
+                                  default=default) or default
+    groups = tr.groups_of(rows)
+    column = ft.METRICS[metric][2][0]
+    drawn = [label for label, hs in groups.items() if any(column in h and h[column].notna().any() for h in hs)]
+    sep = None
+    if (pair := pair_for(drawn)) is not None:  # e.g. an MLM-only run has no sentence-task curve to compare
+        sep = tr.separation(groups[pair[0]], groups[pair[1]], column, *pair)
+    fig = ft.curves_figure(groups, metric, sep, reference=reference if metric == "mlm_loss" else None,
+                           reference_label="ln V: a uniform guess", title_suffix=title_suffix, training=training)
+    with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
+        st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
+
+
+def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
+    df = tr.runs_frame(rows)
+    st.dataframe(df, hide_index=True, key=f"{key}_table", column_config={
+        "params": st.column_config.NumberColumn("params", format="localized"),
+        "train_flops_per_step": st.column_config.NumberColumn("FLOPs / step", format="compact",
+                                                              help="Training FLOPs per step (exact)."),
+        "step_ms": st.column_config.NumberColumn("step (ms, measured)", format="%.1f",
+                                                 help="Median wall time per training step, measured while the run trained."),
+        "tokens": st.column_config.NumberColumn("tokens", format="localized"),
+        "seconds": st.column_config.NumberColumn("seconds", format="%.1f"),
+        **{c: st.column_config.NumberColumn(c, format="%.4f") for c in
+           ("train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc")},
+    })
+    st.download_button("Download the runs table (CSV)", df.to_csv(index=False), file_name=f"{key}.csv",
+                       mime="text/csv", key=f"dl_{key}", icon=":material/download:")
+
+
+def summary(rows: Sequence[tr.RunRow]) -> str:
+    """One line per run label: exact params and training FLOPs per step beside the measured step time
+    (the range over its seeds)."""
+    parts = []
+    for label, group in tr.rows_by_label(rows).items():
+        r = group[0]
+        ms = [m for m in (tr.measured_step_ms(g.history) for g in group) if math.isfinite(m)]
+        speed = ""
+        if ms:
+            lo, hi = min(ms), max(ms)
+            speed = f", {lo:.0f} ms/step measured" if round(lo) == round(hi) else f", {lo:.0f}-{hi:.0f} ms/step measured"
+        parts.append(f"{label}: {fmt_params(r.params)} params, {fmt_flops(r.flops_per_step)}/step{speed}")
+    return "; ".join(parts)
+
+
+def live_panel(ids: Sequence[str]) -> None:
+    """Progress, cancel, curves and the runs table of the visitor's runs; polls while any is unfinished."""
+    found, missing = statuses(ids)
+    active = any(not s.finished for s in found)
+    if missing:
+        st.info(f"{len(missing)} run(s) in the link are not on this server any more (the server restarted "
+                "before they finished, or they were evicted from the cache): train them again.")
+
+    @st.fragment(run_every=POLL_S if active else None)
+    def panel() -> None:
+        now, _ = statuses([s.run_id for s in found])
+        show_progress(now)
+        rows = [row_of(s) for s in now]
+        if any(len(r.history) for r in rows):
+            vocab = {r.spec.vocab_size for r in rows}
+            curves(rows, "train_runs", reference=math.log(vocab.pop()) if len(vocab) == 1 else None)
+            st.caption(inert(summary(rows)))
+        runs_table(rows, "train_runs")
+        if active and not any(not s.finished for s in now):
+            st.rerun()  # all finished: one full run draws the final state and stops the polling
+
+    panel()
+    if found and not active:
+        show_smoothness(found)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def trained_smoothness(run_id: str) -> pd.DataFrame | None:
+    """Figure 2 on a finished run's trained weights (`experiments.smoothness`), None without weights.
+    Keyed by run id: the id is the hash of everything that determines the run."""
+    from albert_core.lab.experiments import smoothness
+
+    result = get_worker().cache.get(run_id)
+    if result is None or result.checkpoint is None:
+        return None
+    return smoothness(result)
+
+
+def show_smoothness(found: Sequence[RunStatus]) -> None:
+    """The paper's Figure 2 for the visitor's finished runs (mean over the seeds of each label)."""
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for s in found:
+        if s.state == "done" and (df := trained_smoothness(s.run_id)) is not None:
+            frames.setdefault(s.spec.name, []).append(df)
+    if not frames:
+        return
+    mean = {label: pd.concat(fs).groupby("layer", as_index=False).mean() for label, fs in frames.items()}
+    st.plotly_chart(ft.smoothness_runs(mean, title="Layer smoothness of your trained runs"),
+                    key="fig_train_smoothness", width="stretch")
+    st.caption("Per layer: the L2 distance and the angle between its input and output hidden states, averaged "
+               "over the tokens of one validation batch (the paper's Figure 2, on the weights trained here). The "
+               "paper finds ALBERT's transitions much smoother than BERT's.")
