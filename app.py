@@ -33,5 +33,6 @@ pages = [
 ]
 try:
     st.navigation(pages).run()
-finally:  # also after st.stop(): the page's imports are in sys.modules by now
+finally:  # also after st.stop(): the link holds what the page put in the URL; its imports are loaded
+    ui.sidebar.share_link()
     ui.state.freeze_imported_modules()

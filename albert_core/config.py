@@ -214,6 +214,14 @@ class ModelConfig:
             text += f" K={self.inner_group_num}"
         return text
 
+    @property
+    def name(self) -> str:
+        """Unique and readable: the preset's name or the label plus the fields that differ from the
+        config the label describes (`albert_core.presets.config_name`)."""
+        from albert_core.presets import config_name
+
+        return config_name(self)
+
     # ----------------------------------------------------------------------------- constructors
     def replace(self, **changes: Any) -> ModelConfig:
         """A validated copy with some fields changed."""

@@ -284,13 +284,21 @@ def _workload_widgets(max_positions: int) -> None:
         st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
 
 
-def _sync_url(cfg: ModelConfig, wl: Workload) -> str:
+def _sync_url(cfg: ModelConfig, wl: Workload) -> None:
     current = st.query_params.to_dict()
     wanted = share_query(cfg, wl, current)
     if wanted != current:
         st.query_params.update({k: v for k, v in wanted.items() if current.get(k) != v})
+
+
+def share_link() -> None:
+    """The "Copy link to this view" box, drawn after the page ran (app.py): pages own URL keys too
+    (Compare's pins), so the link is the address bar's final state, the view the visitor sees."""
     base = st.context.url or ""
-    return f"{base}?{urlencode(wanted)}"
+    link = f"{base}?{urlencode(st.query_params.to_dict())}"
+    with st.sidebar, st.expander("Copy link to this view", expanded=False), st.container(key="share_link"):
+        st.code(link, language=None, wrap_lines=True)
+        st.caption(HELP["share"])
 
 
 def render() -> tuple[ModelConfig, Workload]:
@@ -320,10 +328,7 @@ def render() -> tuple[ModelConfig, Workload]:
         cfg, wl = ss[_LAST_VALID]
         st.error(escape_markdown(f"This configuration cannot exist: {exc}. Showing the last valid one: "
                                  f"{cfg.label}."), icon="🚫")
-    link = _sync_url(cfg, wl)
+    _sync_url(cfg, wl)
     with st.sidebar:
         st.button("Reset", key=RESET_KEY, help=HELP["reset"], on_click=_on_reset)
-        with st.expander("Copy link to this view", expanded=False), st.container(key="share_link"):
-            st.code(link, language=None, wrap_lines=True)
-            st.caption(HELP["share"])
     return cfg, wl
