@@ -231,11 +231,12 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def bert_twin(self) -> ModelConfig:
-        """The BERT baseline of this config: same V, H, L, I, heads and head, no factorization,
-        no sharing, BERT's own head layout (`albert_core.coerce`'s family rule)."""
-        from albert_core.coerce import switch_family
+        """The paper's BERT of this size, the baseline every page compares with: same V, H, L, I, heads,
+        P, T and head, no factorization, no sharing, GELU (`albert_core.coerce.bert_twin`); its memory
+        is estimated with BERT's dropout 0.1. A BERT is its own twin."""
+        from albert_core.coerce import bert_twin
 
-        return switch_family(self, "bert")
+        return bert_twin(self)
 
     @classmethod
     def preset(cls, name: str) -> ModelConfig:

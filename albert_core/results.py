@@ -21,8 +21,9 @@ JSON schema (version 1; every count an exact integer unless noted)::
     bert_twin                 {config, params (total), groups, flops (as above),
                                memory: {training, inference}}
 
-Activation bytes are estimates; everything else is exact. The twin's memory uses the config's own
-dropout, so that the comparison isolates the architecture.
+Activation bytes are estimates; everything else is exact. The twin is the paper's BERT of the
+config's size (`ModelConfig.bert_twin`: GELU, no factorization or sharing) with BERT's dropout 0.1,
+so it shows the same memory as that BERT pinned on Compare or counted by the CLI.
 """
 
 from __future__ import annotations
@@ -144,11 +145,10 @@ class Result:
 
 
 def analyze(cfg: ModelConfig, wl: Workload) -> Result:
-    """All counts for ``cfg`` at ``wl`` and for its BERT twin (with the config's own dropout)."""
-    dropout = DEFAULT_DROPOUT[cfg.family]
-    own = costs(cfg, wl, dropout)
+    """All counts for ``cfg`` at ``wl`` and for its BERT twin, each with its family's dropout."""
+    own = costs(cfg, wl)
     twin_cfg = cfg.bert_twin()
-    twin = own if twin_cfg == cfg else costs(twin_cfg, wl, dropout)
+    twin = own if twin_cfg == cfg else costs(twin_cfg, wl)
     return Result(cfg, wl, own, twin)
 
 

@@ -39,8 +39,10 @@ st.title("Explorer")
 st.caption(
     f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · workload: batch {wl.batch} × {wl.seq_len} tokens, "
     f"{wl.dtype}, optimizer {wl.optimizer}. "
-    + (f"Deltas compare with the BERT twin, {twin.config.label} (same V, H, L, I, no factorization, "
-       "no sharing); green = smaller." if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
+    + (f"Deltas compare with the BERT twin, **{twin.config.name}**: the paper's BERT of this size (same V, H, L, "
+       "heads, I and head; E = H, no sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains), the "
+       "same numbers as that BERT pinned on Compare; green = smaller."
+       if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
 )
 
 

@@ -162,3 +162,13 @@ def test_a_legacy_run_started_before_another_session_cleared_the_flag_still_leav
     at.slider(key="cfg_L").set_value(11).run()
     assert not at.exception and at.slider(key="cfg_L").value == 11 and at.query_params["L"] == "11"
     assert at.number_input(key="cfg_V").value == 30001
+
+
+def test_activation_help_says_it_changes_training_memory(app):
+    from albert_core import estimate_memory
+
+    at = app()
+    help_text = at.selectbox(key="cfg_act").help
+    assert "no effect on counts" not in help_text.lower() and "training memory" in help_text
+    albert = PRESETS["albert-base"]
+    assert estimate_memory(albert).activations != estimate_memory(albert.replace(hidden_act="gelu")).activations

@@ -58,7 +58,9 @@ HELP = {
     "keep4h": "Keep I = 4H while you move H.",
     "P": "Max positions P (`max_position_embeddings`): rows of the position table and the longest sequence.",
     "T": "Token types T (`type_vocab_size`): segment A / B embeddings (2).",
-    "act": "Activation of the feed-forward block (ALBERT: gelu_new, BERT: gelu). No effect on counts.",
+    "act": "Activation of the feed-forward block (ALBERT: gelu_new, BERT: gelu). Changes no parameter and no "
+    "matmul FLOP, but it changes training memory: for backward, gelu_new (written in Python) saves about five "
+    "B x S x I tensors per layer, gelu two, relu one.",
     "sharing": "Cross-layer sharing (paper Table 4): all-shared = whole layer shared (transformers' ALBERT); "
     "shared-attention / shared-FFN = only that block shared; not-shared = BERT-like layers with "
     "factorized embeddings.",
