@@ -28,6 +28,7 @@ from albert_core.format import (
     fmt_params,
     fmt_pct,
     fmt_ratio,
+    fmt_share,
 )
 from albert_core.model import TORCH_DTYPES
 from ui import figures_live as fl
@@ -143,6 +144,8 @@ elif source == "hub":
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
 st.subheader(f"{escape_markdown(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
+if ref is None:  # the sidebar's config
+    st.caption(live.used_fields_note(seq_cap))
 
 # ----------------------------------------------------------------------------- budget and build
 check = check_budget(cfg, 1, seq_cap, dtype)
@@ -153,7 +156,8 @@ c[0].metric("Estimated memory", fmt_bytes(check.estimate),
 c[1].metric("Memory budget", fmt_bytes(check.budget),
             help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET) for the whole process: every visitor's "
             "models and runs share it, and nothing beyond it is allocated.")
-c[2].metric("Share of the budget", fmt_pct(check.estimate / check.budget))
+c[2].metric("Share of the budget", fmt_share(check.estimate / check.budget),
+            help="Estimated memory / memory budget; above 100% as a multiple of the budget.")
 st.progress(min(1.0, check.estimate / check.budget))
 cap = max_gflop()
 forward_flops = count_flops(cfg, 1, seq_cap).forward
@@ -165,7 +169,7 @@ if model is None and (problem := live.too_many_blocks(cfg)):
     st.warning(f"No live model for {escape_markdown(cfg.label)}: {escape_markdown(problem)}. Its exact analytic count is on the Explorer page.")
     st.stop()
 
-build_error = None
+build_error, fits_instead = None, []
 over_cap = live.forward_cap_problem(cfg, seq_cap)
 n_params = count_params(cfg).total
 with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
@@ -177,7 +181,7 @@ with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
         except MemoryBudgetError as exc:  # BusyError included
             build_error = str(exc)
     elif model is None and not check.ok:
-        build_error = f"Too big to build here: {check.message}."
+        build_error, fits_instead = live.refusal(cfg, seq_cap, dtype, check)
     elif model is None:
         build_error = f"Too costly to run here: {over_cap}."
     proof_model = model
@@ -191,6 +195,8 @@ with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
 del model, proof_model  # the caches own the model; this run keeps only `ref`
 if build_error:
     (st.warning if "busy" in build_error else st.error)(escape_markdown(build_error))
+    if fits_instead:
+        st.info("What fits on this server:\n" + "".join(f"\n- {escape_markdown(o)}" for o in fits_instead))
     st.info("Built on the **meta device** instead (shapes only, no memory): the parameter count below is "
             "still the real model's, so the proof holds for any size.")
 

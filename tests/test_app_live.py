@@ -264,3 +264,27 @@ def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
         assert not at.text_area
     at = run_page(TINY.replace(vocab_size=301), at=at)  # the memory is free again
     assert not at.warning and at.text_area
+
+
+def test_a_refusal_offers_what_fits_in_the_sidebar(monkeypatch):
+    """bert-large in fp32 is over the default 1 GiB budget; the page offers bf16/fp16 and fewer layers
+    (each checked against the same budget here), never a server setting, and names the fields it uses."""
+    from albert_core.budget import check_budget
+
+    cfg = PRESETS["bert-large"]
+    at = run_page(cfg, wl=Workload())
+    assert any("over the memory budget of 1.1 GB" in e.value.replace("\\", "") for e in at.error)
+    offer = next(i.value for i in at.info if "What fits" in i.value).replace("\\", "")
+    assert "bf16 or fp16" in offer and BUDGET_ENV not in offer and "GiB" not in offer
+    layers = int(offer.split("L = ")[1].split(" ")[0])
+    assert check_budget(cfg.replace(num_layers=layers), 1, 128, "fp32").ok
+    assert not check_budget(cfg.replace(num_layers=layers + 1), 1, 128, "fp32").ok
+    assert check_budget(cfg, 1, 128, "bf16").ok
+    assert any("batch, sequence length and optimizer do not apply" in c.value for c in at.caption)
+
+
+def test_share_of_the_budget_above_100_percent_is_a_multiple(monkeypatch):
+    monkeypatch.setenv(BUDGET_ENV, "16MiB")
+    at = run_page(PRESETS["albert-xxlarge"], wl=Workload())
+    share = next(m for m in at.metric if m.label == "Share of the budget").value
+    assert share.endswith("x") and "%" not in share
