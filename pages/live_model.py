@@ -232,19 +232,20 @@ if ref is None or build_error:
 def attention_section(ref: live.ModelRef, first: str, pair: str | None) -> None:
     cfg = ref.cfg
     run = live.run_text(ref, first, pair)  # cached: no forward pass here
-    enc, T = run.encoded, len(run.encoded)
+    enc = run.encoded
     st.subheader("Attention map")
     c = st.columns(2)
-    layer = c[0].number_input("Executed layer", 1, cfg.executed_layers, 1, key="live_layer",
-                              help="1..L×K: every executed layer, shared or not, has its own attention map.")
-    head = c[1].number_input("Head", 1, cfg.num_heads, 1, key="live_head")
+    # Bounded by the config with a message (a widget maximum only turns the box red without saying why).
+    layer = live.bounded(c[0], "Executed layer", cfg.executed_layers, "live_layer",
+                         f"this model executes L×K = {cfg.executed_layers} layers",
+                         help=f"1 to L×K = {cfg.executed_layers}: every executed layer, shared or not, has its own "
+                         "attention map.")
+    head = live.bounded(c[1], "Head", cfg.num_heads, "live_head", f"this model has {cfg.num_heads} heads",
+                        help=f"1 to {cfg.num_heads}.")
     weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
     st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
                     key="fig_live_attention", width="stretch")
-    peak_q = int(weights.max(axis=1).argmax())
-    takeaway(f"each row is one query token's attention over the keys (rows sum to 1); here "
-             f"{escape_markdown(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform "
-             f"row would give every key 1/{T} = {1 / T:.3f}.")
+    takeaway(escape_markdown(fl.attention_takeaway(weights, labels)))
 
 
 @st.fragment

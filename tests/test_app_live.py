@@ -108,10 +108,20 @@ def test_text_and_selectors_update_tokens_and_heatmap():
     heat = charts(at)["Attention weights, executed layer 3, head 2"]["data"][0]
     assert len(heat["z"]) == len(row)
     assert all(sum(r) == pytest.approx(1.0, abs=1e-4) for r in heat["z"])  # softmax rows
-    # a shallower config: the selectors fall back into range instead of failing
+    # a shallower config: the layer is out of range, shown as the last one with a message; head 2 kept
     run_page(TINY.replace(num_layers=2, num_heads=2), at=at)
     assert not at.exception
-    assert "Attention weights, executed layer 1, head 2" in charts(at)  # layer 3 out of range, head 2 kept
+    assert "Attention weights, executed layer 2, head 2" in charts(at)
+    assert any("L×K = 2 layers" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_an_attention_layer_out_of_range_says_why():
+    at = run_page(TINY)  # 4 executed layers
+    at.number_input(key="live_layer").set_value(99).run()
+    assert not at.exception
+    assert "Executed layer 99 does not exist: this model executes L×K = 4 layers; showing executed layer 4." in \
+        [w.value.replace("\\", "") for w in at.warning]
+    assert "Attention weights, executed layer 4, head 1" in charts(at)
 
 
 @pytest.mark.parametrize("name", list(PRESETS))

@@ -71,6 +71,19 @@ def refusal(cfg: ModelConfig, seq_cap: int, dtype: str, check: budget.BudgetChec
     return text, offers
 
 
+def bounded(where: Any, label: str, top: int, key: str, rule: str, help: str) -> int:
+    """A whole-number input from 1 to ``top``: a value above ``top`` is shown as ``top`` with a message
+    naming the rule (a widget maximum alone turns the box red and says nothing)."""
+    from albert_core.config import LIMITS
+
+    value = where.number_input(label, 1, LIMITS["num_layers"][1] * LIMITS["inner_group_num"][1], 1, key=key,
+                               help=help)
+    if value > top:
+        where.warning(f"{label} {value} does not exist: {rule}; showing {label.lower()} {top}.")
+        return top
+    return int(value)
+
+
 def checkpoint_roots() -> list[Path]:
     """Folders a visitor may load checkpoints from ($ALBERT_EXPLORER_CHECKPOINT_ROOTS, os.pathsep
     separated). Empty by default: a hosted demo must not read arbitrary server paths."""
