@@ -39,6 +39,12 @@ def fmt_flops(n: float, digits: int = 1) -> str:
     return f"{text} {prefix}FLOP"
 
 
+def fmt_macs(n: float, digits: int = 1) -> str:
+    """Multiply-accumulates (half the FLOPs): 11,200,000,000 -> '11.2 GMAC'."""
+    text, prefix = _scaled(float(n), digits)
+    return f"{text} {prefix}MAC"
+
+
 def fmt_bytes(n: float, digits: int = 1) -> str:
     """44,600,000 -> '44.6 MB'; 2**30 -> '1.1 GB' (decimal units, the module's one unit)."""
     sign = "-" if n < 0 else ""

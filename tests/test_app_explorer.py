@@ -116,3 +116,16 @@ def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys
     assert json.loads(capsys.readouterr().out)["total"] == twin.training_memory.total
     at = app({"seq": "128", "batch": "8"}, page="pages/explorer.py")
     assert "BERT H=768 L=12 V=30000" in at.caption[0].value and "GELU" in at.caption[0].value
+
+
+def test_recurring_confusions_per_layer_macs_and_the_6n_rule(app):
+    at = app({**PRESETS["bert-base"].to_query(), "seq": "128"}, page="pages/explorer.py")
+    text = " ".join(" ".join(m.value for m in at.markdown).split())  # markdown wraps lines
+    # one layer's scores: 4·S²·H = 4 · 128² · 768 = 50,331,648; twelve layers 603,979,776
+    assert "50.3 MFLOP per layer here, 604.0 MFLOP over all L×K = 12 layers" in text
+    S, H, I = 128, 768, 3072  # noqa: E741
+    forward = 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * I) + 2 * H * H  # BERT: no E -> H projection
+    assert f"= {forward / 2 / 1e9:.1f} GMAC)" in text and "GFLOP MACs" not in text
+    help_text = next(m.help for m in at.metric if m.label == "Training FLOPs / token")
+    n = 12 * (4 * 768**2 + 2 * 768 * 3072 + 9 * 768 + 3072)  # bert-base's encoder layers
+    assert f"N = {n:,}" in help_text and "non-embedding" in help_text
