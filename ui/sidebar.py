@@ -179,6 +179,18 @@ def _config_from_state() -> ModelConfig:
     return coerce(widget_changes(ss, last), last, keep_4h=bool(ss[_key("keep4h")])).config
 
 
+def _clamp_groups() -> str | None:
+    """G above L cannot form a model (every group needs a layer): the widget is set to G = L, and the
+    message says so, so the sidebar never shows a G the pages do not use."""
+    ss = st.session_state
+    groups, layers = ss[_key("G")], ss[_key("L")]
+    if groups <= layers:
+        return None
+    ss[_key("G")] = layers
+    return (f"Groups G = {groups} is more than the layers L = {layers}: every group needs at least one layer "
+            f"(G ≤ L), so G is set to {layers}.")
+
+
 def _workload_from_state() -> Workload:
     ss = st.session_state
     return Workload(**{name: ss[_wkey(key)] for key, name in WORKLOAD_QUERY_KEYS.items()})
@@ -310,7 +322,7 @@ def render() -> tuple[ModelConfig, Workload]:
     for problem in ss.get(_PROBLEMS, []):  # a reset names the value used; other problems fall back to the default
         tail = "" if " reset " in problem else " \\- using the default instead."
         st.warning(escape_markdown(problem) + tail, icon="⚠️")
-    problem = None
+    problem, clamped = None, _clamp_groups()
     try:
         cfg = _config_from_state()
         _show_config(cfg)  # the derived fields, before the widgets are drawn
@@ -319,6 +331,8 @@ def render() -> tuple[ModelConfig, Workload]:
     with st.sidebar:
         st.header("Model")
         _model_widgets()
+        if clamped:
+            st.warning(clamped, icon="⚠️")
         _workload_widgets(ss[_key("P")])
     try:
         if problem is not None:
