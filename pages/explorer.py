@@ -179,10 +179,10 @@ with c[0]:
                        help="`AlbertConfig` / `BertConfig` JSON: `from_pretrained` of its folder builds this model.",
                        **DL)
 with c[1]:
-    st.download_button("Breakdown CSV", exports.breakdown_csv(bd), file_name="albert_breakdown.csv",
+    st.download_button("Breakdown CSV", exports.breakdown_csv(bd), file_name=exports.file_name(cfg, "params", "csv"),
                        mime="text/csv", key="dl_breakdown_csv", help="The parameter breakdown table above.", **DL)
 with c[2]:
-    st.download_button("JSON report", exports.report_json(res), file_name="albert_report.json",
+    st.download_button("JSON report", exports.report_json(res), file_name=exports.file_name(cfg, "report", "json"),
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
 if hf_problem:

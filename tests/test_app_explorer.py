@@ -129,3 +129,22 @@ def test_recurring_confusions_per_layer_macs_and_the_6n_rule(app):
     help_text = next(m.help for m in at.metric if m.label == "Training FLOPs / token")
     n = 12 * (4 * 768**2 + 2 * 768 * 3072 + 9 * 768 + 3072)  # bert-base's encoder layers
     assert f"N = {n:,}" in help_text and "non-embedding" in help_text
+
+
+def test_downloads_are_named_after_the_config(app, monkeypatch):
+    import streamlit
+
+    names: list[str] = []
+    original = streamlit.download_button
+
+    def recording(*args, **kwargs):
+        names.append(kwargs["file_name"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    app(PRESETS["bert-base"].to_query(), page="pages/explorer.py")
+    assert {"config.json", "bert-base_params.csv", "bert-base_report.json"} <= set(names)
+    names.clear()
+    app({"V": "50000"}, page="pages/explorer.py")
+    assert "albert-h768-l12-e128-all-shared-v50000_report.json" in names
+    assert not any(n.startswith("albert_") for n in names)

@@ -154,7 +154,7 @@ SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out inde
     "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
     "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",
               "training_per_token", "components_per_sequence"},
-    "memory": {"bytes_per_element", "training", "inference"},
+    "memory": {"dtype", "bytes_per_element", "training", "inference"},
     "bert_twin": {"config", "params", "groups", "flops", "memory"},
 }
 
@@ -166,7 +166,10 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
     data = json.loads(result.to_json())
     for part, keys in SCHEMA_KEYS.items():
         assert set(data[part] if part else data) == keys, part
-    assert data["version"] == 1
+    assert data["version"] == 2
+    assert data["memory"]["dtype"] == dtype and data["memory"]["bytes_per_element"] == {"bf16": 2, "int8": 1}[dtype]
+    assert data["config"]["name"] == name and data["bert_twin"]["config"]["name"] == {
+        "albert-base": "BERT H=768 L=12 V=30000", "bert-large": "bert-large"}[name]
     assert result_from_dict(data) == result  # the export determines the result
     assert json.loads(result_from_dict(data).to_json()) == data
     # The typed attributes are what the export says.
@@ -175,4 +178,4 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
     assert result.own.memory.total == (data["memory"]["training"] or data["memory"]["inference"])["total"]
     assert result.own.memory_kind == ("inference" if dtype == "int8" else "training")
     with pytest.raises(ValueError, match="version"):
-        result_from_dict({**data, "version": 2})
+        result_from_dict({**data, "version": 1})
