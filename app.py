@@ -29,11 +29,20 @@ PAGES = (
 
 cfg, workload = ui.sidebar.render()
 ui.state.set_current(cfg, workload)
+available = [p for p in PAGES if (ROOT / p[0]).is_file()]
+# Every page has its own URL, the first one too: Streamlit serves the default page at "/" only (its
+# url_path becomes ""), so /explorer would say "Page not found". The first page is therefore also
+# registered, hidden from the menu, at its own path; the default entry's internal path is "home" so
+# that the two do not clash (Streamlit identifies a page by its url_path).
 pages = [
-    st.Page(path, title=title, icon=icon, url_path=url, default=i == 0)
-    for i, (path, title, icon, url) in enumerate(p for p in PAGES if (ROOT / p[0]).is_file())
+    st.Page(path, title=title, icon=icon, url_path="home" if i == 0 else url, default=i == 0)
+    for i, (path, title, icon, url) in enumerate(available)
 ]
+if available:
+    path, title, icon, url = available[0]
+    pages.append(st.Page(path, title=title, icon=icon, url_path=url, visibility="hidden"))
 try:
     st.navigation(pages).run()
-finally:  # also after st.stop(): the page's imports are in sys.modules by now
+finally:  # also after st.stop(): the link holds what the page put in the URL; its imports are loaded
+    ui.sidebar.share_link()
     ui.state.freeze_imported_modules()

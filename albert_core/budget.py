@@ -179,7 +179,7 @@ class Reservation:
         self.release()
 
     def __repr__(self) -> str:
-        return f"Reservation({self.what!r}, {fmt_bytes(self.nbytes, binary=True)})"
+        return f"Reservation({self.what!r}, {fmt_bytes(self.nbytes)})"
 
 
 class MemoryBudget:
@@ -221,8 +221,8 @@ class MemoryBudget:
         total = self.total
         if nbytes > total:
             raise MemoryBudgetError(
-                f"{what} needs about {fmt_bytes(nbytes, binary=True)}, over this server's memory budget of "
-                f"{fmt_bytes(total, binary=True)} ({BUDGET_ENV})"
+                f"{what} needs about {fmt_bytes(nbytes)}, over this server's memory budget of "
+                f"{fmt_bytes(total)} ({BUDGET_ENV})"
             )
         if not self._fits(nbytes, total):
             for ref in list(self._reclaimers):
@@ -239,8 +239,8 @@ class MemoryBudget:
                         ahead = self._queue.index(ticket) + len(self._held)
                         raise BusyError(
                             f"the server is busy: {ahead} visitor{'s' if ahead != 1 else ''} ahead "
-                            f"({fmt_bytes(self._used_locked(), binary=True)} of its "
-                            f"{fmt_bytes(total, binary=True)} memory budget in use); try again in a moment"
+                            f"({fmt_bytes(self._used_locked())} of its "
+                            f"{fmt_bytes(total)} memory budget in use); try again in a moment"
                         )
                     self._cond.wait(left)
                 reservation = Reservation(self, nbytes, what)
@@ -469,14 +469,55 @@ def check_budget(
     ok = total <= budget
     what = f"{cfg.label} at batch {batch} x seq {seq_len} ({name})"
     if ok:
-        message = f"{what}: about {fmt_bytes(total, binary=True)} of a {fmt_bytes(budget, binary=True)} budget"
+        message = f"{what}: about {fmt_bytes(total)} of a {fmt_bytes(budget)} budget"
     else:
         message = (
-            f"{what} needs about {fmt_bytes(total, binary=True)} (weights + one forward pass), "
-            f"over the memory budget of {fmt_bytes(budget, binary=True)}; use a smaller model, batch or "
+            f"{what} needs about {fmt_bytes(total)} (weights + one forward pass), "
+            f"over the memory budget of {fmt_bytes(budget)}; use a smaller model, batch or "
             f"sequence, the meta device, or raise {BUDGET_ENV}"
         )
     return BudgetCheck(total, budget, ok, message)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A change that makes a refused build fit: ``field`` ("dtype", "seq_len" or a ModelConfig field),
+    the ``value`` to use (the largest that fits, or a dtype) and the ``estimate`` in bytes then."""
+
+    field: str
+    value: Any
+    estimate: int
+
+
+def alternatives(cfg: ModelConfig, seq_len: int, dtype: Any = "fp32", *, budget_bytes: int | None = None,
+                 device: Any = "cpu") -> list[Alternative]:
+    """What would fit the budget where ``cfg`` at batch 1 x ``seq_len`` in ``dtype`` does not: a
+    2-byte dtype (bf16 / fp16), the longest sequence that fits, the most layers that fit (each alone,
+    the rest unchanged); empty if nothing of that helps."""
+    name = dtype_name(dtype)
+
+    def fits(c: ModelConfig, s: int, d: str) -> BudgetCheck:
+        return check_budget(c, 1, s, d, budget_bytes=budget_bytes, device=device)
+
+    def largest(ok: Any, hi: int) -> int:  # the largest n in [1, hi) with ok(n), ok monotone; 0 if none
+        lo, top = 0, hi - 1
+        while lo < top:
+            mid = (lo + top + 1) // 2
+            lo, top = (mid, top) if ok(mid) else (lo, mid - 1)
+        return lo
+
+    out: list[Alternative] = []
+    if DTYPE_BYTES[name] > 2 and (half := fits(cfg, seq_len, "bf16")).ok:
+        out.append(Alternative("dtype", "bf16", half.estimate))
+    if (s := largest(lambda n: fits(cfg, n, name).ok, seq_len)) > 0:
+        out.append(Alternative("seq_len", s, fits(cfg, s, name).estimate))
+
+    def fewer(n: int) -> ModelConfig:
+        return cfg.replace(num_layers=n, num_hidden_groups=min(cfg.num_hidden_groups, n))
+
+    if (n := largest(lambda n: fits(fewer(n), seq_len, name).ok, cfg.num_layers)) > 0:
+        out.append(Alternative("num_layers", n, fits(fewer(n), seq_len, name).estimate))
+    return out
 
 
 @dataclass(frozen=True)
@@ -510,9 +551,9 @@ class ForwardGuard:
             extra += self._training_bytes()
         if extra and self.estimate + extra > self.budget:
             raise MemoryBudgetError(
-                f"the requested outputs need about {fmt_bytes(self.estimate + extra, binary=True)} "
+                f"the requested outputs need about {fmt_bytes(self.estimate + extra)} "
                 f"(weights, forward pass, kept hidden states / attention maps / autograd activations), "
-                f"over the memory budget of {fmt_bytes(self.budget, binary=True)}"
+                f"over the memory budget of {fmt_bytes(self.budget)}"
             )
         return self.estimate - weight_bytes(self.cfg, self.dtype) + extra
 

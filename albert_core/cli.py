@@ -204,8 +204,8 @@ def _memory_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str
         checkpointing=args.checkpointing,
     )
     data = {part: int(getattr(est, part)) for part in MEMORY_PARTS}
-    rows = [(part, fmt_count(n), fmt_bytes(n), fmt_bytes(n, binary=True)) for part, n in data.items()]
-    text = table(("part", "bytes", "decimal", "binary"), rows, (False, True, True, True))
+    rows = [(part, fmt_count(n), fmt_bytes(n)) for part, n in data.items()]
+    text = table(("part", "bytes", "size"), rows, (False, True, True))
     data["master_weights"] = est.master_weights  # part of optimizer
     mode = "inference" if args.inference else f"training with {work.optimizer}"
     if args.checkpointing:

@@ -47,6 +47,24 @@ def bert_fields(hidden_size: Any) -> dict[str, Any]:
     return {"embedding_size": hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
 
 
+# The BERT an ALBERT is compared with is the paper's BERT: GELU (not ALBERT's tanh approximation
+# gelu_new) and BERT's dropout 0.1 (the memory estimate's family default, `albert_core.memory`).
+BERT_TWIN_ACT = "gelu"
+
+
+def twin_fields(hidden_size: Any) -> dict[str, Any]:
+    """What the BERT twin of an ALBERT of this hidden size changes (a number or a numpy column)."""
+    return {"family": "bert", **bert_fields(hidden_size), "hidden_act": BERT_TWIN_ACT}
+
+
+def bert_twin(cfg: ModelConfig) -> ModelConfig:
+    """The paper's BERT of ``cfg``'s size: same V, H, L, heads, I, P, T, head and tying, no factorization,
+    no sharing, GELU. A BERT is its own twin."""
+    if cfg.family == "bert":
+        return cfg
+    return coerce({"family": "bert", "hidden_act": BERT_TWIN_ACT}, cfg).config
+
+
 def albert_defaults(hidden_size: int) -> dict[str, Any]:
     """The ALBERT-only fields a BERT gets when it becomes an ALBERT (unless given)."""
     return {"embedding_size": min(ALBERT_EMBEDDING, hidden_size), "sharing": "all", "num_hidden_groups": 1,

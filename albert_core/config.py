@@ -214,6 +214,14 @@ class ModelConfig:
             text += f" K={self.inner_group_num}"
         return text
 
+    @property
+    def name(self) -> str:
+        """Unique and readable: the preset's name or the label plus the fields that differ from the
+        config the label describes (`albert_core.presets.config_name`)."""
+        from albert_core.presets import config_name
+
+        return config_name(self)
+
     # ----------------------------------------------------------------------------- constructors
     def replace(self, **changes: Any) -> ModelConfig:
         """A validated copy with some fields changed."""
@@ -223,11 +231,12 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def bert_twin(self) -> ModelConfig:
-        """The BERT baseline of this config: same V, H, L, I, heads and head, no factorization,
-        no sharing, BERT's own head layout (`albert_core.coerce`'s family rule)."""
-        from albert_core.coerce import switch_family
+        """The paper's BERT of this size, the baseline every page compares with: same V, H, L, I, heads,
+        P, T and head, no factorization, no sharing, GELU (`albert_core.coerce.bert_twin`); its memory
+        is estimated with BERT's dropout 0.1. A BERT is its own twin."""
+        from albert_core.coerce import bert_twin
 
-        return switch_family(self, "bert")
+        return bert_twin(self)
 
     @classmethod
     def preset(cls, name: str) -> ModelConfig:

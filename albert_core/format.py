@@ -1,7 +1,8 @@
 """Numbers formatted for people: 11.68M params, 21.8 GFLOP, 44.6 MB.
 
-Decimal (SI) prefixes throughout, as papers and model cards quote sizes; bytes use MB = 10^6 and
-say so where it matters (`fmt_bytes(..., binary=True)` gives MiB).
+Decimal (SI) prefixes throughout, as papers and model cards quote sizes. Bytes have one unit across
+the app, the CLI and every message: kB / MB / GB = 10^3 / 10^6 / 10^9 bytes (never KiB / MiB / GiB),
+so a budget, an estimate and a device size printed side by side compare directly.
 """
 
 from __future__ import annotations
@@ -38,15 +39,19 @@ def fmt_flops(n: float, digits: int = 1) -> str:
     return f"{text} {prefix}FLOP"
 
 
-def fmt_bytes(n: float, digits: int = 1, binary: bool = False) -> str:
-    """44,600,000 -> '44.6 MB' (binary=True: MiB, GiB)."""
+def fmt_macs(n: float, digits: int = 1) -> str:
+    """Multiply-accumulates (half the FLOPs): 11,200,000,000 -> '11.2 GMAC'."""
+    text, prefix = _scaled(float(n), digits)
+    return f"{text} {prefix}MAC"
+
+
+def fmt_bytes(n: float, digits: int = 1) -> str:
+    """44,600,000 -> '44.6 MB'; 2**30 -> '1.1 GB' (decimal units, the module's one unit)."""
     sign = "-" if n < 0 else ""
     v = abs(float(n))
-    base = 1024.0 if binary else 1000.0
-    names = ("KiB", "MiB", "GiB", "TiB") if binary else ("kB", "MB", "GB", "TB")
-    units = ((1.0, "B"), *((base ** (k + 1), name) for k, name in enumerate(names)))
+    units = ((1.0, "B"), *((1000.0 ** (k + 1), name) for k, name in enumerate(("kB", "MB", "GB", "TB"))))
     i = max(k for k, (scale, _) in enumerate(units) if v >= scale or k == 0)
-    if i + 1 < len(units) and round(v / units[i][0], digits) >= (1024 if binary else 1000):
+    if i + 1 < len(units) and round(v / units[i][0], digits) >= 1000:
         i += 1
     scale, unit = units[i]
     if unit == "B":
@@ -67,6 +72,13 @@ def fmt_ratio(x: float) -> str:
 def fmt_pct(x: float, digits: int = 1, signed: bool = False) -> str:
     """0.8291 -> '82.9%'; signed=True: '+82.9%' / '-82.9%'."""
     return f"{x * 100:+.{digits}f}%" if signed else f"{x * 100:.{digits}f}%"
+
+
+def fmt_share(x: float) -> str:
+    """A part of a whole that may exceed it: 0.829 -> '82.9%'; above the whole a multiple: 216.3 -> '216x'."""
+    if x <= 1:
+        return fmt_pct(x)
+    return f"{x:,.0f}x" if x >= 10 else f"{x:.1f}x"
 
 
 def escape_markdown(text: str) -> str:

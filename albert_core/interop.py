@@ -285,8 +285,8 @@ def to_transformers(model: EncoderModel, *, budget_bytes: int | None = None) -> 
     budget = memory_budget(budget_bytes)
     if 2 * weights > budget:
         raise MemoryBudgetError(
-            f"exporting {cfg.label} needs a second copy of its weights: about {fmt_bytes(2 * weights, binary=True)}, "
-            f"over the memory budget of {fmt_bytes(budget, binary=True)}"
+            f"exporting {cfg.label} needs a second copy of its weights: about {fmt_bytes(2 * weights)}, "
+            f"over the memory budget of {fmt_bytes(budget)}"
         )
     import transformers
 

@@ -30,3 +30,53 @@ PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
 def matching_preset(cfg: ModelConfig) -> str | None:
     """The name of the preset equal to ``cfg``, or None."""
     return next((name for name, p in PRESETS.items() if p == cfg), None)
+
+
+# The fields `ModelConfig.label` leaves out, in the order a name lists them (URL keys as names).
+_UNLABELLED = (
+    ("vocab_size", "V"), ("num_heads", "heads"), ("intermediate_size", "I"), ("max_position_embeddings", "P"),
+    ("type_vocab_size", "T"), ("hidden_act", "act"), ("num_hidden_groups", "G"), ("inner_group_num", "K"),
+    ("embedding_size", "E"), ("sharing", "sharing"), ("head", "head"), ("tie_word_embeddings", "tied"),
+    ("layer_norm_eps", "eps"),
+)
+
+
+def reference_config(cfg: ModelConfig) -> ModelConfig:
+    """The config ``cfg``'s label describes: its family's base preset (BERT-base, ALBERT-base) with the
+    label's fields applied by the coerce rule (heads and I follow H). A function of the label alone."""
+    from albert_core.coerce import coerce
+
+    base = PRESETS["bert-base" if cfg.family == "bert" else "albert-base"]
+    labelled = {"family": cfg.family, "hidden_size": cfg.hidden_size, "num_layers": cfg.num_layers}
+    if cfg.family != "bert":  # what `ModelConfig.label` shows of an ALBERT
+        labelled |= {"embedding_size": cfg.embedding_size, "sharing": cfg.sharing}
+        if cfg.sharing != "none" and cfg.num_hidden_groups > 1:
+            labelled["num_hidden_groups"] = cfg.num_hidden_groups
+        if cfg.inner_group_num > 1:
+            labelled["inner_group_num"] = cfg.inner_group_num
+    try:
+        return coerce(labelled, base, strict=False).config
+    except ValueError:  # the label's fields alone cannot form a model with the base's other fields
+        return cfg
+
+
+def config_name(cfg: ModelConfig) -> str:
+    """A unique, readable name: the preset's name, or the label plus every field that differs from the
+    config the label describes (`reference_config`), e.g. 'ALBERT H=768 L=12 E=128 all-shared V=50000
+    heads=16'. Two configs have the same name only if they are equal."""
+    preset = matching_preset(cfg)
+    if preset:
+        return preset
+    ref = reference_config(cfg)
+    parts = [cfg.label]
+    for name, key in _UNLABELLED:
+        value = getattr(cfg, name)
+        if value == getattr(ref, name):
+            continue
+        if name == "tie_word_embeddings":
+            parts.append("tied" if value else "untied")
+        elif name == "head":
+            parts.append(f"head={value}")
+        else:
+            parts.append(f"{key}={value}")
+    return " ".join(parts)

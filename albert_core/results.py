@@ -4,10 +4,10 @@
 ``result.twin.memory.total``) and the JSON download is derived from it (`Result.to_dict`, schema
 below, version `SCHEMA_VERSION`). No torch import.
 
-JSON schema (version 1; every count an exact integer unless noted)::
+JSON schema (version 2; every count an exact integer unless noted)::
 
-    version                   1
-    config                    {label, <every ModelConfig field>}
+    version                   2
+    config                    {label, name, <every ModelConfig field>}   (name: `ModelConfig.name`, unique)
     workload                  {batch, seq_len, dtype, optimizer}
     params                    {total, without_sharing, saved_by_sharing,
                                groups: {embeddings, encoder, heads},
@@ -15,14 +15,19 @@ JSON schema (version 1; every count an exact integer unless noted)::
     flops                     {convention, forward_per_sequence, forward_per_batch, training_per_batch,
                                macs_per_batch, training_per_token (float),
                                components_per_sequence: {component name: forward FLOPs}}
-    memory                    {bytes_per_element (the dtype name),
+    memory                    {dtype (the workload's dtype name, e.g. "bf16"),
+                               bytes_per_element (bytes of one weight / activation element in it, e.g. 2),
                                training: {weights, gradients, optimizer, activations, total} or null (int8),
                                inference: {weights, gradients, optimizer, activations, total}}
     bert_twin                 {config, params (total), groups, flops (as above),
                                memory: {training, inference}}
 
-Activation bytes are estimates; everything else is exact. The twin's memory uses the config's own
-dropout, so that the comparison isolates the architecture.
+Version 1 held the dtype name under ``bytes_per_element`` and had no ``memory.dtype`` or
+``config.name``. Every byte count is in bytes (the app prints them in GB = 10^9 bytes).
+
+Activation bytes are estimates; everything else is exact. The twin is the paper's BERT of the
+config's size (`ModelConfig.bert_twin`: GELU, no factorization or sharing) with BERT's dropout 0.1,
+so it shows the same memory as that BERT pinned on Compare or counted by the CLI.
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ from albert_core.config import ModelConfig
 from albert_core.flops import FlopBreakdown, count_flops
 from albert_core.memory import DEFAULT_DROPOUT, MemoryEstimate, estimate_memory
 from albert_core.params import ParamBreakdown, count_params
-from albert_core.workload import Workload
+from albert_core.workload import DTYPE_BYTES, Workload
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FLOP_CONVENTION = "matmul FLOPs (2 per multiply-add); training = 3 x forward"
 
 
@@ -119,7 +124,7 @@ class Result:
         own, twin = self.own, self.twin
         return {
             "version": SCHEMA_VERSION,
-            "config": {"label": self.config.label, **self.config.to_dict()},
+            "config": _config_dict(self.config),
             "workload": dataclasses.asdict(self.workload),
             "params": {
                 "total": own.params.total,
@@ -129,9 +134,10 @@ class Result:
                 "components": [dataclasses.asdict(c) for c in own.params.components],
             },
             "flops": own.flops_dict(),
-            "memory": {"bytes_per_element": self.workload.dtype, **own.memory_dict()},
+            "memory": {"dtype": self.workload.dtype, "bytes_per_element": DTYPE_BYTES[self.workload.dtype],
+                       **own.memory_dict()},
             "bert_twin": {
-                "config": {"label": twin.config.label, **twin.config.to_dict()},
+                "config": _config_dict(twin.config),
                 "params": twin.params.total,
                 "groups": twin.groups,
                 "flops": twin.flops_dict(),
@@ -143,12 +149,15 @@ class Result:
         return json.dumps(self.to_dict(), indent=2) + "\n"
 
 
+def _config_dict(cfg: ModelConfig) -> dict[str, Any]:
+    return {"label": cfg.label, "name": cfg.name, **cfg.to_dict()}
+
+
 def analyze(cfg: ModelConfig, wl: Workload) -> Result:
-    """All counts for ``cfg`` at ``wl`` and for its BERT twin (with the config's own dropout)."""
-    dropout = DEFAULT_DROPOUT[cfg.family]
-    own = costs(cfg, wl, dropout)
+    """All counts for ``cfg`` at ``wl`` and for its BERT twin, each with its family's dropout."""
+    own = costs(cfg, wl)
     twin_cfg = cfg.bert_twin()
-    twin = own if twin_cfg == cfg else costs(twin_cfg, wl, dropout)
+    twin = own if twin_cfg == cfg else costs(twin_cfg, wl)
     return Result(cfg, wl, own, twin)
 
 
@@ -157,5 +166,5 @@ def result_from_dict(data: dict[str, Any]) -> Result:
     export's version is not this schema's)."""
     if not isinstance(data, dict) or data.get("version") != SCHEMA_VERSION:
         raise ValueError(f"version must be {SCHEMA_VERSION}")
-    config = {k: v for k, v in data["config"].items() if k != "label"}
+    config = {k: v for k, v in data["config"].items() if k not in ("label", "name")}
     return analyze(ModelConfig.from_dict(config), Workload(**data["workload"]))

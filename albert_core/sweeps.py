@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from albert_core.coerce import bert_fields
+from albert_core.coerce import bert_fields, twin_fields
 from albert_core.config import CHOICE_FIELDS, LIMITS, ModelConfig
 from albert_core.flops import flop_terms, training_factor
 from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms, state_bytes, unused_params
@@ -160,7 +160,7 @@ def sweep(
     if include_bert:
         albert = _is(rows["family"], "albert", m)
         twin = {f: (v[albert] if isinstance(v, np.ndarray) else v) for f, v in rows.items()}
-        twin |= {"family": "bert", **bert_fields(twin["hidden_size"])}  # ModelConfig.bert_twin, per column
+        twin |= twin_fields(twin["hidden_size"])  # ModelConfig.bert_twin, per column
         parts.append(_columns(twin, {k: v[albert] for k, v in swept.items()}, int(albert.sum()),
                               batch, seq_len, dtype, optimizer))
     data = {k: _concat([p[k] for p in parts]) for k in parts[0]}

@@ -178,24 +178,49 @@ def share_query(cfg: ModelConfig, wl: Workload, extra: Mapping[str, str] | None 
 
 # ----------------------------------------------------------------------------- Compare pins
 # The Compare page's pinned set travels in one URL value: comma-separated entries, each a preset name
-# or the config's non-default URL fields as `key.value` pairs joined by `~` (e.g. `H.1024~L.24`).
-# Neither separator occurs in a URL key or value, so decoding is a plain split.
+# or the config's non-default URL fields as `key.value` pairs joined by `~` (e.g. `H.1024~L.24`),
+# optionally followed by `~name.<name>`, the name a visitor gave the pin (e.g. `bert-base~name.baseline`).
+# None of the separators occurs in a URL key or value (a name is letters, digits, space, `-` and `_`),
+# so decoding is a plain split. A pin's identity is its config (one pin per config); the name is
+# what the page shows, the config's own unique name (`ModelConfig.name`) when none was given.
 PIN_PARAM = "pin"
 MAX_PINS = 8
-_MAX_PIN_TEXT = 1200
+MAX_PIN_NAME = 32
+_NAME_KEY = "name"
+_MAX_PIN_TEXT = 1600
 
 
-def encode_pin(cfg: ModelConfig) -> str:
+def check_pin_name(name: str) -> str:
+    """``name`` stripped, if it can name a pin; ValueError naming the rule otherwise ('' = no name)."""
+    name = name.strip()
+    if len(name) > MAX_PIN_NAME:
+        raise ValueError(f"a pin name has at most {MAX_PIN_NAME} characters, got {len(name)}")
+    if not all(c.isascii() and (c.isalnum() or c in " -_") for c in name):
+        raise ValueError(f"a pin name may hold letters, digits, spaces, - and _ only, got {short_repr(name)}")
+    return name
+
+
+def encode_pin(cfg: ModelConfig, name: str = "") -> str:
     preset = matching_preset(cfg)
     if preset:
-        return preset
-    default = config_to_query(ModelConfig())
-    pairs = [f"{k}.{v}" for k, v in config_to_query(cfg).items() if default[k] != v]
-    return "~".join(pairs) or "albert-base"
+        body = preset
+    else:
+        default = config_to_query(ModelConfig())
+        body = "~".join(f"{k}.{v}" for k, v in config_to_query(cfg).items() if default[k] != v) or "albert-base"
+    name = check_pin_name(name)
+    return f"{body}~{_NAME_KEY}.{name}" if name else body
+
+
+def split_pin(entry: str) -> tuple[str, str]:
+    """(config part, name) of an entry; the name is '' when none was given."""
+    body, sep, name = entry.rpartition(f"~{_NAME_KEY}.")
+    return (body, name) if sep else (entry, "")
 
 
 def decode_pin(entry: str) -> ModelConfig:
     """Strict: ValueError (naming the entry) for anything that is not a preset or a valid config."""
+    entry, name = split_pin(entry)
+    check_pin_name(name)
     if entry in PRESETS:
         return PRESETS[entry]
     fields: dict[str, str] = {}
@@ -208,20 +233,34 @@ def decode_pin(entry: str) -> ModelConfig:
     return config_from_query({**config_to_query(ModelConfig()), **fields})
 
 
+def pin_name(entry: str) -> str:
+    """What the page shows for a pin: the visitor's name for it, else the config's unique name."""
+    return split_pin(entry)[1] or decode_pin(entry).name
+
+
 def decode_pins(text: str) -> tuple[list[str], list[str]]:
-    """Lenient: (valid entries in canonical form, plain-text problems). At most MAX_PINS entries."""
+    """Lenient: (valid entries in canonical form, plain-text problems). At most MAX_PINS entries, one
+    per config (a repeated config keeps its first entry) and no name twice."""
     problems: list[str] = []
     if len(text) > _MAX_PIN_TEXT:
         return [], [f"URL value pin is too long ({len(text):,} characters)"]
     entries: list[str] = []
+    configs: list[ModelConfig] = []
     for raw in filter(None, text.split(",")):
         try:
-            entry = encode_pin(decode_pin(raw))
+            cfg = decode_pin(raw)
+            entry = encode_pin(cfg, split_pin(raw)[1])
         except ValueError as exc:
             problems.append(str(exc))
             continue
-        if entry not in entries:
-            entries.append(entry)
+        if cfg in configs:
+            continue
+        if pin_name(entry) in map(pin_name, entries):
+            problems.append(f"URL value pin: the name {short_repr(pin_name(entry))} is used twice; "
+                            "kept the first")
+            entry = encode_pin(cfg)
+        entries.append(entry)
+        configs.append(cfg)
     if len(entries) > MAX_PINS:
         problems.append(f"URL value pin: at most {MAX_PINS} configs can be pinned; kept the first {MAX_PINS}")
         entries = entries[:MAX_PINS]

@@ -12,6 +12,8 @@ from ui.state import cached_result, current
 PIN_PARAM = urls.PIN_PARAM
 PINS_KEY = "compare_pins"  # the multiselect
 _PINS = "_compare_pins"  # survives page switches (widget state is dropped when the widget is not drawn)
+NAME_PIN_KEY, NAME_TEXT_KEY = "compare_name_pin", "compare_name_text"
+_NAME_PROBLEM = "_compare_name_problem"
 DEFAULT_PINS = ["bert-base", "albert-base"]
 
 cfg, wl = current()
@@ -27,32 +29,75 @@ if _PINS not in ss:  # first visit in this session: the URL decides, else a BERT
 
 
 def _label(entry: str) -> str:
-    return entry if entry in PRESETS else urls.decode_pin(entry).label
+    """The pin's name in the table and chart: the visitor's, else the config's unique name."""
+    return urls.pin_name(entry)
+
+
+def _option(entry: str) -> str:
+    """The multiselect's text: unique for every option (Streamlit maps the text back to the option)."""
+    body, name = urls.split_pin(entry)
+    return f"{name} ({urls.decode_pin(body).name})" if name else urls.decode_pin(entry).name
 
 
 def _pin_current() -> None:
     entry = urls.encode_pin(cfg)
-    if entry not in ss[_PINS] and len(ss[_PINS]) < urls.MAX_PINS:
-        ss[_PINS] = [*ss[_PINS], entry]
+    if cfg not in map(urls.decode_pin, ss[_PINS]) and len(ss[_PINS]) < urls.MAX_PINS:
+        _set_pins([*ss[_PINS], entry])
+
+
+def _set_pins(entries: list[str]) -> None:
+    """The one place the pins change (callbacks run before the script, so the sidebar's link sees them)."""
+    ss[_PINS] = entries
+    st.query_params[PIN_PARAM] = urls.encode_pins(entries)
 
 
 def _on_select() -> None:
-    ss[_PINS] = list(ss[PINS_KEY])
+    _set_pins(list(ss[PINS_KEY]))
+
+
+def _on_name() -> None:
+    entry, wanted = ss[NAME_PIN_KEY], ss[NAME_TEXT_KEY]
+    ss.pop(_NAME_PROBLEM, None)
+    if entry not in ss[_PINS]:
+        return
+    try:
+        named = urls.encode_pin(urls.decode_pin(entry), wanted)
+    except ValueError as exc:
+        ss[_NAME_PROBLEM] = f"Pin not renamed: {exc}."
+        return
+    others = [urls.pin_name(e) for e in ss[_PINS] if e != entry]
+    if urls.pin_name(named) in others:
+        ss[_NAME_PROBLEM] = f"Pin not renamed: another pin is already called {urls.pin_name(named)}."
+        return
+    _set_pins([named if e == entry else e for e in ss[_PINS]])
+    ss[NAME_TEXT_KEY] = ""
 
 
 st.title("Compare")
 st.caption(f"Every pinned config at the current workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
-           f"optimizer {wl.optimizer}. Deltas are relative to the first pin; the pins are part of the link.")
+           f"optimizer {wl.optimizer}. Deltas are relative to the first pin; the pins (and their names) are part "
+           "of the link. A config without a name of yours is named after its preset: the label plus the fields "
+           "that differ from it.")
 
 ss[PINS_KEY] = list(ss[_PINS])
-options = [*PRESETS, *(e for e in ss[_PINS] if e not in PRESETS)]
+pinned = [urls.decode_pin(e) for e in ss[_PINS]]
+options = [*ss[_PINS], *(p for p, pc in PRESETS.items() if pc not in pinned)]
 c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
 with c1:
-    st.multiselect("Pinned configs", options, key=PINS_KEY, format_func=_label, max_selections=urls.MAX_PINS,
+    st.multiselect("Pinned configs", options, key=PINS_KEY, format_func=_option, max_selections=urls.MAX_PINS,
                    on_change=_on_select, help="Add presets here, remove pins with ×; the first pin is the baseline.")
 with c2:
     st.button("Pin current config", key="compare_pin_current", on_click=_pin_current,
-              disabled=len(ss[_PINS]) >= urls.MAX_PINS, help=f"Add {cfg.label} (from the sidebar).")
+              disabled=len(ss[_PINS]) >= urls.MAX_PINS, help=f"Add {cfg.name} (from the sidebar).")
+if ss[_PINS]:
+    with st.expander("Name a pin"):
+        n1, n2, n3 = st.columns([3, 3, 1], vertical_alignment="bottom")
+        n1.selectbox("Pin", ss[_PINS], key=NAME_PIN_KEY, format_func=_option)
+        n2.text_input("Name", key=NAME_TEXT_KEY, max_chars=urls.MAX_PIN_NAME,
+                      help="Letters, digits, spaces, - and _; empty gives the pin its config's name back.")
+        n3.button("Name it", key="compare_name_apply", on_click=_on_name)
+        if _NAME_PROBLEM in ss:
+            st.warning(escape_markdown(ss[_NAME_PROBLEM]), icon="⚠️")
 
 pins = ss[_PINS]
 if st.query_params.get(PIN_PARAM) != urls.encode_pins(pins):
@@ -84,7 +129,8 @@ if wl.dtype == "int8":
 
 base = rows[0]["name"]
 delta_help = f"Change against {base}, the first pin; green = smaller (fewer parameters, FLOPs or bytes)."
-arch = {k: st.column_config.NumberColumn(k, width="small", format="plain") for k in ("V", "E", "H", "L", "I", "G", "K")}
+# "%d": whole numbers as whole numbers ("plain" printed V=50000 as 50000.00000000001 in the browser).
+arch = {k: st.column_config.NumberColumn(k, width="small", format="%d") for k in ("V", "E", "H", "L", "I", "G", "K")}
 with st.container(key="compare_table"):
     st.dataframe(
         figures_explorer.compare_style(df), hide_index=True, width="stretch",
@@ -102,7 +148,7 @@ with st.container(key="compare_table"):
                 f"{wl.batch} × {wl.seq_len}, {wl.dtype} (MB = 10⁶ bytes)."),
             "training_memory_delta": st.column_config.NumberColumn("Δ memory", help=delta_help),
             "family": st.column_config.TextColumn("Family", width="small"),
-            "heads": st.column_config.NumberColumn("Heads", width="small"),
+            "heads": st.column_config.NumberColumn("Heads", width="small", format="%d"),
             "sharing": st.column_config.TextColumn("Sharing", width="small"),
         } | arch,
     )

@@ -7,7 +7,7 @@ import streamlit as st
 
 from albert_core import ModelConfig, Workload
 from albert_core.config import HEAD_LABELS
-from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
+from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
 from ui import exports, figures_explorer
 from ui.state import cached_result, current
 
@@ -34,13 +34,17 @@ fig_treemap, fig_flops, fig_twin = figures(cfg, wl)
 own, twin = res.own, res.twin
 bd, forward = own.params, own.flops_sequence.forward
 train_mem = own.training_memory
+# The 6·N rule's N: encoder (non-embedding) parameters as executed, one copy per executed layer.
+rule_params = sum(c.unshared for c in bd.components if c.group == "encoder")
 
 st.title("Explorer")
 st.caption(
     f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · workload: batch {wl.batch} × {wl.seq_len} tokens, "
     f"{wl.dtype}, optimizer {wl.optimizer}. "
-    + (f"Deltas compare with the BERT twin, {twin.config.label} (same V, H, L, I, no factorization, "
-       "no sharing); green = smaller." if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
+    + (f"Deltas compare with the BERT twin, **{twin.config.name}**: the paper's BERT of this size (same V, H, L, "
+       "heads, I and head; E = H, no sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains), the "
+       "same numbers as that BERT pinned on Compare; green = smaller."
+       if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
 )
 
 
@@ -76,8 +80,11 @@ c = st.columns(4)
 with c[0]:
     metric("metric_training_flops_token", "Training FLOPs / token", fmt_flops(own.flops_batch.per_token_training),
            delta=_delta(own.flops_batch.per_token_training, twin.flops_batch.per_token_training),
-           help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length; "
-           "6 × parameters is the usual rule of thumb, without attention scores.")
+           help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length. The "
+           "usual rule of thumb, 6 × N, takes N = the non-embedding parameters a token passes through: the "
+           f"encoder layers, once per executed layer (here N = {rule_params:,}, so 6N = "
+           f"{fmt_flops(6 * rule_params)}); it leaves out the attention scores, the embedding projection and "
+           "the heads.")
 with c[1]:
     metric("metric_weights_memory", "Weights memory", fmt_bytes(own.inference_memory.weights),
            delta=_delta(own.inference_memory.weights, twin.inference_memory.weights),
@@ -144,10 +151,11 @@ with st.container(border=True, key="panel_vs_bert"):
         st.markdown(
             f"""
 - **FLOPs or MACs?** One multiply-add is one MAC and two FLOPs. This app counts FLOPs
-  ({fmt_flops(forward)} per sequence = {fmt_flops(forward / 2)}
-  MACs); tools such as thop or ptflops report MACs, hence the factor of 2.
-- **Where are the attention FLOPs?** QKᵀ and the attention-weighted values are matmuls without weights
-  (4·S²·H per layer: {fmt_flops(scores)} here). Counters that only hook `nn.Linear` miss them, and
+  ({fmt_flops(forward)} per sequence = {fmt_macs(forward / 2)}); tools such as thop or ptflops report
+  MACs, hence the factor of 2.
+- **Where are the attention FLOPs?** QKᵀ and the attention-weighted values are matmuls without weights:
+  4·S²·H per executed layer, {fmt_flops(scores / cfg.executed_layers)} per layer here, {fmt_flops(scores)} over
+  all L×K = {cfg.executed_layers} layers. Counters that only hook `nn.Linear` miss them, and
   torch's FlopCounterMode counts CPU `scaled_dot_product_attention` as 0 (use `attn_implementation="eager"`).
 - **What does `num_hidden_groups` do?** It is G, the number of distinct layer copies: layer i uses group
   int(i / (L / G)). G = 1 shares one layer across all {cfg.num_layers}; G = L shares nothing. It changes
@@ -171,10 +179,10 @@ with c[0]:
                        help="`AlbertConfig` / `BertConfig` JSON: `from_pretrained` of its folder builds this model.",
                        **DL)
 with c[1]:
-    st.download_button("Breakdown CSV", exports.breakdown_csv(bd), file_name="albert_breakdown.csv",
+    st.download_button("Breakdown CSV", exports.breakdown_csv(bd), file_name=exports.file_name(cfg, "params", "csv"),
                        mime="text/csv", key="dl_breakdown_csv", help="The parameter breakdown table above.", **DL)
 with c[2]:
-    st.download_button("JSON report", exports.report_json(res), file_name="albert_report.json",
+    st.download_button("JSON report", exports.report_json(res), file_name=exports.file_name(cfg, "report", "json"),
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
 if hf_problem:

@@ -28,6 +28,7 @@ from albert_core.format import (
     fmt_params,
     fmt_pct,
     fmt_ratio,
+    fmt_share,
 )
 from albert_core.model import TORCH_DTYPES
 from ui import figures_live as fl
@@ -150,6 +151,8 @@ if source == live_lab.SOURCE_KEY:
 
 seq_cap = min(live.MAX_TOKENS, cfg.max_position_embeddings)
 st.subheader(f"{escape_markdown(cfg.label)} · {HEAD_LABELS[cfg.head]} · {dtype}")
+if ref is None:  # the sidebar's config
+    st.caption(live.used_fields_note(seq_cap))
 
 # ----------------------------------------------------------------------------- budget and build
 check = check_budget(cfg, 1, seq_cap, dtype)
@@ -160,7 +163,8 @@ c[0].metric("Estimated memory", fmt_bytes(check.estimate),
 c[1].metric("Memory budget", fmt_bytes(check.budget),
             help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET) for the whole process: every visitor's "
             "models and runs share it, and nothing beyond it is allocated.")
-c[2].metric("Share of the budget", fmt_pct(check.estimate / check.budget))
+c[2].metric("Share of the budget", fmt_share(check.estimate / check.budget),
+            help="Estimated memory / memory budget; above 100% as a multiple of the budget.")
 st.progress(min(1.0, check.estimate / check.budget))
 cap = max_gflop()
 forward_flops = count_flops(cfg, 1, seq_cap).forward
@@ -172,7 +176,7 @@ if model is None and (problem := live.too_many_blocks(cfg)):
     st.warning(f"No live model for {escape_markdown(cfg.label)}: {escape_markdown(problem)}. Its exact analytic count is on the Explorer page.")
     st.stop()
 
-build_error = None
+build_error, fits_instead = None, []
 over_cap = live.forward_cap_problem(cfg, seq_cap)
 n_params = count_params(cfg).total
 with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
@@ -184,7 +188,7 @@ with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
         except MemoryBudgetError as exc:  # BusyError included
             build_error = str(exc)
     elif model is None and not check.ok:
-        build_error = f"Too big to build here: {check.message}."
+        build_error, fits_instead = live.refusal(cfg, seq_cap, dtype, check)
     elif model is None:
         build_error = f"Too costly to run here: {over_cap}."
     proof_model = model
@@ -198,6 +202,8 @@ with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
 del model, proof_model  # the caches own the model; this run keeps only `ref`
 if build_error:
     (st.warning if "busy" in build_error else st.error)(escape_markdown(build_error))
+    if fits_instead:
+        st.info("What fits on this server:\n" + "".join(f"\n- {escape_markdown(o)}" for o in fits_instead))
     st.info("Built on the **meta device** instead (shapes only, no memory): the parameter count below is "
             "still the real model's, so the proof holds for any size.")
 
@@ -233,19 +239,20 @@ if ref is None or build_error:
 def attention_section(ref: live.ModelRef, first: str, pair: str | None) -> None:
     cfg = ref.cfg
     run = live.run_text(ref, first, pair)  # cached: no forward pass here
-    enc, T = run.encoded, len(run.encoded)
+    enc = run.encoded
     st.subheader("Attention map")
     c = st.columns(2)
-    layer = c[0].number_input("Executed layer", 1, cfg.executed_layers, 1, key="live_layer",
-                              help="1..L×K: every executed layer, shared or not, has its own attention map.")
-    head = c[1].number_input("Head", 1, cfg.num_heads, 1, key="live_head")
+    # Bounded by the config with a message (a widget maximum only turns the box red without saying why).
+    layer = live.bounded(c[0], "Executed layer", cfg.executed_layers, "live_layer",
+                         f"this model executes L×K = {cfg.executed_layers} layers",
+                         help=f"1 to L×K = {cfg.executed_layers}: every executed layer, shared or not, has its own "
+                         "attention map.")
+    head = live.bounded(c[1], "Head", cfg.num_heads, "live_head", f"this model has {cfg.num_heads} heads",
+                        help=f"1 to {cfg.num_heads}.")
     weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
     st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
                     key="fig_live_attention", width="stretch")
-    peak_q = int(weights.max(axis=1).argmax())
-    takeaway(f"each row is one query token's attention over the keys (rows sum to 1); here "
-             f"{escape_markdown(labels[peak_q])} attends most sharply ({weights[peak_q].max():.2f} on one key), a uniform "
-             f"row would give every key 1/{T} = {1 / T:.3f}.")
+    takeaway(escape_markdown(fl.attention_takeaway(weights, labels)))
 
 
 @st.fragment

@@ -77,9 +77,15 @@ with st.container(key="paper_formulas"):
 st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I")
 st.latex(r"\text{AlbertModel (all-shared)} = (V+P+T)E + 2E + EH + H + GK\,(4H^2 + 2HI + 9H + I) + H^2 + H")
 st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half):")
-st.latex(r"\text{fwd} = 2BSEH + LK\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2")
+if cfg.family == "albert":  # only ALBERT projects its E-wide embeddings to H
+    st.latex(r"\text{fwd} = 2BSEH + LK\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2")
+    st.caption("2BSEH is ALBERT's E → H projection of the embeddings; a BERT has none (E = H, no projection).")
+else:
+    st.latex(r"\text{fwd} = L\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2")
+    st.caption("A BERT looks its embeddings up at width H: no projection term (ALBERT adds 2BSEH for E → H).")
 st.latex(r"\text{pre-training heads add}\quad 2BSHE + 2BSEV + 2BHC \qquad (C = 2 \text{ order classes})")
-st.latex(r"\text{training step} \approx 3 \times \text{fwd} \quad (4\times \text{ with activation recomputation})")
+st.latex(r"\text{training step} \approx 3 \times \text{fwd} \quad "
+         r"(\text{+ one forward of the } LK \text{ encoder layers with gradient checkpointing})")
 st.markdown("Sharing appears in the parameter formulas (through G) but not in the FLOPs: the shared layer still "
             "runs L·K times. **Memory:** weights = N·b, gradients = N·b, optimizer = s·N·b (SGD momentum s = 1, "
             "Adam s = 2) for N parameters of b bytes; activations grow with B·S·H·L·K (and B·S²·heads for the "

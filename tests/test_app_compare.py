@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from facts import MODEL_COUNTS as FACTS_MODEL
+import json
 
-from albert_core import PRESETS
+from facts import MODEL_COUNTS as FACTS_MODEL
 
 PAGE = "pages/compare.py"
 
@@ -15,8 +15,7 @@ def test_pins_restore_from_url_and_round_trip(app):
     assert not at.exception and not at.warning
     assert at.query_params["pin"] == pins
     df = at.dataframe[0].value
-    assert list(df["name"]) == ["bert-large", "albert-xxlarge", PRESETS["albert-base"].replace(
-        hidden_size=1024, num_heads=16, sharing="ffn").label]
+    assert list(df["name"]) == ["bert-large", "albert-xxlarge", "ALBERT H=1024 L=12 E=128 shared-FFN I=3072"]
     assert list(df["params"][:2]) == [FACTS_MODEL["bert-large"], FACTS_MODEL["albert-xxlarge"]]
     assert df["params_delta"].iloc[1] == FACTS_MODEL["albert-xxlarge"] / FACTS_MODEL["bert-large"] - 1
     assert df["params_delta"].iloc[0] == 0
@@ -53,3 +52,54 @@ def test_takeaway_names_the_smallest_pin(app):
     text = " ".join(c.value for c in at.caption)
     ratio = FACTS_MODEL["bert-large"] / FACTS_MODEL["albert-large"]
     assert f"albert-large has {ratio:.1f}x fewer parameters than bert-large" in text  # 19.0x
+
+
+def test_pins_with_equal_labels_stay_apart_after_a_rerun(app):
+    # V and heads are not in the label: both pins are "ALBERT H=768 L=12 E=128 all-shared".
+    at = app({"pin": "bert-base,V.50000,heads.16"}, page=PAGE)
+    at.number_input(key="wl_batch").set_value(16).run()
+    assert at.query_params["pin"] == "bert-base,V.50000,heads.16" and not at.exception
+    names = list(at.dataframe[0].value["name"])
+    assert len(set(names)) == 3 and names[1].endswith("V=50000") and names[2].endswith("heads=16")
+    bars = at.get("plotly_chart")[0].proto.spec
+    assert all(n in bars for n in names)
+
+
+def test_a_named_pin_travels_in_the_link(app):
+    at = app({"pin": "bert-base,albert-base"}, page=PAGE)
+    at.selectbox(key="compare_name_pin").set_value("albert-base")
+    at.text_input(key="compare_name_text").input("my ALBERT")
+    at.button(key="compare_name_apply").click().run()
+    assert at.query_params["pin"] == "bert-base,albert-base~name.my ALBERT"
+    assert list(at.dataframe[0].value["name"]) == ["bert-base", "my ALBERT"]
+    again = app({"pin": at.query_params["pin"]}, page=PAGE)
+    assert list(again.dataframe[0].value["name"]) == ["bert-base", "my ALBERT"] and not again.warning
+    at.selectbox(key="compare_name_pin").set_value("bert-base")
+    at.text_input(key="compare_name_text").input("my ALBERT")  # taken: refused with a message
+    at.button(key="compare_name_apply").click().run()
+    assert "already called my ALBERT" in at.warning[0].value
+    assert at.query_params["pin"] == "bert-base,albert-base~name.my ALBERT"
+
+
+def _link_query(at) -> dict[str, str]:
+    from urllib.parse import parse_qsl, urlsplit
+
+    link = next(c.value for c in at.code)
+    return dict(parse_qsl(urlsplit(link).query))
+
+
+def test_copied_link_equals_the_view_after_removing_a_pin(app):
+    at = app({"pin": "bert-base,albert-base,bert-large"}, page=PAGE)
+    at.multiselect(key="compare_pins").unselect("bert-large").run()
+    assert at.query_params["pin"] == "bert-base,albert-base"
+    assert _link_query(at)["pin"] == "bert-base,albert-base"
+    at.button(key="compare_pin_current").click().run()  # albert-base is pinned already: nothing changes
+    at.multiselect(key="compare_pins").select("albert-large").run()
+    assert _link_query(at)["pin"] == at.query_params["pin"] == "bert-base,albert-base,albert-large"
+
+
+def test_integer_columns_print_as_integers(app):
+    at = app({"pin": "bert-base,V.50000"}, page=PAGE)
+    columns = json.loads(at.dataframe[0].proto.columns)
+    for key in ("V", "E", "H", "L", "heads", "I", "G", "K"):
+        assert columns[key]["type_config"]["format"] == "%d", key

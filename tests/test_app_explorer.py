@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from facts import MODEL_COUNTS as FACTS_MODEL
 from facts import albert_model_closed_form, forward_flops_closed_form
 
-from albert_core import PRESETS
+from albert_core import PRESETS, Workload
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 
 METRIC_LABELS = [
@@ -95,3 +97,54 @@ def test_deltas_and_takeaways_follow_the_config(app):
     captions = " ".join(c.value for c in at.caption)
     assert "Without sharing the model would have" in captions and "feed-forward block is" in captions
     assert "*slower*" in " ".join(md.value for md in at.markdown)
+
+
+
+def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys):
+    """ALBERT-base's twin is bert-base at ALBERT's V = 30,000: GELU, dropout 0.1. The twin every page
+    shows (Explorer, Scaling: the cached Result), that BERT pinned on Compare and the CLI agree."""
+    from albert_core.cli import main
+    from albert_core.results import analyze
+
+    bert = PRESETS["bert-base"].replace(vocab_size=30_000)
+    twin = analyze(PRESETS["albert-base"], Workload(batch=8, seq_len=128)).twin
+    assert twin.config == bert
+    pin = "~".join(f"{k}.{v}" for k, v in bert.to_query().items())
+    compare = app({"seq": "128", "batch": "8", "pin": pin}, page="pages/compare.py")
+    assert compare.dataframe[0].value["training_memory"].iloc[0] == twin.training_memory.total
+    main(["memory", "--preset", "bert-base", "--vocab-size", "30000", "--batch", "8", "--seq-len", "128", "--json"])
+    assert json.loads(capsys.readouterr().out)["total"] == twin.training_memory.total
+    at = app({"seq": "128", "batch": "8"}, page="pages/explorer.py")
+    assert "BERT H=768 L=12 V=30000" in at.caption[0].value and "GELU" in at.caption[0].value
+
+
+def test_recurring_confusions_per_layer_macs_and_the_6n_rule(app):
+    at = app({**PRESETS["bert-base"].to_query(), "seq": "128"}, page="pages/explorer.py")
+    text = " ".join(" ".join(m.value for m in at.markdown).split())  # markdown wraps lines
+    # one layer's scores: 4·S²·H = 4 · 128² · 768 = 50,331,648; twelve layers 603,979,776
+    assert "50.3 MFLOP per layer here, 604.0 MFLOP over all L×K = 12 layers" in text
+    S, H, I = 128, 768, 3072  # noqa: E741
+    forward = 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * I) + 2 * H * H  # BERT: no E -> H projection
+    assert f"= {forward / 2 / 1e9:.1f} GMAC)" in text and "GFLOP MACs" not in text
+    help_text = next(m.help for m in at.metric if m.label == "Training FLOPs / token")
+    n = 12 * (4 * 768**2 + 2 * 768 * 3072 + 9 * 768 + 3072)  # bert-base's encoder layers
+    assert f"N = {n:,}" in help_text and "non-embedding" in help_text
+
+
+def test_downloads_are_named_after_the_config(app, monkeypatch):
+    import streamlit
+
+    names: list[str] = []
+    original = streamlit.download_button
+
+    def recording(*args, **kwargs):
+        names.append(kwargs["file_name"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    app(PRESETS["bert-base"].to_query(), page="pages/explorer.py")
+    assert {"config.json", "bert-base_params.csv", "bert-base_report.json"} <= set(names)
+    names.clear()
+    app({"V": "50000"}, page="pages/explorer.py")
+    assert "albert-h768-l12-e128-all-shared-v50000_report.json" in names
+    assert not any(n.startswith("albert_") for n in names)

@@ -108,10 +108,20 @@ def test_text_and_selectors_update_tokens_and_heatmap():
     heat = charts(at)["Attention weights, executed layer 3, head 2"]["data"][0]
     assert len(heat["z"]) == len(row)
     assert all(sum(r) == pytest.approx(1.0, abs=1e-4) for r in heat["z"])  # softmax rows
-    # a shallower config: the selectors fall back into range instead of failing
+    # a shallower config: the layer is out of range, shown as the last one with a message; head 2 kept
     run_page(TINY.replace(num_layers=2, num_heads=2), at=at)
     assert not at.exception
-    assert "Attention weights, executed layer 1, head 2" in charts(at)  # layer 3 out of range, head 2 kept
+    assert "Attention weights, executed layer 2, head 2" in charts(at)
+    assert any("L×K = 2 layers" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_an_attention_layer_out_of_range_says_why():
+    at = run_page(TINY)  # 4 executed layers
+    at.number_input(key="live_layer").set_value(99).run()
+    assert not at.exception
+    assert "Executed layer 99 does not exist: this model executes L×K = 4 layers; showing executed layer 4." in \
+        [w.value.replace("\\", "") for w in at.warning]
+    assert "Attention weights, executed layer 4, head 1" in charts(at)
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -265,3 +275,27 @@ def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
         assert not at.text_area
     at = run_page(TINY.replace(vocab_size=301), at=at)  # the memory is free again
     assert not at.warning and at.text_area
+
+
+def test_a_refusal_offers_what_fits_in_the_sidebar(monkeypatch):
+    """bert-large in fp32 is over the default 1 GiB budget; the page offers bf16/fp16 and fewer layers
+    (each checked against the same budget here), never a server setting, and names the fields it uses."""
+    from albert_core.budget import check_budget
+
+    cfg = PRESETS["bert-large"]
+    at = run_page(cfg, wl=Workload())
+    assert any("over the memory budget of 1.1 GB" in e.value.replace("\\", "") for e in at.error)
+    offer = next(i.value for i in at.info if "What fits" in i.value).replace("\\", "")
+    assert "bf16 or fp16" in offer and BUDGET_ENV not in offer and "GiB" not in offer
+    layers = int(offer.split("L = ")[1].split(" ")[0])
+    assert check_budget(cfg.replace(num_layers=layers), 1, 128, "fp32").ok
+    assert not check_budget(cfg.replace(num_layers=layers + 1), 1, 128, "fp32").ok
+    assert check_budget(cfg, 1, 128, "bf16").ok
+    assert any("batch, sequence length and optimizer do not apply" in c.value for c in at.caption)
+
+
+def test_share_of_the_budget_above_100_percent_is_a_multiple(monkeypatch):
+    monkeypatch.setenv(BUDGET_ENV, "16MiB")
+    at = run_page(PRESETS["albert-xxlarge"], wl=Workload())
+    share = next(m for m in at.metric if m.label == "Share of the budget").value
+    assert share.endswith("x") and "%" not in share

@@ -51,3 +51,11 @@ def test_masked_words_are_listed(app):
     hidden = [w for w, m in zip(words, masked, strict=True) if m == "[MASK]"]
     caption = next(c.value for c in at.caption if c.value.startswith("Masked"))
     assert caption.startswith(f"Masked {len(hidden)} of {len(words)} tokens") and all(w in caption for w in hidden)
+
+
+def test_bert_flop_formula_has_no_projection_term(app):
+    bert = app({"family": "bert"}, page="pages/paper.py")
+    albert = app({}, page="pages/paper.py")
+    fwd = [x.value for x in bert.latex if x.value.strip("$\n").startswith(r"\text{fwd}")]
+    assert fwd and all("2BSEH" not in f for f in fwd)
+    assert any("2BSEH" in x.value for x in albert.latex if x.value.strip("$\n").startswith(r"\text{fwd}"))

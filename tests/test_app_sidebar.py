@@ -98,14 +98,6 @@ def test_family_switch_disables_e_and_restores_it(app):
     assert at.number_input(key="cfg_E").value == 256 and at.selectbox(key="cfg_sharing").value == "all"
 
 
-def test_impossible_config_shows_error_and_keeps_last_valid(app):
-    at = app()
-    at.number_input(key="cfg_G").set_value(20).run()  # more groups than layers
-    assert not at.exception
-    assert "num\\_hidden\\_groups" in at.error[0].value
-    assert metrics(at)["Total parameters"] == "11.68M" and at.query_params["G"] == "1"
-
-
 def test_seq_len_follows_max_positions_and_reset(app):
     at = app({"H": "1024", "heads": "16"})
     at.number_input(key="cfg_P").set_value(64).run()
@@ -162,3 +154,23 @@ def test_a_legacy_run_started_before_another_session_cleared_the_flag_still_leav
     at.slider(key="cfg_L").set_value(11).run()
     assert not at.exception and at.slider(key="cfg_L").value == 11 and at.query_params["L"] == "11"
     assert at.number_input(key="cfg_V").value == 30001
+
+
+def test_activation_help_says_it_changes_training_memory(app):
+    from albert_core import estimate_memory
+
+    at = app()
+    help_text = at.selectbox(key="cfg_act").help
+    assert "no effect on counts" not in help_text.lower() and "training memory" in help_text
+    albert = PRESETS["albert-base"]
+    assert estimate_memory(albert).activations != estimate_memory(albert.replace(hidden_act="gelu")).activations
+
+
+def test_groups_above_layers_are_clamped_with_the_rule(app):
+    at = app()
+    at.number_input(key="cfg_G").set_value(13).run()  # ALBERT-base: L = 12
+    assert not at.exception and not at.error
+    assert at.number_input(key="cfg_G").value == 12 and at.query_params["G"] == "12"
+    assert any("G ≤ L" in w.value and "G = 13" in w.value for w in at.sidebar.warning)
+    at.slider(key="cfg_L").set_value(6).run()  # L below G: G follows with the same message
+    assert at.number_input(key="cfg_G").value == 6 and at.query_params["L"] == "6" and not at.error

@@ -133,16 +133,18 @@ def test_presets_match_transformers_defaults_where_they_coincide():
     assert ModelConfig.from_hf(transformers.BertConfig()) == PRESETS["bert-base"]
 
 
-def test_bert_twin_keeps_the_shape_and_drops_factorization_and_sharing():
+def test_bert_twin_is_the_papers_bert_of_the_same_shape():
     cfg = ModelConfig(embedding_size=64, num_hidden_groups=3, inner_group_num=2, sharing="ffn",
                       head="pretraining", tie_word_embeddings=False, hidden_act="relu")
     twin = cfg.bert_twin()
-    assert twin.family == "bert" and twin.sharing == "none"
+    assert twin.family == "bert" and twin.sharing == "none" and twin.hidden_act == "gelu"  # BERT's GELU
     assert (twin.embedding_size, twin.num_hidden_groups, twin.inner_group_num) == (cfg.hidden_size, 1, 1)
     for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                 "max_position_embeddings", "type_vocab_size", "hidden_act", "head", "tie_word_embeddings"):
+                 "max_position_embeddings", "type_vocab_size", "head", "tie_word_embeddings"):
         assert getattr(twin, name) == getattr(cfg, name), name
-    assert PRESETS["albert-base"].bert_twin() == PRESETS["bert-base"].replace(vocab_size=30_000, hidden_act="gelu_new")
+    # ALBERT-base's twin is bert-base at ALBERT's vocabulary, with bert-base's own activation.
+    assert PRESETS["albert-base"].bert_twin() == PRESETS["bert-base"].replace(vocab_size=30_000)
+    assert PRESETS["bert-large"].replace(hidden_act="relu").bert_twin().hidden_act == "relu"  # a BERT is its own
 
 
 def test_group_of_layer_follows_transformers_rule():

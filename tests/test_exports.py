@@ -13,6 +13,7 @@ import transformers
 from facts import MODEL_COUNTS as FACTS_MODEL
 from facts import albert_model_closed_form, forward_flops_closed_form
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, Workload, urls
@@ -103,6 +104,38 @@ def test_pin_round_trip(cfg):
     assert urls.decode_pins(urls.encode_pins([entry, "bert-base"]))[0][-1] == "bert-base"
 
 
+@settings(max_examples=200, deadline=None)
+@given(configs(), configs())
+def test_config_names_are_unique(a, b):
+    assert (a.name == b.name) == (a == b)
+
+
+def test_config_names_read_as_label_plus_differences():
+    base = PRESETS["albert-base"]
+    assert base.name == "albert-base"
+    assert base.replace(vocab_size=50_000).name == "ALBERT H=768 L=12 E=128 all-shared V=50000"
+    assert base.replace(sharing="none", num_hidden_groups=3).name == "ALBERT H=768 L=12 E=128 not shared G=3"
+    assert PRESETS["bert-base"].replace(hidden_act="gelu_new", tie_word_embeddings=False).name \
+        == "BERT H=768 L=12 act=gelu_new untied"
+
+
+@settings(max_examples=60, deadline=None)
+@given(configs().map(lambda c: c.replace(layer_norm_eps=1e-12)), st.text("ab -_9", min_size=1, max_size=32))
+def test_named_pin_round_trip(cfg, name):
+    entry = urls.encode_pin(cfg, name)
+    assert urls.decode_pin(entry) == cfg and urls.pin_name(entry) == (name.strip() or cfg.name)
+    assert urls.decode_pins(urls.encode_pins([entry]))[0] == [entry]
+
+
+def test_pin_names_are_checked():
+    with pytest.raises(ValueError, match="letters, digits"):
+        urls.encode_pin(PRESETS["bert-base"], "a,b")
+    with pytest.raises(ValueError, match="at most 32"):
+        urls.encode_pin(PRESETS["bert-base"], "x" * 33)
+    entries, problems = urls.decode_pins("bert-base~name.x,albert-base~name.x,albert-base")
+    assert entries == ["bert-base~name.x", "albert-base"] and "used twice" in problems[0]
+
+
 def test_pins_are_canonical_and_bounded():
     assert urls.encode_pin(PRESETS["albert-large"]) == "albert-large"
     assert urls.encode_pin(ModelConfig(hidden_size=1024, num_heads=16, intermediate_size=4096, num_layers=24)) \
@@ -121,7 +154,7 @@ SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out inde
     "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
     "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",
               "training_per_token", "components_per_sequence"},
-    "memory": {"bytes_per_element", "training", "inference"},
+    "memory": {"dtype", "bytes_per_element", "training", "inference"},
     "bert_twin": {"config", "params", "groups", "flops", "memory"},
 }
 
@@ -133,7 +166,10 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
     data = json.loads(result.to_json())
     for part, keys in SCHEMA_KEYS.items():
         assert set(data[part] if part else data) == keys, part
-    assert data["version"] == 1
+    assert data["version"] == 2
+    assert data["memory"]["dtype"] == dtype and data["memory"]["bytes_per_element"] == {"bf16": 2, "int8": 1}[dtype]
+    assert data["config"]["name"] == name and data["bert_twin"]["config"]["name"] == {
+        "albert-base": "BERT H=768 L=12 V=30000", "bert-large": "bert-large"}[name]
     assert result_from_dict(data) == result  # the export determines the result
     assert json.loads(result_from_dict(data).to_json()) == data
     # The typed attributes are what the export says.
@@ -142,4 +178,4 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
     assert result.own.memory.total == (data["memory"]["training"] or data["memory"]["inference"])["total"]
     assert result.own.memory_kind == ("inference" if dtype == "int8" else "training")
     with pytest.raises(ValueError, match="version"):
-        result_from_dict({**data, "version": 2})
+        result_from_dict({**data, "version": 1})

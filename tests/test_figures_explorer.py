@@ -152,3 +152,10 @@ def test_breakdown_takeaway_mentions_the_unshared_size():
     assert "Word embeddings (3.84M)" in text  # V*E = 30,000 * 128
     assert "89.65M" in text  # albert-facts.md, Table 4: E = 128 not-shared, 89,650,176
     assert "Without sharing" not in figures_explorer.breakdown_takeaway(count_params(PRESETS["bert-base"]))
+
+
+def test_twin_summary_says_what_table_2_measures():
+    text = figures_explorer.twin_summary(analyze(PRESETS["albert-base"], Workload()))
+    assert "different H" not in text
+    assert "ALBERT-large and BERT-large both have H = 1024 and L = 24" in text
+    assert "1.7x faster" in text and "less communication" in text

@@ -133,3 +133,13 @@ def test_check_hub_id_rejects(bad):
 
 def test_check_hub_id_accepts():
     assert live.check_hub_id(" albert/albert-base-v2 ") == "albert/albert-base-v2"
+
+
+def test_attention_takeaway_prints_peak_and_uniform_alike():
+    T = 43
+    weights = np.full((T, T), 1 / T)
+    weights[5] = (1 - 0.0241) / (T - 1)
+    weights[5, 0] = 0.0241  # the sharpest weight, just above uniform 1/43 = 0.02326
+    text = fl.attention_takeaway(weights, [f"t{i}" for i in range(T)])
+    assert "t5 attends most sharply (0.024 on one key)" in text and "1/43 = 0.023." in text
+    assert fl.same_decimals(0.02331, 0.02326) == ["0.02331", "0.02326"]  # more decimals to tell them apart

@@ -3,7 +3,7 @@ below 1, and a value that would print as 1000 of a unit moves to the next unit."
 
 import pytest
 
-from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio, fmt_share
 
 
 @pytest.mark.parametrize(
@@ -31,8 +31,14 @@ def test_fmt_flops_and_bytes() -> None:
     assert fmt_bytes(44.6e6) == "44.6 MB"
     assert fmt_bytes(999.96e6) == "1.0 GB"
     assert fmt_bytes(512) == "512 B"
-    assert fmt_bytes(3 * 2**30, binary=True) == "3.0 GiB"
-    assert fmt_bytes(1023, binary=True) == "1023 B"
+    assert fmt_bytes(3 * 2**30) == "3.2 GB"  # one unit: decimal, also for binary-sized budgets
+    with pytest.raises(TypeError):
+        fmt_bytes(1023, binary=True)  # no second unit to pick
+
+
+def test_share_beyond_the_whole_is_a_multiple() -> None:
+    assert fmt_share(0.829) == "82.9%" and fmt_share(1.0) == "100.0%"
+    assert fmt_share(216.345) == "216x" and fmt_share(1.34) == "1.3x"
 
 
 def test_counts_ratios_percentages() -> None:

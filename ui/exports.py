@@ -4,12 +4,20 @@ breakdown CSV and the JSON report (derived from the typed `albert_core.results.R
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 
 from albert_core import ModelConfig
 from albert_core.params import ParamBreakdown
 from albert_core.results import Result
+
+
+def file_name(cfg: ModelConfig, what: str, ext: str) -> str:
+    """A download's file name after the config: 'bert-base_params.csv', 'albert-h768-l12-e128-all-shared-
+    v50000_report.json' (`ModelConfig.name`, lower case, every run of other characters one '-')."""
+    slug = re.sub(r"[^a-z0-9]+", "-", cfg.name.lower().replace("=", "")).strip("-")
+    return f"{slug}_{what}.{ext}"
 
 
 def hf_config_json(cfg: ModelConfig) -> str:

@@ -16,6 +16,25 @@ MEASURED_COLOR = "#1f77b4"
 ESTIMATE_COLOR = "#9ecae1"
 
 
+def same_decimals(*values: float, least: int = 3, most: int = 6) -> list[str]:
+    """``values`` printed with one number of decimals (at least ``least``), more while two different
+    values would print alike: 0.0241 and 1/43 -> '0.024', '0.023' (never '0.02' next to '0.023')."""
+    digits = least
+    while digits < most and len({f"{v:.{digits}f}" for v in values}) < len(set(values)):
+        digits += 1
+    return [f"{v:.{digits}f}" for v in values]
+
+
+def attention_takeaway(weights: np.ndarray, labels: Sequence[str]) -> str:
+    """The attention map's conclusion: the query that attends most sharply and its largest weight,
+    against a uniform row's 1/T, both with the same decimals."""
+    T = len(labels)
+    peak_q = int(weights.max(axis=1).argmax())
+    peak, uniform = same_decimals(float(weights[peak_q].max()), 1 / T)
+    return (f"each row is one query token's attention over the keys (rows sum to 1); here {labels[peak_q]} "
+            f"attends most sharply ({peak} on one key), a uniform row would give every key 1/{T} = {uniform}.")
+
+
 def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
     """The ALBERT paper's Figure 2 for this model: per layer, the L2 distance between its input and
     output hidden states, and their cosine similarity as an angle in degrees (raw cosine on hover).

@@ -40,6 +40,50 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-
 
 
 # ----------------------------------------------------------------------------- environment switches
+SIDEBAR_FIELDS = ("every model field (preset, family, V, E, H, L, heads, I, P, T, activation, sharing, G, K, "
+                  "head, tying) and the dtype")
+
+
+def used_fields_note(seq_cap: int) -> str:
+    """Which sidebar fields this page uses, and which it does not."""
+    return (f"This page uses the sidebar's {SIDEBAR_FIELDS}. The sidebar's batch, sequence length and optimizer "
+            f"do not apply: it runs one sequence of up to {seq_cap} tokens (at most {MAX_TOKENS}, and at most P).")
+
+
+def refusal(cfg: ModelConfig, seq_cap: int, dtype: str, check: budget.BudgetCheck) -> tuple[str, list[str]]:
+    """The message for a config too big for this server's budget, and what would fit instead, as
+    changes a visitor can make in the sidebar (`albert_core.budget.alternatives`)."""
+    from albert_core.format import fmt_bytes
+
+    text = (f"Too big to build here: {cfg.label} in {dtype} needs about {fmt_bytes(check.estimate)} (weights + "
+            f"one forward pass of {seq_cap} tokens), over the memory budget of {fmt_bytes(check.budget)} that this "
+            "server shares among its visitors.")
+    offers = []
+    for alt in budget.alternatives(cfg, seq_cap, dtype, budget_bytes=check.budget):
+        size = fmt_bytes(alt.estimate)
+        if alt.field == "dtype":
+            offers.append(f"dtype bf16 or fp16 in the sidebar: about {size}")
+        elif alt.field == "seq_len":
+            offers.append(f"a shorter sequence: max positions P = {alt.value} or less in the sidebar "
+                          f"(the page runs up to P tokens): about {size}")
+        else:
+            offers.append(f"fewer layers: L = {alt.value} or less in the sidebar: about {size}")
+    return text, offers
+
+
+def bounded(where: Any, label: str, top: int, key: str, rule: str, help: str) -> int:
+    """A whole-number input from 1 to ``top``: a value above ``top`` is shown as ``top`` with a message
+    naming the rule (a widget maximum alone turns the box red and says nothing)."""
+    from albert_core.config import LIMITS
+
+    value = where.number_input(label, 1, LIMITS["num_layers"][1] * LIMITS["inner_group_num"][1], 1, key=key,
+                               help=help)
+    if value > top:
+        where.warning(f"{label} {value} does not exist: {rule}; showing {label.lower()} {top}.")
+        return top
+    return int(value)
+
+
 def checkpoint_roots() -> list[Path]:
     """Folders a visitor may load checkpoints from ($ALBERT_EXPLORER_CHECKPOINT_ROOTS, os.pathsep
     separated). Empty by default: a hosted demo must not read arbitrary server paths."""

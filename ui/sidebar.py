@@ -58,7 +58,9 @@ HELP = {
     "keep4h": "Keep I = 4H while you move H.",
     "P": "Max positions P (`max_position_embeddings`): rows of the position table and the longest sequence.",
     "T": "Token types T (`type_vocab_size`): segment A / B embeddings (2).",
-    "act": "Activation of the feed-forward block (ALBERT: gelu_new, BERT: gelu). No effect on counts.",
+    "act": "Activation of the feed-forward block (ALBERT: gelu_new, BERT: gelu). Changes no parameter and no "
+    "matmul FLOP, but it changes training memory: for backward, gelu_new (written in Python) saves about five "
+    "B x S x I tensors per layer, gelu two, relu one.",
     "sharing": "Cross-layer sharing (paper Table 4): all-shared = whole layer shared (transformers' ALBERT); "
     "shared-attention / shared-FFN = only that block shared; not-shared = BERT-like layers with "
     "factorized embeddings.",
@@ -177,6 +179,18 @@ def _config_from_state() -> ModelConfig:
     return coerce(widget_changes(ss, last), last, keep_4h=bool(ss[_key("keep4h")])).config
 
 
+def _clamp_groups() -> str | None:
+    """G above L cannot form a model (every group needs a layer): the widget is set to G = L, and the
+    message says so, so the sidebar never shows a G the pages do not use."""
+    ss = st.session_state
+    groups, layers = ss[_key("G")], ss[_key("L")]
+    if groups <= layers:
+        return None
+    ss[_key("G")] = layers
+    return (f"Groups G = {groups} is more than the layers L = {layers}: every group needs at least one layer "
+            f"(G ≤ L), so G is set to {layers}.")
+
+
 def _workload_from_state() -> Workload:
     ss = st.session_state
     return Workload(**{name: ss[_wkey(key)] for key, name in WORKLOAD_QUERY_KEYS.items()})
@@ -284,13 +298,21 @@ def _workload_widgets(max_positions: int) -> None:
         st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
 
 
-def _sync_url(cfg: ModelConfig, wl: Workload) -> str:
+def _sync_url(cfg: ModelConfig, wl: Workload) -> None:
     current = st.query_params.to_dict()
     wanted = share_query(cfg, wl, current)
     if wanted != current:
         st.query_params.update({k: v for k, v in wanted.items() if current.get(k) != v})
+
+
+def share_link() -> None:
+    """The "Copy link to this view" box, drawn after the page ran (app.py): pages own URL keys too
+    (Compare's pins), so the link is the address bar's final state, the view the visitor sees."""
     base = st.context.url or ""
-    return f"{base}?{urlencode(wanted)}"
+    link = f"{base}?{urlencode(st.query_params.to_dict())}"
+    with st.sidebar, st.expander("Copy link to this view", expanded=False), st.container(key="share_link"):
+        st.code(link, language=None, wrap_lines=True)
+        st.caption(HELP["share"])
 
 
 def render() -> tuple[ModelConfig, Workload]:
@@ -300,7 +322,7 @@ def render() -> tuple[ModelConfig, Workload]:
     for problem in ss.get(_PROBLEMS, []):  # a reset names the value used; other problems fall back to the default
         tail = "" if " reset " in problem else " \\- using the default instead."
         st.warning(escape_markdown(problem) + tail, icon="⚠️")
-    problem = None
+    problem, clamped = None, _clamp_groups()
     try:
         cfg = _config_from_state()
         _show_config(cfg)  # the derived fields, before the widgets are drawn
@@ -309,6 +331,8 @@ def render() -> tuple[ModelConfig, Workload]:
     with st.sidebar:
         st.header("Model")
         _model_widgets()
+        if clamped:
+            st.warning(clamped, icon="⚠️")
         _workload_widgets(ss[_key("P")])
     try:
         if problem is not None:
@@ -320,10 +344,7 @@ def render() -> tuple[ModelConfig, Workload]:
         cfg, wl = ss[_LAST_VALID]
         st.error(escape_markdown(f"This configuration cannot exist: {exc}. Showing the last valid one: "
                                  f"{cfg.label}."), icon="🚫")
-    link = _sync_url(cfg, wl)
+    _sync_url(cfg, wl)
     with st.sidebar:
         st.button("Reset", key=RESET_KEY, help=HELP["reset"], on_click=_on_reset)
-        with st.expander("Copy link to this view", expanded=False), st.container(key="share_link"):
-            st.code(link, language=None, wrap_lines=True)
-            st.caption(HELP["share"])
     return cfg, wl

@@ -161,3 +161,17 @@ def test_first_visitors_after_a_restart_keep_the_view(browser):
         for c in contexts:
             c.close()
         stop_server(proc)
+
+
+@pytest.mark.parametrize("path", ["/", "/explorer", "/explorer?H=1024&heads=16", "/compare", "/paper"])
+def test_every_page_has_its_own_working_url(open_app, path):
+    page = open_app(path)
+    wait_for_app(page)
+    expect(page.locator("h1").first).to_be_visible()
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+    if path.startswith("/explorer"):
+        expect(page.locator("h1").first).to_have_text("Explorer")
+        assert urlparse(page.url).path == "/explorer"
+    if "H=1024" in path:
+        expect(page.locator(".st-key-metric_total_params [data-testid='stMetricValue']")).not_to_have_text("11.68M")
