@@ -63,7 +63,7 @@ def fmt_value(value: Any, unit: str) -> str:
     if unit == "%":
         return f"{value * 100:.1f}%"
     if unit in ("B", "bytes"):
-        return fmt_bytes(value, binary=True)
+        return fmt_bytes(value)
     return f"{value:,.4g} {unit}".strip()
 
 
@@ -104,7 +104,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         if key in m:
             value = m[key]
             if key == "memory_total_bytes":
-                value = fmt_bytes(value, binary=True)
+                value = fmt_bytes(value)
             elif isinstance(value, float):
                 value = f"{value:.2f}"
             lines.append(f"| {label} | {value} |")
