@@ -45,13 +45,12 @@ from typing import Any
 
 from albert_core.config import ModelConfig
 from albert_core.params import count_params
-from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload, check_seq_len
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload, check_seq_len
 
 # Optimizer states per trained parameter, each in the weights' dtype (as torch keeps them), fp32 under
 # mixed precision. The scalar `step` tensors Adam/AdamW keep per parameter tensor are not counted.
 OPTIMIZER_STATES = {"none": 0, "sgd": 1, "adam": 2, "adamw": 2}
 assert set(OPTIMIZER_STATES) == set(OPTIMIZERS)
-PRECISIONS = ("pure", "mixed")
 MASTER_BYTES = DTYPE_BYTES["fp32"]  # mixed precision: master weights and optimizer states
 
 # Tensors an activation function saves for backward per element of the FFN intermediate, counting
@@ -241,6 +240,17 @@ class MemoryEstimate:
             what = "activations saved for backward (transformers eager model, train mode)"
         states = "optimizer states (fp32 master weights included)" if self.master_weights else "optimizer states"
         return f"Weights, gradients and {states} are exact; {what} is an estimate."
+
+    def part_labels(self) -> dict[str, str]:
+        """A visitor-facing name per kind: the optimizer names its fp32 master copy, activations say
+        they are an estimate."""
+        from albert_core.format import fmt_bytes
+
+        opt = "optimizer"
+        if self.master_weights:
+            opt = f"optimizer (incl. fp32 master copy {fmt_bytes(self.master_weights)})"
+        acts = "activations (estimate, checkpointed)" if self.checkpointing else "activations (estimate)"
+        return {"weights": "weights", "gradients": "gradients", "optimizer": opt, "activations": acts}
 
     def as_dict(self) -> dict[str, int]:
         """Bytes per kind plus the total, in stacking order."""

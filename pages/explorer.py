@@ -44,6 +44,12 @@ st.caption(
 )
 
 
+def memory_parts_text(mem) -> str:
+    """Each part of a memory estimate with its name (the optimizer's fp32 master copy, the estimate)."""
+    names = mem.part_labels()
+    return " + ".join(f"{names[k]} {fmt_bytes(v)}" for k, v in mem.as_dict().items() if k != "total")
+
+
 def _delta(value: float, base: float) -> str | None:
     return None if value == base else f"{figures_explorer.fmt_delta(value / base - 1)} vs BERT twin"
 
@@ -90,8 +96,8 @@ with c[2]:
     else:
         metric("metric_training_memory", "Training memory", fmt_bytes(train_mem.total),
                delta=_delta(train_mem.total, twin.training_memory.total),
-               help=f"Weights + gradients + {wl.optimizer} states (exact) + saved activations (estimate) "
-               f"for batch {wl.batch} × {wl.seq_len}.")
+               help=f"{memory_parts_text(train_mem)} for batch {wl.batch} × {wl.seq_len}"
+               f"{', gradient checkpointing' if wl.checkpointing else ''}.")
 with c[3]:
     metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(bd.saved_by_sharing),
            help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "

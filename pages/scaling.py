@@ -202,7 +202,8 @@ with right:
     if cfg.family == "albert":
         rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
     mem = pd.DataFrame(rows)
-    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind)), key="fig_memory_bars", **chart)
+    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind, res.own.memory.part_labels())),
+                    key="fig_memory_bars", **chart)
     if len(rows) == 2:
         a, b = mem.iloc[0], mem.iloc[1]
         takeaway(

@@ -39,7 +39,7 @@ def test_json_report_numbers():
     cfg, wl = PRESETS["albert-base"], Workload(batch=2, seq_len=64, dtype="fp16", optimizer="adam")
     rep = json.loads(analyze(cfg, wl).to_json())
     assert rep["config"]["hidden_size"] == 768 and rep["workload"] == {
-        "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam"}
+        "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam", "precision": "pure", "checkpointing": False}
     assert rep["params"]["total"] == FACTS_MODEL["albert-base"] == sum(c["params"] for c in rep["params"]["components"])
     assert rep["params"]["groups"]["embeddings"] == (30_000 + 512 + 2) * 128 + 2 * 128 + 128 * 768 + 768
     assert rep["flops"]["forward_per_sequence"] == forward_flops_closed_form(cfg, 1, 64)
@@ -120,8 +120,8 @@ SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out inde
     "": {"version", "config", "workload", "params", "flops", "memory", "bert_twin"},
     "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
     "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",
-              "training_per_token", "components_per_sequence"},
-    "memory": {"bytes_per_element", "training", "inference"},
+              "recomputed_per_batch", "training_per_token", "components_per_sequence"},
+    "memory": {"bytes_per_element", "training", "inference", "master_weights"},
     "bert_twin": {"config", "params", "groups", "flops", "memory"},
 }
 

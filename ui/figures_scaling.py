@@ -288,11 +288,14 @@ def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_l
     return fig.update_yaxes(**linear_ticks(top, fmt_params)).update_layout(height=480)
 
 
-def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training") -> go.Figure:
+def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
+                names: Mapping[str, str] | None = None) -> go.Figure:
     """Stacked training-memory bars (weights, gradients, optimizer, activations) per config.
 
     ``df`` columns: label plus the four parts in bytes. The current config's bar is outlined.
+    ``names``: legend name per part (`MemoryEstimate.part_labels`: the fp32 master copy, the estimate).
     """
+    names = {**{p: p for p in MEMORY_PARTS}, "activations": "activations (estimate)", **(names or {})}
     labels = df["label"].tolist()
     totals = df[list(MEMORY_PARTS)].sum(axis=1)
     top = float(totals.max()) or 1.0
@@ -300,11 +303,11 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training") ->
     for part in MEMORY_PARTS:
         sizes = [fmt_bytes(v) for v in df[part]]
         fig.add_trace(go.Bar(
-            x=labels, y=df[part].tolist(), name=part, marker_color=MEMORY_COLORS[part],
+            x=labels, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
             # a label only on a segment tall enough to hold it; hover has every value
             text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, df[part], strict=True)],
             textposition="inside", insidetextanchor="middle", customdata=sizes,
-            hovertemplate="%{x}<br>" + part + ": %{customdata}<extra></extra>",
+            hovertemplate="%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
     fig.add_trace(go.Scatter(
         x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,

@@ -27,7 +27,14 @@ from albert_core.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
 from albert_core.format import escape_markdown
 from albert_core.presets import matching_preset
 from albert_core.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, parse_query, parse_workload_query, share_query
-from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, WORKLOAD_LIMITS, check_seq_len
+from albert_core.workload import (
+    DTYPE_BYTES,
+    MIXED_DTYPES,
+    OPTIMIZERS,
+    PRECISIONS,
+    WORKLOAD_LIMITS,
+    check_seq_len,
+)
 
 CUSTOM = "custom"
 PRESET_KEY = "cfg_preset"
@@ -39,6 +46,7 @@ _STASH = "_sb_albert_stash"  # ALBERT-only fields kept while the family is BERT
 
 # Sliders have browser-sized ranges; a URL value outside them falls back to the default.
 SLIDER_RANGES: Mapping[str, tuple[int, int, int]] = {"H": (64, 8192, 64), "L": (1, 128, 1)}
+PRECISION_LABELS = {"pure": "pure (all in dtype)", "mixed": "mixed (fp32 master)"}
 _STEPS = {"V": 1000, "E": 16, "I": 256, "P": 128, "T": 1, "G": 1, "K": 1}
 
 HELP = {
@@ -74,6 +82,11 @@ HELP = {
     "seq": "Sequence length S in tokens, at most P. Attention costs grow as S^2.",
     "dtype": "Bytes per weight, gradient and activation: fp32 4, fp16/bf16 2, int8 1.",
     "opt": "Optimizer state per weight: none 0, SGD with momentum 1, Adam/AdamW 2 (first and second moment).",
+    "prec": "Pure: weights, gradients and optimizer states all in the dtype (the model cast with .to(dtype)). "
+    "Mixed: a bf16/fp16 model plus an fp32 master copy of the weights and fp32 optimizer states (AdamW: "
+    "2 + 2 + 4 + 8 = 16 bytes per parameter), the usual recipe for 16-bit training. Only for fp16 / bf16.",
+    "ckpt": "Gradient checkpointing: keep only each executed layer's input and recompute the layer in the "
+    "backward pass. Activations shrink to about one layer's worth; the encoder layers' forward FLOPs run twice.",
     "share": "The whole view (config and workload) is in this link; paste it into a design discussion.",
     "reset": "Back to ALBERT-base and the default workload.",
 }
@@ -282,6 +295,18 @@ def _workload_widgets(max_positions: int) -> None:
                      on_change=_on_field_change)
     with c2:
         st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
+    sixteen = ss[_wkey("dtype")] in MIXED_DTYPES
+    if not sixteen:
+        ss[_wkey("prec")] = "pure"  # mixed precision needs a 16-bit compute dtype
+    if ss[_wkey("dtype")] == "int8":
+        ss[_wkey("ckpt")] = False  # int8 is inference-only
+    c1, c2 = st.columns(2, vertical_alignment="bottom")
+    with c1:
+        st.selectbox("Precision", PRECISIONS, key=_wkey("prec"), help=HELP["prec"], disabled=not sixteen,
+                     format_func=PRECISION_LABELS.__getitem__, on_change=_on_field_change)
+    with c2:
+        st.toggle("Gradient checkpointing", key=_wkey("ckpt"), help=HELP["ckpt"],
+                  disabled=ss[_wkey("dtype")] == "int8", on_change=_on_field_change)
 
 
 def _sync_url(cfg: ModelConfig, wl: Workload) -> str:
