@@ -323,6 +323,14 @@ def estimate_memory(
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
 
+    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, checkpointing, dropout, device)
+
+
+def _estimate(
+    cfg: ModelConfig, batch: int, seq_len: int, dtype: str, optimizer: str, training: bool, precision: str,
+    checkpointing: bool, dropout: float, device: str,
+) -> MemoryEstimate:
+    """`estimate_memory` on validated arguments (the batch not bounded by the workload's limit)."""
     params = count_params(cfg).total
     states = state_bytes(params, unused_params(cfg), dtype, optimizer, training, precision)
     act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else DTYPE_BYTES[dtype]
@@ -342,3 +350,69 @@ def estimate_memory(
         checkpointing=checkpointing,
         master_weights=int(states["master_weights"]),
     )
+
+
+MAX_FIT_BATCH = 65_536  # the search's upper bound: "at least this many" beyond it
+DEVICE_MEMORY_GB = (16, 24, 40, 80, 141)  # common accelerator sizes, decimal GB (10^9 bytes)
+
+
+def total_bytes_at(
+    cfg: ModelConfig,
+    batch: int,
+    seq_len: int,
+    dtype: str = "fp32",
+    optimizer: str = "adamw",
+    precision: str = "pure",
+    checkpointing: bool = False,
+    *,
+    training: bool = True,
+    dropout: float | None = None,
+) -> int:
+    """`estimate_memory(...).total` for any batch in 1..`MAX_FIT_BATCH` (beyond the workload's batch
+    limit, for the fit search). int8 weights count as inference, and then without checkpointing."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_FIT_BATCH:
+        raise ValueError(f"batch must be a whole number between 1 and {MAX_FIT_BATCH:,}, got {batch!r:.40}")
+    training = training and dtype != "int8"
+    first = estimate_memory(cfg, 1, seq_len, dtype, optimizer, training, precision=precision,
+                            checkpointing=checkpointing and training, dropout=dropout)  # validates the rest
+    if batch == 1:
+        return first.total
+    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, first.checkpointing,
+                     DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout, "cuda").total
+
+
+def max_batch_that_fits(
+    cfg: ModelConfig,
+    seq_len: int,
+    device_bytes: int,
+    dtype: str = "fp32",
+    optimizer: str = "adamw",
+    precision: str = "pure",
+    checkpointing: bool = False,
+    *,
+    training: bool = True,
+    dropout: float | None = None,
+) -> int:
+    """The largest batch B in 1..`MAX_FIT_BATCH` whose `estimate_memory(cfg, B, seq_len, ...).total`
+    is at most ``device_bytes``; 0 if not even one sequence fits. An exact binary search over the
+    estimate (monotonic in B); the estimate's activations are themselves an estimate, and nothing
+    is reserved for the framework, the CUDA context or allocator fragmentation. int8 is inference."""
+    if isinstance(device_bytes, bool) or not isinstance(device_bytes, (int, float)) or device_bytes <= 0:
+        raise ValueError(f"device_bytes must be a positive number of bytes, got {device_bytes!r:.40}")
+
+    def total(batch: int) -> int:
+        return total_bytes_at(cfg, batch, seq_len, dtype, optimizer, precision, checkpointing,
+                              training=training, dropout=dropout)
+
+    if total(1) > device_bytes:
+        return 0
+    lo, hi = 1, MAX_FIT_BATCH  # total(lo) fits; find the last batch that fits
+    if total(hi) <= device_bytes:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if total(mid) <= device_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -8,6 +8,7 @@ import streamlit as st
 from albert_core import ModelConfig, Workload
 from albert_core.config import HEAD_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
+from albert_core.memory import MAX_FIT_BATCH
 from ui import exports, figures_explorer
 from ui.state import cached_result, current
 
@@ -131,6 +132,24 @@ comp_flops = own.flops_sequence.by_name()
 scores = comp_flops.get("encoder.attention.scores", 0)
 st.plotly_chart(fig_flops, key="flops_bars", width="stretch")
 st.caption(figures_explorer.flops_takeaway(comp_flops, forward, wl.seq_len))
+
+# ----------------------------------------------------------------------------- does it fit?
+with st.container(key="fit_table"):
+    st.subheader("Does it fit?")
+    fit = figures_explorer.fit_frame(res)
+    batch_cols = [c for c in fit.columns if c.endswith(": batch")]
+    st.dataframe(
+        fit, hide_index=True, width="stretch",
+        column_config={"device": st.column_config.TextColumn("Device memory", help="Decimal GB (10⁹ bytes).")}
+        | {c: st.column_config.NumberColumn(c.replace(": batch", ": largest batch"), format="localized",
+                                            help="0: not even one sequence fits.") for c in batch_cols},
+    )
+    mode = ("inference working set (int8)" if not wl.training else
+            f"training, {wl.dtype} {wl.precision}, {wl.optimizer}"
+            + (", gradient checkpointing" if wl.checkpointing else ""))
+    st.caption(f"Largest batch of {wl.seq_len}-token sequences whose estimated memory ({mode}) fits, searched "
+               f"up to {MAX_FIT_BATCH:,}. Activations are an estimate, and nothing is set aside for the CUDA "
+               "context, the framework or allocator fragmentation (often 1-3 GB): leave headroom.")
 
 # ----------------------------------------------------------------------------- vs BERT
 with st.container(border=True, key="panel_vs_bert"):

@@ -20,6 +20,7 @@ from plotly.subplots import make_subplots
 from albert_core import ModelConfig
 from albert_core.coerce import switch_family
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.memory import DEVICE_MEMORY_GB, max_batch_that_fits, total_bytes_at
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.results import Result
 
@@ -277,3 +278,25 @@ def twin_summary(result: Result) -> str:
 
 {closing}
 """
+
+
+def fit_frame(result: Result, seq_len: int | None = None) -> pd.DataFrame:
+    """"Does it fit?": per device size (`DEVICE_MEMORY_GB`), the largest batch that fits at ``seq_len``
+    (the workload's by default) for the config and (an ALBERT) its BERT twin, with the memory at that
+    batch; the workload's dtype, optimizer, precision and checkpointing. Batch 0: not one sequence fits."""
+    wl = result.workload
+    seq_len = wl.seq_len if seq_len is None else seq_len
+    models = [("this config", result.config)]
+    if not result.is_bert:
+        models.append(("BERT twin", result.twin.config))
+    rows = []
+    for gb in DEVICE_MEMORY_GB:
+        row: dict[str, Any] = {"device": f"{gb} GB"}
+        for name, cfg in models:
+            b = max_batch_that_fits(cfg, seq_len, gb * 10**9, wl.dtype, wl.optimizer, wl.precision,
+                                    wl.checkpointing)
+            row[f"{name}: batch"] = b
+            row[f"{name}: memory"] = "" if b == 0 else fmt_bytes(total_bytes_at(
+                cfg, b, seq_len, wl.dtype, wl.optimizer, wl.precision, wl.checkpointing))
+        rows.append(row)
+    return pd.DataFrame(rows)
