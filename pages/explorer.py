@@ -202,6 +202,17 @@ with c[2]:
     st.download_button("JSON report", exports.report_json(res), file_name="albert_report.json",
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
+c = st.columns(4)
+with c[0]:
+    st.download_button("FLOP breakdown CSV", exports.flops_csv(res), file_name="flops_breakdown.csv",
+                       mime="text/csv", key="dl_flops_csv",
+                       help="Forward FLOPs per component for one sequence and the batch, training FLOPs for the batch.",
+                       **DL)
+with c[1]:
+    st.download_button("Memory breakdown CSV", exports.memory_csv(res), file_name="memory_breakdown.csv",
+                       mime="text/csv", key="dl_memory_csv",
+                       help="Weights, gradients, optimizer states, activations (estimate): training and inference.",
+                       **DL)
 if hf_problem:
     st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
                "shared-FFN modes have no transformers class.")
