@@ -9,7 +9,7 @@ from albert_core import ModelConfig, Workload
 from albert_core.config import HEAD_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from albert_core.memory import MAX_FIT_BATCH
-from ui import exports, figures_explorer
+from ui import exports, figures_architecture, figures_explorer
 from ui.state import cached_result, current
 
 
@@ -103,6 +103,11 @@ with c[3]:
     metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(bd.saved_by_sharing),
            help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
            f"add: {bd.unshared_total:,} without sharing vs {bd.total:,}.")
+
+# ----------------------------------------------------------------------------- architecture
+st.subheader("Architecture")
+st.plotly_chart(figures_architecture.architecture_diagram(cfg), key="architecture_diagram", width="stretch")
+st.caption(figures_architecture.architecture_summary(cfg))
 
 # ----------------------------------------------------------------------------- breakdown
 st.subheader("Parameter breakdown")
