@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from albert_core import ModelConfig, count_flops, count_params
+from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
@@ -341,3 +341,103 @@ def presets_frame(presets: Mapping[str, ModelConfig], seq_len: int, head: str = 
         rows.append({"label": name, "model": family_label(cfg), "params": count_params(cfg).total,
                      "forward_flops": count_flops(cfg, 1, seq_len).forward})
     return pd.DataFrame(rows, columns=["label", "model", "params", "forward_flops"])
+
+
+# ----------------------------------------------------------------------------- sequence length and batch
+SCORES = "encoder.attention.scores"
+
+
+def workload_values(current: int, lo: int, hi: int) -> tuple[int, ...]:
+    """Powers of two from ``lo`` to ``hi`` (both kept in range), plus the current value."""
+    values = {current, hi}
+    v = lo
+    while v < hi:
+        values.add(v)
+        v *= 2
+    return tuple(sorted(x for x in values if lo <= x <= hi))
+
+
+def workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
+    """One row per value of ``field`` ("seq_len" or "batch") at the rest of ``wl``: forward FLOPs of the
+    batch (attention scores, the S² term, apart), training FLOPs (with the recomputed forward under
+    checkpointing), and the memory parts (training, or inference for int8)."""
+    if field not in ("seq_len", "batch"):
+        raise ValueError(f"field must be seq_len or batch, got {field!r:.40}")
+    rows = []
+    for v in values:
+        w = wl.replace(**{field: v})
+        flops = count_flops(cfg, w.batch, w.seq_len, recompute=w.checkpointing)
+        scores = flops.by_name().get(SCORES, 0)
+        mem = estimate_memory(cfg, w.batch, w.seq_len, w.dtype, w.optimizer, w.training,
+                              precision=w.precision if w.training else "pure",
+                              checkpointing=w.checkpointing and w.training)
+        rows.append({field: v, "forward_flops": flops.forward, "attention_scores_flops": scores,
+                     "other_flops": flops.forward - scores, "attention_share": scores / flops.forward,
+                     "training_flops": flops.training, **mem.as_dict(), "memory_kind": w.training})
+    df = pd.DataFrame(rows)
+    df.attrs["names"] = mem.part_labels()  # the legend names (master copy, estimate) of this workload
+    return df
+
+
+def flops_vs_seq(df: pd.DataFrame, current: int) -> go.Figure:
+    """Stacked forward FLOPs per batch vs sequence length: the weight matmuls (linear in S) and the
+    attention scores (4·B·S²·H per layer), each bar labelled with the attention share."""
+    x = df["seq_len"].tolist()
+    fig = go.Figure()
+    for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
+                             ("attention_scores_flops", "attention scores (∝ S²)", "#e45756")):
+        fig.add_trace(go.Bar(
+            x=[str(v) for v in x], y=df[col].tolist(), name=name, marker_color=color,
+            customdata=[fmt_flops(v) for v in df[col]],
+            hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>",
+        ))
+    fig.add_trace(go.Scatter(
+        x=[str(v) for v in x], y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
+        text=[fmt_pct(s, 0) for s in df["attention_share"]], textposition="top center", textfont=dict(size=10),
+    ))
+    fig.update_layout(barmode="stack")
+    _outline(fig, [str(v) for v in x], df["forward_flops"].tolist(), str(current))
+    _layout(fig, "Forward FLOPs vs sequence length", "sequence length S (label: attention share)",
+            "forward FLOPs per batch")
+    fig.update_xaxes(type="category")
+    return fig.update_yaxes(**linear_ticks(float(df["forward_flops"].max()), fmt_flops))
+
+
+def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
+    """Stacked memory parts vs ``field`` (seq_len or batch): the fixed weights / gradients / optimizer
+    and the activations that grow with it."""
+    x = [str(v) for v in df[field]]
+    names = {**{p: p for p in MEMORY_PARTS}, **df.attrs.get("names", {})}
+    fig = go.Figure()
+    for part in MEMORY_PARTS:
+        if not df[part].any():
+            continue
+        fig.add_trace(go.Bar(
+            x=x, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
+            customdata=[fmt_bytes(v) for v in df[part]],
+            hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
+        ))
+    fig.update_layout(barmode="stack")
+    _outline(fig, x, df["total"].tolist(), str(current))
+    kind = "Training" if df["memory_kind"].all() else "Inference"
+    axis = "sequence length S" if field == "seq_len" else "batch B"
+    _layout(fig, f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}", axis,
+            f"{kind.lower()} memory")
+    fig.update_xaxes(type="category")
+    return fig.update_yaxes(**linear_ticks(float(df["total"].max()), fmt_bytes))
+
+
+def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
+    """Training FLOPs per step vs batch (linear in B: the per-sequence cost times B)."""
+    x = [str(v) for v in df["batch"]]
+    fig = go.Figure(go.Bar(
+        x=x, y=df["training_flops"].tolist(), name="training FLOPs per step", marker_color="#54a24b",
+        customdata=[fmt_flops(v) for v in df["training_flops"]],
+        hovertemplate="B=%{x}<br>%{customdata}<extra></extra>",
+    ))
+    _outline(fig, x, df["training_flops"].tolist(), str(current))
+    _layout(fig, "Training FLOPs per step vs batch", "batch B", "training FLOPs per step")
+    fig.update_xaxes(type="category")
+    return fig.update_yaxes(**linear_ticks(float(df["training_flops"].max()), fmt_flops))
+
+
