@@ -76,7 +76,7 @@ def test_config_change_updates_the_numbers():
 def test_workload_changes_memory_bars_not_params():
     cfg = ModelConfig()
     at = run_page(cfg, Workload(batch=8, seq_len=128))
-    title = "Training memory: weights, gradients, optimizer, activations"
+    title = "Training memory by part"
     small = charts(at)[title]
     run_page(cfg, Workload(batch=32, seq_len=128), at=at)
     big = charts(at)[title]
@@ -90,7 +90,7 @@ def test_workload_changes_memory_bars_not_params():
 def test_int8_workload_shows_inference_memory():
     at = run_page(ModelConfig(), Workload(dtype="int8", optimizer="none"))
     assert not at.exception
-    spec = charts(at)["Inference memory: weights and activations"]  # titled for what it shows
+    spec = charts(at)["Inference memory by part"]  # titled for what it shows
     assert spec["layout"]["yaxis"]["title"]["text"] == "inference memory"
     assert trace_y(spec, "gradients") == [0, 0]
     assert trace_y(spec, "weights")[0] == 11_683_584  # one byte per weight
@@ -100,7 +100,7 @@ def test_int8_workload_shows_inference_memory():
 def test_bert_config_shows_factorized_form_in_heatmap():
     at = run_page(PRESETS["bert-base"])
     specs = charts(at)
-    heat = specs["Total parameters over embedding size E and hidden size H"]
+    heat = specs["Total parameters over E and H"]
     assert "current config" not in [t.get("name") for t in heat["data"]]
     assert any("factorized form" in c.value for c in at.caption)
     assert star(specs["Embedding parameters vs vocabulary size V"]) == (

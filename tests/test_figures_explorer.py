@@ -31,8 +31,10 @@ def test_treemap_values_are_the_breakdown(name):
 
 def test_flops_bars_sorted_and_equal_to_components():
     comps = {"encoder.attention.qkv": 30, "encoder.attention.scores": 50, "pooler": 0, "encoder.ffn.ffn": 10}
-    (bar,) = figures_explorer.flops_bars(comps).data
+    fig = figures_explorer.flops_bars(comps)
+    bar, *key = fig.data
     assert isinstance(bar, go.Bar) and bar.orientation == "h"
+    assert [k.name for k in key] == ["encoder"] and fig.layout.legend.y < 0  # the colour key, under the plot
     assert list(bar.x) == [10, 30, 50]  # zero dropped, largest at the top
     assert list(bar.y) == ["FFN up H→I", "Attention Q/K/V", "Attention scores QKᵀ and weighted values"]
 

@@ -16,7 +16,7 @@ from albert_core import ModelConfig, Workload, count_flops, count_params, estima
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
-from ui.figures_explorer import si_ticks
+from ui.figures_explorer import TITLE_FONT, si_ticks
 
 FAMILY_COLORS = {"ALBERT": "#1f77b4", "BERT": "#ff7f0e"}
 CURRENT_COLOR = "#d62728"
@@ -37,7 +37,7 @@ def family_label(cfg: ModelConfig) -> str:
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
     fig.update_layout(
-        title=title,
+        title=dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
         xaxis_title=x_title,
         yaxis_title=y_title,
         # legend under the axis title: several series would collide with the title above the plot
@@ -236,10 +236,12 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
     fig = go.Figure(go.Heatmap(
         z=grid.to_numpy().tolist(), x=x, y=y, colorscale="Blues", name="params",
         text=[[short_params(v) for v in row] for row in grid.to_numpy()], texttemplate="%{text}",
-        textfont=dict(size=12), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
+        textfont=dict(size=11), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
         hovertemplate="E=%{x}, H=%{y}<br>%{customdata} params<extra></extra>",
-        colorbar=dict(title="params", **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
-                                          .items() if k != "range"}),
+        # under the plot: at the side it took a third of a phone's width from the cells
+        colorbar=dict(title=dict(text="params", side="top"), orientation="h", y=-0.22, yanchor="top",
+                      thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
+                                       .items() if k != "range"}),
     ))
     current = df[(df["embedding_size"] == cfg.embedding_size) & (df["hidden_size"] == cfg.hidden_size)]
     if highlight and len(current):
@@ -250,8 +252,8 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
                                               line=dict(width=3))))
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
-    return _layout(fig, "Total parameters over embedding size E and hidden size H",
-                   "embedding size E", "hidden size H").update_layout(height=480)
+    return _layout(fig, "Total parameters over E and H", "embedding size E", "hidden size H").update_layout(
+        height=520)
 
 
 def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:
@@ -315,8 +317,7 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
     ))
     _outline(fig, labels, totals.tolist(), current_label)
     fig.update_layout(barmode="stack")
-    parts = "weights, gradients, optimizer, activations" if kind == "training" else "weights and activations"
-    _layout(fig, f"{kind.capitalize()} memory: {parts}", "", f"{kind} memory")
+    _layout(fig, f"{kind.capitalize()} memory by part", "", f"{kind} memory")
     return fig.update_yaxes(**linear_ticks(top, fmt_bytes))
 
 
