@@ -249,7 +249,7 @@ def test_workload_frames_and_charts_against_closed_forms():
     assert [t.name for t in fig.data[:2]] == ["weight matmuls (∝ S)", "attention scores (∝ S²)"]
     assert list(fig.data[1].y) == df["attention_scores_flops"].tolist()
     assert fig.data[2].text[1] == f"{100 * df['attention_share'].iloc[1]:.0f}%"
-    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0  # below the plot
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # below the plot
 
     mixed = Workload(dtype="bf16", precision="mixed", checkpointing=True)
     by_b = workload_frame(cfg, mixed, "batch", (1, 4, 16))

@@ -32,7 +32,9 @@ GOOD, BAD = "#1a7f37", "#cf222e"  # fewer params / FLOPs / bytes is better
 _MARGIN = dict(l=10, r=10, t=60, b=10)
 TITLE_FONT = dict(size=15)  # a 45-character title fits a 390 px phone
 # Legends under the plot: at the top right they ran into the title on a phone.
-LEGEND_BELOW = dict(orientation="h", yanchor="top", y=-0.15, x=0, xanchor="left")
+# At the bottom of the figure (container coordinates), where Plotly makes room for it below the axis
+# labels: in plot coordinates (y < 0) it ran into rotated tick labels.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left")
 
 # Compare metrics: (DataFrame column, axis label, formatter).
 COMPARE_METRICS: Sequence[tuple[str, str, Any]] = (
@@ -123,7 +125,7 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     fig.update_layout(title=dict(text="Forward FLOPs per sequence by component", font=TITLE_FONT),
                       xaxis=dict(title="forward FLOPs for one sequence", tickvals=tickvals, ticktext=ticktext,
                                  range=[0, max(values, default=1) * 1.02]),
-                      showlegend=True, legend=dict(LEGEND_BELOW, y=-0.25), barmode="overlay",
+                      showlegend=True, legend=LEGEND_BELOW, barmode="overlay",
                       margin=_MARGIN, height=max(300, 32 * len(items) + 150))
     return fig
 
@@ -160,26 +162,28 @@ def twin_metrics(result: Result) -> list[tuple[str, float, float, Any]]:
 
 
 def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twin")) -> go.Figure:
-    """The result's config against its BERT twin, each metric relative to the twin (twin = 100%)."""
+    """The result's config against its BERT twin, each metric relative to the twin (twin = 100%).
+    Horizontal bars: the metric names and the value labels keep their size on a phone."""
     rows = twin_metrics(result)
     labels = [r[0] for r in rows]
     fig = go.Figure()
     for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR)):
         fig.add_trace(
             go.Bar(
-                name=label, x=labels, y=[r[idx] / r[2] for r in rows], marker_color=color,
+                name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h", marker_color=color,
                 text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
-                customdata=[r[idx] for r in rows],
-                hovertemplate="%{x}: %{customdata:,} (%{y:.1%} of the BERT twin)<extra>" + label + "</extra>",
+                textfont=dict(size=12), customdata=[r[idx] for r in rows],
+                hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the BERT twin)<extra>" + label + "</extra>",
             )
         )
     top = max(max(r[1] / r[2] for r in rows), 1.0)
     fig.update_layout(barmode="group",
                       title=dict(text=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)",
                                  font=TITLE_FONT),
-                      yaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.15]),
-                      legend=LEGEND_BELOW,
-                      margin=_MARGIN, height=380)
+                      xaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.5],
+                                 tickvals=[0, 0.5, 1.0] if top <= 1.2 else None),
+                      yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
+                      margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show"))
     return fig
 
 

@@ -16,7 +16,7 @@ from albert_core import ModelConfig, Workload, count_flops, count_params, estima
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
-from ui.figures_explorer import TITLE_FONT, si_ticks
+from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
 
 FAMILY_COLORS = {"ALBERT": "#1f77b4", "BERT": "#ff7f0e"}
 CURRENT_COLOR = "#d62728"
@@ -40,8 +40,8 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure
         title=dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
         xaxis_title=x_title,
         yaxis_title=y_title,
-        # legend under the axis title: several series would collide with the title above the plot
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+        # legend under the axis labels: above the plot it collided with the title
+        legend=LEGEND_BELOW,
         margin=dict(l=10, r=10, t=50, b=10),
         hovermode="closest",
     )

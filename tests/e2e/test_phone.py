@@ -14,6 +14,7 @@ from .conftest import RUN_TIMEOUT_MS, wait_for_app
 from .harness import ARTIFACTS, EXCEPTION
 
 expect = pytest.importorskip("playwright.sync_api").expect
+expect.set_options(timeout=30_000)  # shared CI machines are slow; a passing check returns at once
 
 PHONE = {"width": 390, "height": 844}
 PHONE_PAGES = [
@@ -37,6 +38,10 @@ BOXES_JS = """(el) => {
     title: texts('.g-gtitle text.gtitle'),
     legend: all('g.legend > rect.bg'),
     area: all('.draglayer .nsewdrag'),
+    ticks: texts('.xtick text, .ytick text'),
+    small: Array.from(el.querySelectorAll('text.bartext, .heatmaplayer text'))
+             .filter(e => (e.textContent || '').trim())
+             .map(e => parseFloat(getComputedStyle(e).fontSize)).filter(s => s < 9),
     bars: texts('text.bartext'),
     heat: texts('.heatmaplayer text, .hm text'),
     notes: texts('g.annotation-text-g text'),
@@ -64,6 +69,10 @@ def chart_problems(name: str, boxes: dict) -> list[str]:
             problems.append(f"{name}: legend overlaps the title")
         if any(_overlap(leg, a, 3) for a in boxes["area"]):
             problems.append(f"{name}: legend overlaps the plot area")
+        if any(_overlap(leg, t) for t in boxes["ticks"]):
+            problems.append(f"{name}: legend overlaps the axis labels")
+    if boxes["small"]:
+        problems.append(f"{name}: {len(boxes['small'])} labels shrunk below 9 px")
     for kind in ("bars", "heat", "notes"):
         for a, b in itertools.combinations(boxes[kind], 2):
             if _overlap(a, b):
