@@ -216,7 +216,7 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
     # One panel per row: side by side, three panels left ~110 px each on a phone and their titles and
     # bar labels ran together.
     n = len(COMPARE_METRICS)
-    fig = make_subplots(rows=n, cols=1, vertical_spacing=0.12 if len(df) < 4 else 0.08,
+    fig = make_subplots(rows=n, cols=1, vertical_spacing=0.3 / (1 + 0.25 * len(df)),  # room for tick labels
                         subplot_titles=[m[1] for m in COMPARE_METRICS])
     names = [str(n) for n in df["name"]]
     colors = [PIN_COLORS[i % len(PIN_COLORS)] for i in range(len(df))]

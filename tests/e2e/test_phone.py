@@ -81,6 +81,8 @@ def chart_problems(name: str, boxes: dict) -> list[str]:
     for n in boxes["notes"]:
         if not _inside(n, chart):
             problems.append(f"{name}: annotation cut")
+        if any(_overlap(n, t) for t in boxes["ticks"]):
+            problems.append(f"{name}: annotation overlaps the axis labels")
     return problems
 
 
