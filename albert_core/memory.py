@@ -356,7 +356,15 @@ MAX_FIT_BATCH = 65_536  # the search's upper bound: "at least this many" beyond 
 DEVICE_MEMORY_GB = (16, 24, 40, 80, 141)  # common accelerator sizes, decimal GB (10^9 bytes)
 
 
-def total_bytes_at(
+def total_bytes_at(cfg: ModelConfig, batch: int, seq_len: int, *args: Any, **kwargs: Any) -> int:
+    """`estimate_memory(...).total` for any batch in 1..`MAX_FIT_BATCH` (beyond the workload's batch
+    limit, for the fit search). The other arguments are `max_batch_that_fits`'s (dtype, optimizer,
+    precision, checkpointing; keywords training, dropout). int8 weights count as inference, and then
+    without checkpointing."""
+    return _fit_total(cfg, batch, seq_len, *args, **kwargs)
+
+
+def _fit_total(
     cfg: ModelConfig,
     batch: int,
     seq_len: int,
@@ -368,8 +376,6 @@ def total_bytes_at(
     training: bool = True,
     dropout: float | None = None,
 ) -> int:
-    """`estimate_memory(...).total` for any batch in 1..`MAX_FIT_BATCH` (beyond the workload's batch
-    limit, for the fit search). int8 weights count as inference, and then without checkpointing."""
     if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_FIT_BATCH:
         raise ValueError(f"batch must be a whole number between 1 and {MAX_FIT_BATCH:,}, got {batch!r:.40}")
     training = training and dtype != "int8"
@@ -381,28 +387,18 @@ def total_bytes_at(
                      DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout, "cuda").total
 
 
-def max_batch_that_fits(
-    cfg: ModelConfig,
-    seq_len: int,
-    device_bytes: int,
-    dtype: str = "fp32",
-    optimizer: str = "adamw",
-    precision: str = "pure",
-    checkpointing: bool = False,
-    *,
-    training: bool = True,
-    dropout: float | None = None,
-) -> int:
+def max_batch_that_fits(cfg: ModelConfig, seq_len: int, device_bytes: int, *args: Any, **kwargs: Any) -> int:
     """The largest batch B in 1..`MAX_FIT_BATCH` whose `estimate_memory(cfg, B, seq_len, ...).total`
     is at most ``device_bytes``; 0 if not even one sequence fits. An exact binary search over the
     estimate (monotonic in B); the estimate's activations are themselves an estimate, and nothing
-    is reserved for the framework, the CUDA context or allocator fragmentation. int8 is inference."""
+    is reserved for the framework, the CUDA context or allocator fragmentation. int8 is inference.
+    The other arguments: ``dtype="fp32", optimizer="adamw", precision="pure", checkpointing=False``,
+    keywords ``training=True, dropout=None`` (as `estimate_memory`)."""
     if isinstance(device_bytes, bool) or not isinstance(device_bytes, (int, float)) or device_bytes <= 0:
         raise ValueError(f"device_bytes must be a positive number of bytes, got {device_bytes!r:.40}")
 
     def total(batch: int) -> int:
-        return total_bytes_at(cfg, batch, seq_len, dtype, optimizer, precision, checkpointing,
-                              training=training, dropout=dropout)
+        return _fit_total(cfg, batch, seq_len, *args, **kwargs)
 
     if total(1) > device_bytes:
         return 0
