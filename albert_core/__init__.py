@@ -17,6 +17,7 @@ _LAZY = {
     "count_flops": "albert_core.flops",
     "FlopBreakdown": "albert_core.flops",
     "estimate_memory": "albert_core.memory",
+    "max_batch_that_fits": "albert_core.memory",
     "MemoryEstimate": "albert_core.memory",
     "sweep": "albert_core.sweeps",
     "analyze": "albert_core.results",

@@ -129,6 +129,44 @@ def _head_from_architectures(architectures: Any) -> str:
     return "model"
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a transformers config.json is a few kB; id2label maps stay far below this
+MAX_CONFIG_DEPTH = 16  # objects / arrays inside each other; transformers configs nest 2-3 levels
+
+
+def parse_config_json(raw: bytes, what: str = "config.json") -> dict[str, Any]:
+    """The JSON object in ``raw`` (bytes of a config.json, e.g. an upload), checked before use:
+    ValueError naming ``what`` if it is over `MAX_CONFIG_BYTES`, not UTF-8 JSON, not an object, or
+    nested deeper than `MAX_CONFIG_DEPTH`. Only `json.loads`: nothing is evaluated."""
+    if not isinstance(raw, (bytes, bytearray)):
+        raise ValueError(f"{what} must be bytes, got {type(raw).__name__}")
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{what} is too large to be a transformers config ({len(raw):,} bytes; at most "
+                         f"{MAX_CONFIG_BYTES:,})")
+    try:
+        data = json.loads(bytes(raw).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:  # the C parser recurses per nesting level
+        raise ValueError(f"{what} is nested too deeply to be a transformers config") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what} must hold a JSON object, got a JSON {type(data).__name__}")
+    stack = [(data, 1)]
+    while stack:  # iterative: the depth check itself must not recurse
+        node, depth = stack.pop()
+        if depth > MAX_CONFIG_DEPTH:
+            raise ValueError(f"{what} is nested too deeply to be a transformers config (more than "
+                             f"{MAX_CONFIG_DEPTH} levels)")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return data
+
+
+def config_from_json_bytes(raw: bytes, what: str = "config.json") -> ModelConfig:
+    """A config from the bytes of a transformers config.json (an upload): `parse_config_json`, then
+    `config_from_hf` on the parsed object (ValueError naming the field and the rule)."""
+    return config_from_hf(parse_config_json(raw, what))
+
+
 def _hf_dict(source: Any) -> dict[str, Any]:
     if isinstance(source, Mapping):
         return dict(source)
@@ -138,17 +176,13 @@ def _hf_dict(source: Any) -> dict[str, Any]:
             path = path / "config.json"
         if not path.is_file():
             raise ValueError(f"config path must be a config.json file or a folder holding one: {path}")
-        if path.stat().st_size > 1_000_000:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ValueError(f"config file is too large to be a transformers config: {path}")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"config file {path} is not valid JSON: {exc}") from None
-        except RecursionError:  # the C parser recurses per nesting level
-            raise ValueError(f"config file {path} is nested too deeply to be a transformers config") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"config file {path} must hold a JSON object")
-        return data
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"config file {path} cannot be read: {exc}") from None
+        return parse_config_json(raw, f"config file {path}")
     to_dict = getattr(source, "to_dict", None)
     if callable(to_dict):
         data = to_dict()

@@ -45,13 +45,12 @@ from typing import Any
 
 from albert_core.config import ModelConfig
 from albert_core.params import count_params
-from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload, check_seq_len
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload, check_seq_len
 
 # Optimizer states per trained parameter, each in the weights' dtype (as torch keeps them), fp32 under
 # mixed precision. The scalar `step` tensors Adam/AdamW keep per parameter tensor are not counted.
 OPTIMIZER_STATES = {"none": 0, "sgd": 1, "adam": 2, "adamw": 2}
 assert set(OPTIMIZER_STATES) == set(OPTIMIZERS)
-PRECISIONS = ("pure", "mixed")
 MASTER_BYTES = DTYPE_BYTES["fp32"]  # mixed precision: master weights and optimizer states
 
 # Tensors an activation function saves for backward per element of the FFN intermediate, counting
@@ -242,6 +241,17 @@ class MemoryEstimate:
         states = "optimizer states (fp32 master weights included)" if self.master_weights else "optimizer states"
         return f"Weights, gradients and {states} are exact; {what} is an estimate."
 
+    def part_labels(self) -> dict[str, str]:
+        """A visitor-facing name per kind: the optimizer names its fp32 master copy, activations say
+        they are an estimate."""
+        from albert_core.format import fmt_bytes
+
+        opt = "optimizer"
+        if self.master_weights:
+            opt = f"optimizer (incl. fp32 master copy {fmt_bytes(self.master_weights)})"
+        acts = "activations (estimate, checkpointed)" if self.checkpointing else "activations (estimate)"
+        return {"weights": "weights", "gradients": "gradients", "optimizer": opt, "activations": acts}
+
     def as_dict(self) -> dict[str, int]:
         """Bytes per kind plus the total, in stacking order."""
         out = {f.name: getattr(self, f.name) for f in fields(self)[:4]}
@@ -313,6 +323,14 @@ def estimate_memory(
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
 
+    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, checkpointing, dropout, device)
+
+
+def _estimate(
+    cfg: ModelConfig, batch: int, seq_len: int, dtype: str, optimizer: str, training: bool, precision: str,
+    checkpointing: bool, dropout: float, device: str,
+) -> MemoryEstimate:
+    """`estimate_memory` on validated arguments (the batch not bounded by the workload's limit)."""
     params = count_params(cfg).total
     states = state_bytes(params, unused_params(cfg), dtype, optimizer, training, precision)
     act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else DTYPE_BYTES[dtype]
@@ -332,3 +350,65 @@ def estimate_memory(
         checkpointing=checkpointing,
         master_weights=int(states["master_weights"]),
     )
+
+
+MAX_FIT_BATCH = 65_536  # the search's upper bound: "at least this many" beyond it
+DEVICE_MEMORY_GB = (16, 24, 40, 80, 141)  # common accelerator sizes, decimal GB (10^9 bytes)
+
+
+def total_bytes_at(cfg: ModelConfig, batch: int, seq_len: int, *args: Any, **kwargs: Any) -> int:
+    """`estimate_memory(...).total` for any batch in 1..`MAX_FIT_BATCH` (beyond the workload's batch
+    limit, for the fit search). The other arguments are `max_batch_that_fits`'s (dtype, optimizer,
+    precision, checkpointing; keywords training, dropout). int8 weights count as inference, and then
+    without checkpointing."""
+    return _fit_total(cfg, batch, seq_len, *args, **kwargs)
+
+
+def _fit_total(
+    cfg: ModelConfig,
+    batch: int,
+    seq_len: int,
+    dtype: str = "fp32",
+    optimizer: str = "adamw",
+    precision: str = "pure",
+    checkpointing: bool = False,
+    *,
+    training: bool = True,
+    dropout: float | None = None,
+) -> int:
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_FIT_BATCH:
+        raise ValueError(f"batch must be a whole number between 1 and {MAX_FIT_BATCH:,}, got {batch!r:.40}")
+    training = training and dtype != "int8"
+    first = estimate_memory(cfg, 1, seq_len, dtype, optimizer, training, precision=precision,
+                            checkpointing=checkpointing and training, dropout=dropout)  # validates the rest
+    if batch == 1:
+        return first.total
+    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, first.checkpointing,
+                     DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout, "cuda").total
+
+
+def max_batch_that_fits(cfg: ModelConfig, seq_len: int, device_bytes: int, *args: Any, **kwargs: Any) -> int:
+    """The largest batch B in 1..`MAX_FIT_BATCH` whose `estimate_memory(cfg, B, seq_len, ...).total`
+    is at most ``device_bytes``; 0 if not even one sequence fits. An exact binary search over the
+    estimate (monotonic in B); the estimate's activations are themselves an estimate, and nothing
+    is reserved for the framework, the CUDA context or allocator fragmentation. int8 is inference.
+    The other arguments: ``dtype="fp32", optimizer="adamw", precision="pure", checkpointing=False``,
+    keywords ``training=True, dropout=None`` (as `estimate_memory`)."""
+    if isinstance(device_bytes, bool) or not isinstance(device_bytes, (int, float)) or device_bytes <= 0:
+        raise ValueError(f"device_bytes must be a positive number of bytes, got {device_bytes!r:.40}")
+
+    def total(batch: int) -> int:
+        return _fit_total(cfg, batch, seq_len, *args, **kwargs)
+
+    if total(1) > device_bytes:
+        return 0
+    lo, hi = 1, MAX_FIT_BATCH  # total(lo) fits; find the last batch that fits
+    if total(hi) <= device_bytes:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if total(mid) <= device_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -8,16 +8,18 @@ JSON schema (version 2; every count an exact integer unless noted)::
 
     version                   2
     config                    {label, name, <every ModelConfig field>}   (name: `ModelConfig.name`, unique)
-    workload                  {batch, seq_len, dtype, optimizer}
+    workload                  {batch, seq_len, dtype, optimizer, precision, checkpointing}
     params                    {total, without_sharing, saved_by_sharing,
                                groups: {embeddings, encoder, heads},
                                components: [{name, label, group, params, unshared}]}
     flops                     {convention, forward_per_sequence, forward_per_batch, training_per_batch,
-                               macs_per_batch, training_per_token (float),
+                               macs_per_batch, recomputed_per_batch (gradient checkpointing, else 0),
+                               training_per_token (float),
                                components_per_sequence: {component name: forward FLOPs}}
     memory                    {dtype (the workload's dtype name, e.g. "bf16"),
                                bytes_per_element (bytes of one weight / activation element in it, e.g. 2),
                                training: {weights, gradients, optimizer, activations, total} or null (int8),
+                               master_weights (fp32 master copy under mixed precision, inside optimizer),
                                inference: {weights, gradients, optimizer, activations, total}}
     bert_twin                 {config, params (total), groups, flops (as above),
                                memory: {training, inference}}
@@ -79,13 +81,15 @@ class Costs:
             "forward_per_batch": int(step.forward),
             "training_per_batch": int(step.training),
             "macs_per_batch": int(step.macs),
+            "recomputed_per_batch": int(step.recomputed),
             "training_per_token": float(step.per_token_training),
             "components_per_sequence": {k: int(v) for k, v in one.by_name().items()},
         }
 
     def memory_dict(self) -> dict[str, Any]:
         train = self.training_memory
-        return {"training": None if train is None else train.as_dict(), "inference": self.inference_memory.as_dict()}
+        return {"training": None if train is None else train.as_dict(), "inference": self.inference_memory.as_dict(),
+                "master_weights": 0 if train is None else train.master_weights}
 
 
 def costs(cfg: ModelConfig, wl: Workload, dropout: float | None = None) -> Costs:
@@ -94,13 +98,15 @@ def costs(cfg: ModelConfig, wl: Workload, dropout: float | None = None) -> Costs
     dropout = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
 
     def memory(training: bool) -> MemoryEstimate:
-        return estimate_memory(cfg, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, training, dropout=dropout)
+        return estimate_memory(cfg, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, training, dropout=dropout,
+                               precision=wl.precision if training else "pure",
+                               checkpointing=wl.checkpointing and training)
 
     return Costs(
         config=cfg,
         params=count_params(cfg),
         flops_sequence=count_flops(cfg, 1, wl.seq_len),
-        flops_batch=count_flops(cfg, wl.batch, wl.seq_len),
+        flops_batch=count_flops(cfg, wl.batch, wl.seq_len, recompute=wl.checkpointing),
         training_memory=None if wl.dtype == "int8" else memory(True),
         inference_memory=memory(False),
     )

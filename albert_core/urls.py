@@ -17,7 +17,7 @@ from typing import Any
 from albert_core.coerce import coerce
 from albert_core.config import CHOICE_FIELDS, LIMITS, ModelConfig, short_repr
 from albert_core.presets import PRESETS, matching_preset
-from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, WORKLOAD_LIMITS, Workload
+from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, WORKLOAD_LIMITS, Workload
 
 # URL key -> ModelConfig field.
 QUERY_KEYS: Mapping[str, str] = MappingProxyType(
@@ -41,7 +41,11 @@ QUERY_KEYS: Mapping[str, str] = MappingProxyType(
 )
 FIELD_KEYS: Mapping[str, str] = MappingProxyType({field: key for key, field in QUERY_KEYS.items()})
 WORKLOAD_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
-    {"batch": "batch", "seq": "seq_len", "dtype": "dtype", "opt": "optimizer"}
+    {"batch": "batch", "seq": "seq_len", "dtype": "dtype", "opt": "optimizer", "prec": "precision",
+     "ckpt": "checkpointing"}
+)
+_WORKLOAD_CHOICES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {"dtype": tuple(DTYPE_BYTES), "optimizer": OPTIMIZERS, "precision": PRECISIONS}
 )
 MAX_QUERY_VALUE_LEN = 16
 
@@ -138,7 +142,7 @@ def config_from_query(params: Mapping[str, Any]) -> ModelConfig:
 
 # ----------------------------------------------------------------------------- workload
 def workload_to_query(wl: Workload) -> dict[str, str]:
-    return {key: str(getattr(wl, name)) for key, name in WORKLOAD_QUERY_KEYS.items()}
+    return {key: _encode(getattr(wl, name)) for key, name in WORKLOAD_QUERY_KEYS.items()}
 
 
 def parse_workload_query(
@@ -162,12 +166,25 @@ def parse_workload_query(
                 problems.append(f"URL value {key}={shown}: must be between {lo} and {hi:,}")
                 continue
             changes[name] = int(raw)
+        elif name == "checkpointing":
+            if raw not in ("0", "1"):
+                problems.append(f"URL value {key}={shown}: must be 0 or 1")
+                continue
+            changes[name] = raw == "1"
         else:
-            choices = tuple(DTYPE_BYTES) if name == "dtype" else OPTIMIZERS
+            choices = _WORKLOAD_CHOICES[name]
             if raw not in choices:
                 problems.append(f"URL value {key}={shown}: must be one of {', '.join(choices)}")
                 continue
             changes[name] = raw
+    for name, fallback in (("precision", "pure"), ("checkpointing", False)):
+        try:
+            base.replace(**changes)
+        except ValueError as exc:  # mixed without a 16-bit dtype, checkpointing with int8
+            if changes.get(name, fallback) != fallback:
+                key = next(k for k, n in WORKLOAD_QUERY_KEYS.items() if n == name)
+                problems.append(f"URL value {key}={_encode(changes[name])} reset to {_encode(fallback)}: {exc}")
+                changes[name] = fallback
     return base.replace(**changes), problems
 
 

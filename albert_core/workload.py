@@ -18,16 +18,22 @@ OPTIMIZERS = ("none", "sgd", "adam", "adamw")  # sgd means SGD with momentum (on
 WORKLOAD_LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
     {"batch": (1, 4096), "seq_len": (1, 65_536)}
 )
+# "pure": everything in the dtype; "mixed": a bf16/fp16 model with an fp32 master copy and fp32 states.
+PRECISIONS = ("pure", "mixed")
+MIXED_DTYPES = ("fp16", "bf16")
 
 
 @dataclass(frozen=True)
 class Workload:
-    """What the model is used for: batch, sequence length, weight dtype and optimizer."""
+    """What the model is used for: batch, sequence length, weight dtype, optimizer, precision recipe
+    (``precision``: "pure" or "mixed", see `albert_core.memory`) and gradient checkpointing."""
 
     batch: int = 8
     seq_len: int = 128
     dtype: str = "fp32"
     optimizer: str = "adamw"
+    precision: str = "pure"
+    checkpointing: bool = False
 
     def __post_init__(self) -> None:
         for name, (lo, hi) in WORKLOAD_LIMITS.items():
@@ -40,6 +46,19 @@ class Workload:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_BYTES)}; got {short_repr(self.dtype)}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {short_repr(self.optimizer)}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {short_repr(self.precision)}")
+        if self.precision == "mixed" and self.dtype not in MIXED_DTYPES:
+            raise ValueError(f"precision 'mixed' needs dtype fp16 or bf16 (the compute dtype), got {self.dtype}")
+        if not isinstance(self.checkpointing, bool):
+            raise ValueError(f"checkpointing must be True or False, got {short_repr(self.checkpointing)}")
+        if self.checkpointing and self.dtype == "int8":
+            raise ValueError("checkpointing applies to training, and dtype int8 is inference-only")
+
+    @property
+    def training(self) -> bool:
+        """int8 weights are inference-only; every other dtype trains."""
+        return self.dtype != "int8"
 
     def check_fits(self, cfg: ModelConfig) -> None:
         """Sequence length cannot exceed the position table."""

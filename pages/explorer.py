@@ -8,7 +8,8 @@ import streamlit as st
 from albert_core import ModelConfig, Workload
 from albert_core.config import HEAD_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
-from ui import exports, figures_explorer
+from albert_core.memory import MAX_FIT_BATCH
+from ui import exports, figures_architecture, figures_explorer
 from ui.state import cached_result, current
 
 
@@ -46,6 +47,12 @@ st.caption(
        "same numbers as that BERT pinned on Compare; green = smaller."
        if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
 )
+
+
+def memory_parts_text(mem) -> str:
+    """Each part of a memory estimate with its name (the optimizer's fp32 master copy, the estimate)."""
+    names = mem.part_labels()
+    return " + ".join(f"{names[k]} {fmt_bytes(v)}" for k, v in mem.as_dict().items() if k != "total")
 
 
 def _delta(value: float, base: float) -> str | None:
@@ -97,12 +104,17 @@ with c[2]:
     else:
         metric("metric_training_memory", "Training memory", fmt_bytes(train_mem.total),
                delta=_delta(train_mem.total, twin.training_memory.total),
-               help=f"Weights + gradients + {wl.optimizer} states (exact) + saved activations (estimate) "
-               f"for batch {wl.batch} × {wl.seq_len}.")
+               help=f"{memory_parts_text(train_mem)} for batch {wl.batch} × {wl.seq_len}"
+               f"{', gradient checkpointing' if wl.checkpointing else ''}.")
 with c[3]:
     metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(bd.saved_by_sharing),
            help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
            f"add: {bd.unshared_total:,} without sharing vs {bd.total:,}.")
+
+# ----------------------------------------------------------------------------- architecture
+st.subheader("Architecture")
+st.plotly_chart(figures_architecture.architecture_diagram(cfg), key="architecture_diagram", width="stretch")
+st.caption(figures_architecture.architecture_summary(cfg))
 
 # ----------------------------------------------------------------------------- breakdown
 st.subheader("Parameter breakdown")
@@ -132,6 +144,24 @@ comp_flops = own.flops_sequence.by_name()
 scores = comp_flops.get("encoder.attention.scores", 0)
 st.plotly_chart(fig_flops, key="flops_bars", width="stretch")
 st.caption(figures_explorer.flops_takeaway(comp_flops, forward, wl.seq_len))
+
+# ----------------------------------------------------------------------------- does it fit?
+with st.container(key="fit_table"):
+    st.subheader("Does it fit?")
+    fit = figures_explorer.fit_frame(res)
+    batch_cols = [c for c in fit.columns if c.endswith(": batch")]
+    st.dataframe(
+        fit, hide_index=True, width="stretch",
+        column_config={"device": st.column_config.TextColumn("Device memory", help="Decimal GB (10⁹ bytes).")}
+        | {c: st.column_config.NumberColumn(c.replace(": batch", ": largest batch"), format="localized",
+                                            help="0: not even one sequence fits.") for c in batch_cols},
+    )
+    mode = ("inference working set (int8)" if not wl.training else
+            f"training, {wl.dtype} {wl.precision}, {wl.optimizer}"
+            + (", gradient checkpointing" if wl.checkpointing else ""))
+    st.caption(f"Largest batch of {wl.seq_len}-token sequences whose estimated memory ({mode}) fits, searched "
+               f"up to {MAX_FIT_BATCH:,}. Activations are an estimate, and nothing is set aside for the CUDA "
+               "context, the framework or allocator fragmentation (often 1-3 GB): leave headroom.")
 
 # ----------------------------------------------------------------------------- vs BERT
 with st.container(border=True, key="panel_vs_bert"):
@@ -185,6 +215,17 @@ with c[2]:
     st.download_button("JSON report", exports.report_json(res), file_name=exports.file_name(cfg, "report", "json"),
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
+c = st.columns(4)
+with c[0]:
+    st.download_button("FLOP breakdown CSV", exports.flops_csv(res), file_name=exports.file_name(cfg, "flops", "csv"),
+                       mime="text/csv", key="dl_flops_csv",
+                       help="Forward FLOPs per component for one sequence and the batch, training FLOPs for the batch.",
+                       **DL)
+with c[1]:
+    st.download_button("Memory breakdown CSV", exports.memory_csv(res), file_name=exports.file_name(cfg, "memory", "csv"),
+                       mime="text/csv", key="dl_memory_csv",
+                       help="Weights, gradients, optimizer states, activations (estimate): training and inference.",
+                       **DL)
 if hf_problem:
     st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
                "shared-FFN modes have no transformers class.")

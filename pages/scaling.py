@@ -8,7 +8,7 @@ import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload, coerce
 from albert_core.config import SHARING_LABELS
-from albert_core.format import escape_markdown, fmt_bytes, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 from ui.render import takeaway
@@ -33,6 +33,11 @@ def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None,
     """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
     return sweep(base, x, list(values), y, None if y_values is None else list(y_values), batch=wl.batch,
                  seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, include_bert=include_bert)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def cached_workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
+    return fs.workload_frame(cfg, wl, field, values)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -202,7 +207,8 @@ with right:
     if cfg.family == "albert":
         rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
     mem = pd.DataFrame(rows)
-    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind)), key="fig_memory_bars", **chart)
+    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind, res.own.memory.part_labels())),
+                    key="fig_memory_bars", **chart)
     if len(rows) == 2:
         a, b = mem.iloc[0], mem.iloc[1]
         takeaway(
@@ -216,3 +222,35 @@ with right:
                  "not with the parameter count.")
     if kind == "inference":
         st.caption("int8 weights are inference-only: no gradients or optimizer state.")
+
+# ----------------------------------------------------------------------------- sequence length and batch
+st.subheader("Sequence length and batch")
+seqs = fs.workload_values(wl.seq_len, min(64, cfg.max_position_embeddings), cfg.max_position_embeddings)
+batches = fs.workload_values(wl.batch, 1, min(4096, max(64, 4 * wl.batch)))
+by_seq = cached_workload_frame(cfg, wl, "seq_len", seqs)
+by_batch = cached_workload_frame(cfg, wl, "batch", batches)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(figure("flops_vs_seq", view, (by_seq, wl.seq_len)), key="fig_flops_vs_seq", **chart)
+    lo, hi = by_seq.iloc[0], by_seq.iloc[-1]
+    takeaway(f"attention scores are {fmt_pct(lo['attention_share'], 0)} of the forward FLOPs at S = "
+             f"{int(lo['seq_len']):,} and {fmt_pct(hi['attention_share'], 0)} at S = {int(hi['seq_len']):,}: "
+             "the weight matmuls grow as S, the scores as S², whatever the sharing.")
+with right:
+    st.plotly_chart(figure("memory_vs_workload", view + "seq", (by_seq, "seq_len", wl.seq_len)),
+                    key="fig_memory_vs_seq", **chart)
+    takeaway(f"from S = {int(lo['seq_len']):,} to {int(hi['seq_len']):,} the activations (an estimate) go from "
+             f"{fmt_bytes(lo['activations'])} to {fmt_bytes(hi['activations'])}; weights, gradients and "
+             "optimizer states do not depend on S.")
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(figure("memory_vs_workload", view + "batch", (by_batch, "batch", wl.batch)),
+                    key="fig_memory_vs_batch", **chart)
+    one = by_batch.iloc[0]
+    takeaway(f"each sequence of {wl.seq_len} tokens adds about {fmt_bytes(one['activations'] / one['batch'])} of "
+             f"activations; the {fmt_bytes(one['total'] - one['activations'])} of weights and states are paid once.")
+with right:
+    st.plotly_chart(figure("flops_vs_batch", view, (by_batch, wl.batch)), key="fig_flops_vs_batch", **chart)
+    takeaway(f"training FLOPs grow linearly with B: {fmt_flops(one['training_flops'] / one['batch'])} per "
+             f"{wl.seq_len}-token sequence" + (" (with the recomputed forward of gradient checkpointing)."
+                                               if wl.checkpointing else "."))

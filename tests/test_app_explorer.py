@@ -37,7 +37,7 @@ def test_each_preset_loads_with_exact_totals(app, name):
     else:
         assert not m["Total parameters"].delta  # a BERT is its own twin
     assert [b.label for b in at.get("download_button")] == [
-        "transformers config.json", "Breakdown CSV", "JSON report"]
+        "transformers config.json", "Breakdown CSV", "JSON report", "FLOP breakdown CSV", "Memory breakdown CSV"]
     table = at.dataframe[0].value
     assert table["params"].sum() == FACTS_MODEL[name]
 
@@ -86,7 +86,7 @@ def test_bert_panel_compares_with_its_albert_counterpart(app):
     assert "ALBERT counterpart" in text
     # BertModel 109,482,240 (albert-facts.md) vs albert-base at V = 30,522: 11,683,584 + 522 * 128.
     assert f"Parameters: down {FACTS_MODEL['bert-base'] / (FACTS_MODEL['albert-base'] + 522 * 128):.2f}x" in text
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 4  # architecture, treemap, FLOPs, counterpart
 
 
 def test_deltas_and_takeaways_follow_the_config(app):

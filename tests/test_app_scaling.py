@@ -14,7 +14,7 @@ from albert_core.format import fmt_params
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "scaling.py")
-N_CHARTS = 8
+N_CHARTS = 12  # 8 over the architecture, 4 over sequence length and batch
 
 
 def run_page(cfg: ModelConfig, wl: Workload | None = None, at: AppTest | None = None) -> AppTest:
@@ -76,21 +76,21 @@ def test_config_change_updates_the_numbers():
 def test_workload_changes_memory_bars_not_params():
     cfg = ModelConfig()
     at = run_page(cfg, Workload(batch=8, seq_len=128))
-    title = "Training memory: weights, gradients, optimizer, activations"
+    title = "Training memory by part"
     small = charts(at)[title]
     run_page(cfg, Workload(batch=32, seq_len=128), at=at)
     big = charts(at)[title]
     assert trace_y(small, "weights") == trace_y(big, "weights")
     m = estimate_memory(cfg, 32, 128, "fp32", "adamw", dropout=0.0)
-    assert trace_y(big, "activations")[0] == m.activations
-    assert trace_y(big, "activations")[0] > trace_y(small, "activations")[0]
+    assert trace_y(big, "activations (estimate)")[0] == m.activations
+    assert trace_y(big, "activations (estimate)")[0] > trace_y(small, "activations (estimate)")[0]
     assert star(charts(at)["Parameters vs hidden size H"])[1] == 11_683_584
 
 
 def test_int8_workload_shows_inference_memory():
     at = run_page(ModelConfig(), Workload(dtype="int8", optimizer="none"))
     assert not at.exception
-    spec = charts(at)["Inference memory: weights and activations"]  # titled for what it shows
+    spec = charts(at)["Inference memory by part"]  # titled for what it shows
     assert spec["layout"]["yaxis"]["title"]["text"] == "inference memory"
     assert trace_y(spec, "gradients") == [0, 0]
     assert trace_y(spec, "weights")[0] == 11_683_584  # one byte per weight
@@ -100,7 +100,7 @@ def test_int8_workload_shows_inference_memory():
 def test_bert_config_shows_factorized_form_in_heatmap():
     at = run_page(PRESETS["bert-base"])
     specs = charts(at)
-    heat = specs["Total parameters over embedding size E and hidden size H"]
+    heat = specs["Total parameters over E and H"]
     assert "current config" not in [t.get("name") for t in heat["data"]]
     assert any("factorized form" in c.value for c in at.caption)
     assert star(specs["Embedding parameters vs vocabulary size V"]) == (

@@ -347,8 +347,9 @@ def test_a_symlinked_config_json_inside_an_allowed_folder_cannot_read_outside_th
     assert confine_folder(folder, [root]) == folder.resolve()
 
 
-def test_the_upload_endpoint_accepts_nothing_as_the_app_has_no_uploader() -> None:
-    """Streamlit's own upload route under the repo's .streamlit/config.toml, called in-process."""
+def test_the_upload_endpoint_refuses_more_than_a_config_json() -> None:
+    """Streamlit's own upload route under the repo's .streamlit/config.toml, called in-process: the one
+    uploader (the sidebar's config.json) gets 1 MB, Streamlit's smallest non-zero limit."""
     from unittest.mock import MagicMock
 
     from starlette.applications import Starlette
@@ -356,22 +357,31 @@ def test_the_upload_endpoint_accepts_nothing_as_the_app_has_no_uploader() -> Non
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.web.server.starlette.starlette_routes import create_upload_routes
 
-    sources = [p.read_text() for p in (ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"))]
-    assert not any("file_uploader" in s or "accept_file" in s for s in sources)  # nothing to upload to
+    sources = {p.name: p.read_text() for p in (ROOT / "app.py", *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"))}
+    uploaders = {name: s.count("st.file_uploader(") + s.count("accept_file") for name, s in sources.items()}
+    assert {name: n for name, n in uploaders.items() if n} == {"sidebar.py": 1}
+    config.get_config_options()  # populated, also when this test runs alone
     config._update_config_with_toml((ROOT / ".streamlit" / "config.toml").read_text(), "repo config.toml")
-    assert config.get_option("server.maxUploadSize") == 0
+    assert config.get_option("server.maxUploadSize") == 1
     config.set_option("server.enableXsrfProtection", False)  # only the size rule is under test here
     try:
         runtime = MagicMock()
         runtime.is_active_session.return_value = True
         mgr = MemoryUploadedFileManager("/_stcore/upload_file")
         app = Starlette(routes=create_upload_routes(runtime, mgr, None))
-        body = b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.json\"\r\n\r\n{}\r\n--b--\r\n"
-        status = _in_own_thread(lambda: asyncio.run(_put(app, "/_stcore/upload_file/session/file", body)))
+
+        def put(content: bytes, file_id: str) -> int:
+            body = (b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.json\"\r\n\r\n"
+                    + content + b"\r\n--b--\r\n")
+            return _in_own_thread(lambda: asyncio.run(_put(app, f"/_stcore/upload_file/session/{file_id}", body)))
+
+        too_large = put(b" " * (1024 * 1024 + 1) + b"{}", "big")  # one byte over 1 MB (Streamlit's MB: MiB)
+        small = put(json.dumps({"model_type": "albert"}).encode(), "small")
     finally:
         config.set_option("server.enableXsrfProtection", True)
-    assert status == 413
-    assert mgr.get_files("session", ["file"]) == []
+    assert too_large == 413
+    assert mgr.get_files("session", ["big"]) == []
+    assert small in (200, 204) and len(mgr.get_files("session", ["small"])) == 1
 
 
 def _in_own_thread(fn):

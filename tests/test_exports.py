@@ -40,7 +40,7 @@ def test_json_report_numbers():
     cfg, wl = PRESETS["albert-base"], Workload(batch=2, seq_len=64, dtype="fp16", optimizer="adam")
     rep = json.loads(analyze(cfg, wl).to_json())
     assert rep["config"]["hidden_size"] == 768 and rep["workload"] == {
-        "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam"}
+        "batch": 2, "seq_len": 64, "dtype": "fp16", "optimizer": "adam", "precision": "pure", "checkpointing": False}
     assert rep["params"]["total"] == FACTS_MODEL["albert-base"] == sum(c["params"] for c in rep["params"]["components"])
     assert rep["params"]["groups"]["embeddings"] == (30_000 + 512 + 2) * 128 + 2 * 128 + 128 * 768 + 768
     assert rep["flops"]["forward_per_sequence"] == forward_flops_closed_form(cfg, 1, 64)
@@ -153,8 +153,8 @@ SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out inde
     "": {"version", "config", "workload", "params", "flops", "memory", "bert_twin"},
     "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
     "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",
-              "training_per_token", "components_per_sequence"},
-    "memory": {"dtype", "bytes_per_element", "training", "inference"},
+              "recomputed_per_batch", "training_per_token", "components_per_sequence"},
+    "memory": {"dtype", "bytes_per_element", "training", "inference", "master_weights"},
     "bert_twin": {"config", "params", "groups", "flops", "memory"},
 }
 
@@ -179,3 +179,38 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
     assert result.own.memory_kind == ("inference" if dtype == "int8" else "training")
     with pytest.raises(ValueError, match="version"):
         result_from_dict({**data, "version": 1})
+
+
+def test_flop_and_memory_csvs_against_closed_forms():
+    import io
+
+    import pandas as pd
+    from facts import MODEL_COUNTS
+
+    from ui.exports import flops_csv, memory_csv
+
+    n = MODEL_COUNTS["bert-base"]
+    S, H, I, L, B = 128, 768, 3072, 12, 8  # noqa: E741
+    res = analyze(PRESETS["bert-base"], Workload(batch=B, seq_len=S, dtype="bf16", precision="mixed",
+                                                 checkpointing=True))
+    f = pd.read_csv(io.StringIO(flops_csv(res))).set_index("component")
+    assert f.loc["encoder.attention.qkv", "forward_per_sequence"] == L * 2 * S * H * 3 * H
+    assert f.loc["encoder.attention.scores", "forward_per_batch"] == B * L * 4 * S * S * H
+    assert f.loc["encoder.ffn.ffn", "training_per_batch"] == 4 * B * L * 2 * S * H * I  # fwd + 2 bwd + recompute
+    assert f.loc["pooler", "recomputed_per_batch"] == 0 and f.loc["pooler", "forward_per_sequence"] == 2 * H * H
+    m = pd.read_csv(io.StringIO(memory_csv(res)), keep_default_na=False)
+    train = m[m["memory"] == "training"].set_index("part")
+    assert train.loc["weights", "bytes"] == train.loc["gradients", "bytes"] == 2 * n
+    assert train.loc["optimizer", "bytes"] == 12 * n and "fp32 master copy" in train.loc["optimizer", "label"]
+    assert train.loc["master_weights", "bytes"] == 4 * n and train.loc["master_weights", "included_in"] == "optimizer"
+    assert not train.loc["activations", "exact"] and "estimate" in train.loc["activations", "label"]
+    parts = ["weights", "gradients", "optimizer", "activations"]
+    assert train.loc["total", "bytes"] == train.loc[parts, "bytes"].sum()
+    assert set(m["memory"]) == {"training", "inference"}
+
+
+def test_explorer_offers_the_flop_and_memory_csvs(app):
+    at = app()
+    assert not at.exception
+    keys = {b.proto.id for b in at.get("download_button")}
+    assert any("dl_flops_csv" in k for k in keys) and any("dl_memory_csv" in k for k in keys)

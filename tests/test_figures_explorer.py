@@ -31,8 +31,10 @@ def test_treemap_values_are_the_breakdown(name):
 
 def test_flops_bars_sorted_and_equal_to_components():
     comps = {"encoder.attention.qkv": 30, "encoder.attention.scores": 50, "pooler": 0, "encoder.ffn.ffn": 10}
-    (bar,) = figures_explorer.flops_bars(comps).data
+    fig = figures_explorer.flops_bars(comps)
+    bar, *key = fig.data
     assert isinstance(bar, go.Bar) and bar.orientation == "h"
+    assert [k.name for k in key] == ["encoder"] and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # the colour key, under the plot
     assert list(bar.x) == [10, 30, 50]  # zero dropped, largest at the top
     assert list(bar.y) == ["FFN up H→I", "Attention Q/K/V", "Attention scores QKᵀ and weighted values"]
 
@@ -41,9 +43,10 @@ def test_twin_bars_relative_to_bert_twin():
     rep = analyze(PRESETS["albert-base"], Workload())
     fig = figures_explorer.twin_bars(rep)
     cfg_trace, twin_trace = fig.data
-    assert fig.layout.barmode == "group" and list(twin_trace.y) == [1.0] * 4
-    assert cfg_trace.y[0] == pytest.approx(11_683_584 / (109_482_240 - 522 * 768))
-    assert cfg_trace.y[1] == pytest.approx(1.0, abs=0.01)  # sharing saves no compute
+    assert fig.layout.barmode == "group" and list(twin_trace.x) == [1.0] * 4
+    assert cfg_trace.orientation == "h" and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # readable on a phone
+    assert cfg_trace.x[0] == pytest.approx(11_683_584 / (109_482_240 - 522 * 768))
+    assert cfg_trace.x[1] == pytest.approx(1.0, abs=0.01)  # sharing saves no compute
     assert list(cfg_trace.customdata) == [r[1] for r in figures_explorer.twin_metrics(rep)]
 
 

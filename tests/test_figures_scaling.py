@@ -196,7 +196,7 @@ def test_memory_bars_stack_the_four_parts():
     assert fig.layout.yaxis.ticktext[1].endswith(" GB")  # bytes in people's units, not Plotly's "1B"
     # no label on a segment too thin to hold one (ALBERT's weights): hover still has it
     assert w.text[0] == "" and w.customdata[0] == fmt_bytes(11_683_584 * 4)
-    assert trace(fig, "activations").text[0] == fmt_bytes(rows[0]["activations"])
+    assert trace(fig, "activations (estimate)").text[0] == fmt_bytes(rows[0]["activations"])
     total = trace(fig, "total")
     assert total.y[0] == sum(rows[0][k] for k in fs.MEMORY_PARTS)
 
@@ -220,3 +220,47 @@ def test_log_ticks_decades_or_125(lo, hi, vals):
 
 def test_short_params_three_digits():
     assert [fs.short_params(v) for v in (235_012_345, 24_612_000, 4_410_000, 512)] == ["235M", "24.6M", "4.41M", "512"]
+
+
+def test_workload_frames_and_charts_against_closed_forms():
+    from albert_core import PRESETS, Workload
+    from tests.facts import MODEL_COUNTS
+    from ui.figures_scaling import (
+        flops_vs_batch,
+        flops_vs_seq,
+        memory_vs_workload,
+        workload_frame,
+        workload_values,
+    )
+
+    cfg, n = PRESETS["bert-base"], MODEL_COUNTS["bert-base"]
+    H, I, L = 768, 3072, 12  # noqa: E741
+    assert workload_values(384, 64, 512) == (64, 128, 256, 384, 512)
+    assert workload_values(8, 1, 64) == (1, 2, 4, 8, 16, 32, 64)
+    df = workload_frame(cfg, Workload(batch=2), "seq_len", (128, 512))
+    for S, row in zip((128, 512), df.itertuples(), strict=True):
+        scores = 2 * L * 4 * S * S * H
+        other = 2 * (L * 2 * S * (4 * H * H + 2 * H * I) + 2 * H * H)  # layers + the pooler (first token)
+        assert (row.attention_scores_flops, row.other_flops) == (scores, other)
+        assert row.attention_share == scores / (scores + other)
+        assert (row.weights, row.gradients, row.optimizer) == (4 * n, 4 * n, 8 * n)  # fp32 AdamW, exact
+    assert df["activations"].iloc[1] > 4 * df["activations"].iloc[0]  # the S² attention maps
+    fig = flops_vs_seq(df, 512)
+    assert [t.name for t in fig.data[:2]] == ["weight matmuls (∝ S)", "attention scores (∝ S²)"]
+    assert list(fig.data[1].y) == df["attention_scores_flops"].tolist()
+    assert fig.data[2].text[1] == f"{100 * df['attention_share'].iloc[1]:.0f}%"
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # below the plot
+
+    mixed = Workload(dtype="bf16", precision="mixed", checkpointing=True)
+    by_b = workload_frame(cfg, mixed, "batch", (1, 4, 16))
+    assert (by_b["optimizer"] == 12 * n).all() and by_b["activations"].is_monotonic_increasing
+    mem = memory_vs_workload(by_b, "batch", 4)
+    names = [t.name for t in mem.data if t.type == "bar"]
+    assert names[0] == "weights" and names[2].startswith("optimizer (incl. fp32 master copy")
+    assert names[3] == "activations (estimate, checkpointed)"
+    assert mem.layout.title.text == "Training memory vs batch" and len(mem.layout.shapes) == 1  # B=4 outlined
+    fb = flops_vs_batch(by_b, 4)
+    per_seq = by_b["training_flops"][0]
+    assert list(fb.data[0].y) == [per_seq, 4 * per_seq, 16 * per_seq]
+    inference = workload_frame(cfg, Workload(dtype="int8"), "seq_len", (128,))
+    assert memory_vs_workload(inference, "seq_len", 128).layout.title.text == "Inference memory vs sequence length"

@@ -9,6 +9,7 @@ import re
 import pandas as pd
 
 from albert_core import ModelConfig
+from albert_core.flops import training_factor
 from albert_core.params import ParamBreakdown
 from albert_core.results import Result
 
@@ -37,3 +38,43 @@ def breakdown_csv(breakdown: ParamBreakdown) -> str:
 def report_json(result: Result) -> str:
     """The JSON report download: `Result.to_dict` (schema in `albert_core.results`)."""
     return result.to_json()
+
+
+def flops_frame(result: Result) -> pd.DataFrame:
+    """One row per FLOP component: forward FLOPs for one sequence and for the workload's batch, training
+    FLOPs for the batch (forward + backward, + the recomputed forward under gradient checkpointing)."""
+    one = result.own.flops_sequence.by_name()
+    step = result.own.flops_batch
+    return pd.DataFrame([
+        {"component": c.name, "label": c.label, "group": c.group, "forward_per_sequence": one[c.name],
+         "forward_per_batch": c.forward, "training_per_batch": c.training,
+         "recomputed_per_batch": c.training - training_factor(False, c.name) * c.forward}
+        for c in step.components
+    ])
+
+
+def flops_csv(result: Result) -> str:
+    return flops_frame(result).to_csv(index=False)
+
+
+def memory_frame(result: Result) -> pd.DataFrame:
+    """One row per memory part (bytes) of the training estimate (int8: none) and the inference working
+    set, with its visitor-facing name and whether it is exact; the fp32 master copy of mixed precision
+    is its own row, marked as included in the optimizer row."""
+    rows = []
+    for kind, mem in (("training", result.own.training_memory), ("inference", result.own.inference_memory)):
+        if mem is None:
+            continue
+        names = mem.part_labels()
+        for part, nbytes in mem.as_dict().items():
+            rows.append({"memory": kind, "part": part, "label": names.get(part, part), "bytes": nbytes,
+                         "exact": mem.exact.get(part, False),  # the total holds the activation estimate
+                         "included_in": ""})
+        if mem.master_weights:
+            rows.append({"memory": kind, "part": "master_weights", "label": "fp32 master copy",
+                         "bytes": mem.master_weights, "exact": True, "included_in": "optimizer"})
+    return pd.DataFrame(rows)
+
+
+def memory_csv(result: Result) -> str:
+    return memory_frame(result).to_csv(index=False)

@@ -20,6 +20,7 @@ from plotly.subplots import make_subplots
 from albert_core import ModelConfig
 from albert_core.coerce import switch_family
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.memory import DEVICE_MEMORY_GB, max_batch_that_fits, total_bytes_at
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.reference import PAPER_TABLE2_SPEEDUP
 from albert_core.results import Result
@@ -30,6 +31,11 @@ CONFIG_COLOR, TWIN_COLOR = "#1f77b4", "#ff7f0e"
 PIN_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880")
 GOOD, BAD = "#1a7f37", "#cf222e"  # fewer params / FLOPs / bytes is better
 _MARGIN = dict(l=10, r=10, t=60, b=10)
+TITLE_FONT = dict(size=15)  # a 45-character title fits a 390 px phone
+# Legends under the plot: at the top right they ran into the title on a phone.
+# At the bottom of the figure (container coordinates), where Plotly makes room for it below the axis
+# labels: in plot coordinates (y < 0) it ran into rotated tick labels.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left")
 
 # Compare metrics: (DataFrame column, axis label, formatter).
 COMPARE_METRICS: Sequence[tuple[str, str, Any]] = (
@@ -80,7 +86,7 @@ def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
         )
     )
     # As tall as the breakdown table beside it (35 px rows, one header row).
-    fig.update_layout(title="Where the parameters are (area = unique parameters)", margin=_MARGIN,
+    fig.update_layout(title=dict(text="Where the parameters are (area = params)", font=TITLE_FONT), margin=_MARGIN,
                       height=max(420, 35 * (len(bd.components) + 1) + 40))
     return fig
 
@@ -112,11 +118,16 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
             hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
         )
     )
+    present = sorted({COMPONENT_INFO.get(n, ("", "encoder"))[1] for n, _ in items}, key=list(GROUP_COLORS).index)
+    for group in present:  # the colour key, as legend entries under the plot
+        fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=group, marker_color=GROUP_COLORS[group],
+                             hoverinfo="skip"))
     tickvals, ticktext = si_ticks(max(values, default=0), fmt_flops)
-    fig.update_layout(title="Forward FLOPs per sequence, by component (blue embeddings, orange encoder, green heads)",
+    fig.update_layout(title=dict(text="Forward FLOPs per sequence by component", font=TITLE_FONT),
                       xaxis=dict(title="forward FLOPs for one sequence", tickvals=tickvals, ticktext=ticktext,
                                  range=[0, max(values, default=1) * 1.02]),
-                      margin=_MARGIN, height=max(260, 32 * len(items) + 110))
+                      showlegend=True, legend=LEGEND_BELOW, barmode="overlay",
+                      margin=_MARGIN, height=max(300, 32 * len(items) + 150))
     return fig
 
 
@@ -152,24 +163,28 @@ def twin_metrics(result: Result) -> list[tuple[str, float, float, Any]]:
 
 
 def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twin")) -> go.Figure:
-    """The result's config against its BERT twin, each metric relative to the twin (twin = 100%)."""
+    """The result's config against its BERT twin, each metric relative to the twin (twin = 100%).
+    Horizontal bars: the metric names and the value labels keep their size on a phone."""
     rows = twin_metrics(result)
     labels = [r[0] for r in rows]
     fig = go.Figure()
     for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR)):
         fig.add_trace(
             go.Bar(
-                name=label, x=labels, y=[r[idx] / r[2] for r in rows], marker_color=color,
+                name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h", marker_color=color,
                 text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
-                customdata=[r[idx] for r in rows],
-                hovertemplate="%{x}: %{customdata:,} (%{y:.1%} of the BERT twin)<extra>" + label + "</extra>",
+                textfont=dict(size=12), customdata=[r[idx] for r in rows],
+                hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the BERT twin)<extra>" + label + "</extra>",
             )
         )
     top = max(max(r[1] / r[2] for r in rows), 1.0)
-    fig.update_layout(barmode="group", title=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)",
-                      yaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.15]),
-                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"),
-                      margin=_MARGIN, height=380)
+    fig.update_layout(barmode="group",
+                      title=dict(text=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)",
+                                 font=TITLE_FONT),
+                      xaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.5],
+                                 tickvals=[0, 0.5, 1.0] if top <= 1.2 else None),
+                      yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
+                      margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show"))
     return fig
 
 
@@ -199,7 +214,10 @@ def compare_style(df: pd.DataFrame) -> Styler:
 def compare_bars(df: pd.DataFrame) -> go.Figure:
     """One panel per metric (in its own unit), one horizontal bar per pinned config, the first on top;
     the bar text is the value and its change against the first pin."""
-    fig = make_subplots(rows=1, cols=len(COMPARE_METRICS), shared_yaxes=True, horizontal_spacing=0.05,
+    # One panel per row: side by side, three panels left ~110 px each on a phone and their titles and
+    # bar labels ran together.
+    n = len(COMPARE_METRICS)
+    fig = make_subplots(rows=n, cols=1, vertical_spacing=0.3 / (1 + 0.25 * len(df)),  # room for tick labels
                         subplot_titles=[m[1] for m in COMPARE_METRICS])
     names = [str(n) for n in df["name"]]
     colors = [PIN_COLORS[i % len(PIN_COLORS)] for i in range(len(df))]
@@ -213,14 +231,15 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
                    textposition="auto", customdata=deltas, showlegend=False,
                    hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
                                  + names[0] + "<extra></extra>"),
-            row=1, col=j,
+            row=j, col=1,
         )
         tickvals, ticktext = si_ticks(max(values), fmt, n=4)
-        # Headroom so a label that does not fit in its bar is not cut by the next panel.
-        fig.update_xaxes(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12], row=1, col=j)
+        # Headroom so a label that does not fit in its bar stays inside the panel.
+        fig.update_xaxes(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12], row=j, col=1)
     fig.update_yaxes(autorange="reversed")  # the first pin (the baseline) on top
-    fig.update_layout(title=f"Pinned configs (changes relative to {names[0]})", margin=dict(l=10, r=10, t=80, b=10),
-                      height=140 + 42 * len(df), bargap=0.25)
+    fig.update_annotations(font=dict(size=13))
+    fig.update_layout(title=dict(text=f"Pinned configs (change vs {names[0]})", font=TITLE_FONT),
+                      margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
     return fig
 
 
@@ -283,3 +302,25 @@ def twin_summary(result: Result) -> str:
 
 {closing}
 """
+
+
+def fit_frame(result: Result, seq_len: int | None = None) -> pd.DataFrame:
+    """"Does it fit?": per device size (`DEVICE_MEMORY_GB`), the largest batch that fits at ``seq_len``
+    (the workload's by default) for the config and (an ALBERT) its BERT twin, with the memory at that
+    batch; the workload's dtype, optimizer, precision and checkpointing. Batch 0: not one sequence fits."""
+    wl = result.workload
+    seq_len = wl.seq_len if seq_len is None else seq_len
+    models = [("this config", result.config)]
+    if not result.is_bert:
+        models.append(("BERT twin", result.twin.config))
+    rows = []
+    for gb in DEVICE_MEMORY_GB:
+        row: dict[str, Any] = {"device": f"{gb} GB"}
+        for name, cfg in models:
+            b = max_batch_that_fits(cfg, seq_len, gb * 10**9, wl.dtype, wl.optimizer, wl.precision,
+                                    wl.checkpointing)
+            row[f"{name}: batch"] = b
+            row[f"{name}: memory"] = "" if b == 0 else fmt_bytes(total_bytes_at(
+                cfg, b, seq_len, wl.dtype, wl.optimizer, wl.precision, wl.checkpointing))
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from albert_core.format import fmt_bytes
-from ui.figures_explorer import si_ticks
+from ui.figures_explorer import TITLE_FONT, si_ticks
 
 MEASURED_COLOR = "#1f77b4"
 ESTIMATE_COLOR = "#9ecae1"
@@ -41,7 +41,8 @@ def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
 
     ``df``: `albert_core.analysis.layer_smoothness` (layer, l2_distance, cosine_similarity, angle_degrees).
     """
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("L2 distance", "cosine similarity (degrees)"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("L2 distance", "angle (degrees)"),
+                        horizontal_spacing=0.14)  # short titles: two panels share a phone's 360 px
     layers = df["layer"].tolist()
     fig.add_trace(go.Scatter(
         x=layers, y=df["l2_distance"].tolist(), mode="lines+markers", name="L2 distance",
@@ -53,7 +54,9 @@ def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
         hovertemplate="layer %{x}<br>%{y:.3g}°, cosine %{customdata:.4f}<extra></extra>",
     ), row=1, col=2)
     fig.update_xaxes(title_text="layer (executed)", dtick=max(1, len(layers) // 12))
-    fig.update_layout(title=title or "Input vs output of every layer (paper Figure 2)", showlegend=False,
+    fig.update_annotations(font=dict(size=13))
+    fig.update_layout(title=dict(text=title or "Input vs output of every layer (paper Figure 2)", font=TITLE_FONT),
+                      showlegend=False,
                       margin=dict(l=10, r=10, t=70, b=10))
     return fig
 
@@ -68,7 +71,7 @@ def attention_heatmap(weights: np.ndarray, labels: Sequence[str], layer: int, he
     ))
     fig.update_yaxes(autorange="reversed", title_text="query token", type="category")
     fig.update_xaxes(title_text="key token", type="category", tickangle=-60)
-    fig.update_layout(title=f"Attention weights, executed layer {layer + 1}, head {head + 1}",
+    fig.update_layout(title=dict(text=f"Attention weights, executed layer {layer + 1}, head {head + 1}", font=TITLE_FONT),
                       margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
@@ -83,7 +86,7 @@ def activation_bars(measured: int, estimate: int) -> go.Figure:
         hovertemplate="%{x}<br>%{y:,} bytes<extra></extra>", cliponaxis=False,
     ))
     tickvals, ticktext = si_ticks(max(values), fmt_bytes)
-    fig.update_layout(title="Activations saved for backward, one sequence", margin=dict(l=10, r=10, t=50, b=10),
+    fig.update_layout(title=dict(text="Activations saved for backward, one sequence", font=TITLE_FONT), margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(title="memory saved for backward", tickvals=tickvals, ticktext=ticktext,
                                  range=[0, max(max(values), 1) * 1.15]),
                       xaxis_title="source", height=360)

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from albert_core import ModelConfig, count_flops, count_params
+from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
-from ui.figures_explorer import si_ticks
+from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
 
 FAMILY_COLORS = {"ALBERT": "#1f77b4", "BERT": "#ff7f0e"}
 CURRENT_COLOR = "#d62728"
@@ -37,11 +37,11 @@ def family_label(cfg: ModelConfig) -> str:
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
     fig.update_layout(
-        title=title,
+        title=dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
         xaxis_title=x_title,
         yaxis_title=y_title,
-        # legend under the axis title: several series would collide with the title above the plot
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+        # legend under the axis labels: above the plot it collided with the title
+        legend=LEGEND_BELOW,
         margin=dict(l=10, r=10, t=50, b=10),
         hovermode="closest",
     )
@@ -236,10 +236,12 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
     fig = go.Figure(go.Heatmap(
         z=grid.to_numpy().tolist(), x=x, y=y, colorscale="Blues", name="params",
         text=[[short_params(v) for v in row] for row in grid.to_numpy()], texttemplate="%{text}",
-        textfont=dict(size=12), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
+        textfont=dict(size=11), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
         hovertemplate="E=%{x}, H=%{y}<br>%{customdata} params<extra></extra>",
-        colorbar=dict(title="params", **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
-                                          .items() if k != "range"}),
+        # under the plot: at the side it took a third of a phone's width from the cells
+        colorbar=dict(title=dict(text="params", side="top"), orientation="h", y=-0.22, yanchor="top",
+                      thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
+                                       .items() if k != "range"}),
     ))
     current = df[(df["embedding_size"] == cfg.embedding_size) & (df["hidden_size"] == cfg.hidden_size)]
     if highlight and len(current):
@@ -250,8 +252,8 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
                                               line=dict(width=3))))
     fig.update_xaxes(type="category")
     fig.update_yaxes(type="category")
-    return _layout(fig, "Total parameters over embedding size E and hidden size H",
-                   "embedding size E", "hidden size H").update_layout(height=480)
+    return _layout(fig, "Total parameters over E and H", "embedding size E", "hidden size H").update_layout(
+        height=520)
 
 
 def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:
@@ -288,11 +290,14 @@ def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_l
     return fig.update_yaxes(**linear_ticks(top, fmt_params)).update_layout(height=480)
 
 
-def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training") -> go.Figure:
+def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
+                names: Mapping[str, str] | None = None) -> go.Figure:
     """Stacked training-memory bars (weights, gradients, optimizer, activations) per config.
 
     ``df`` columns: label plus the four parts in bytes. The current config's bar is outlined.
+    ``names``: legend name per part (`MemoryEstimate.part_labels`: the fp32 master copy, the estimate).
     """
+    names = {**{p: p for p in MEMORY_PARTS}, "activations": "activations (estimate)", **(names or {})}
     labels = df["label"].tolist()
     totals = df[list(MEMORY_PARTS)].sum(axis=1)
     top = float(totals.max()) or 1.0
@@ -300,11 +305,11 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training") ->
     for part in MEMORY_PARTS:
         sizes = [fmt_bytes(v) for v in df[part]]
         fig.add_trace(go.Bar(
-            x=labels, y=df[part].tolist(), name=part, marker_color=MEMORY_COLORS[part],
+            x=labels, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
             # a label only on a segment tall enough to hold it; hover has every value
             text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, df[part], strict=True)],
             textposition="inside", insidetextanchor="middle", customdata=sizes,
-            hovertemplate="%{x}<br>" + part + ": %{customdata}<extra></extra>",
+            hovertemplate="%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
     fig.add_trace(go.Scatter(
         x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
@@ -312,8 +317,7 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training") ->
     ))
     _outline(fig, labels, totals.tolist(), current_label)
     fig.update_layout(barmode="stack")
-    parts = "weights, gradients, optimizer, activations" if kind == "training" else "weights and activations"
-    _layout(fig, f"{kind.capitalize()} memory: {parts}", "", f"{kind} memory")
+    _layout(fig, f"{kind.capitalize()} memory by part", "", f"{kind} memory")
     return fig.update_yaxes(**linear_ticks(top, fmt_bytes))
 
 
@@ -338,3 +342,103 @@ def presets_frame(presets: Mapping[str, ModelConfig], seq_len: int, head: str = 
         rows.append({"label": name, "model": family_label(cfg), "params": count_params(cfg).total,
                      "forward_flops": count_flops(cfg, 1, seq_len).forward})
     return pd.DataFrame(rows, columns=["label", "model", "params", "forward_flops"])
+
+
+# ----------------------------------------------------------------------------- sequence length and batch
+SCORES = "encoder.attention.scores"
+
+
+def workload_values(current: int, lo: int, hi: int) -> tuple[int, ...]:
+    """Powers of two from ``lo`` to ``hi`` (both kept in range), plus the current value."""
+    values = {current, hi}
+    v = lo
+    while v < hi:
+        values.add(v)
+        v *= 2
+    return tuple(sorted(x for x in values if lo <= x <= hi))
+
+
+def workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
+    """One row per value of ``field`` ("seq_len" or "batch") at the rest of ``wl``: forward FLOPs of the
+    batch (attention scores, the S² term, apart), training FLOPs (with the recomputed forward under
+    checkpointing), and the memory parts (training, or inference for int8)."""
+    if field not in ("seq_len", "batch"):
+        raise ValueError(f"field must be seq_len or batch, got {field!r:.40}")
+    rows = []
+    for v in values:
+        w = wl.replace(**{field: v})
+        flops = count_flops(cfg, w.batch, w.seq_len, recompute=w.checkpointing)
+        scores = flops.by_name().get(SCORES, 0)
+        mem = estimate_memory(cfg, w.batch, w.seq_len, w.dtype, w.optimizer, w.training,
+                              precision=w.precision if w.training else "pure",
+                              checkpointing=w.checkpointing and w.training)
+        rows.append({field: v, "forward_flops": flops.forward, "attention_scores_flops": scores,
+                     "other_flops": flops.forward - scores, "attention_share": scores / flops.forward,
+                     "training_flops": flops.training, **mem.as_dict(), "memory_kind": w.training})
+    df = pd.DataFrame(rows)
+    df.attrs["names"] = mem.part_labels()  # the legend names (master copy, estimate) of this workload
+    return df
+
+
+def flops_vs_seq(df: pd.DataFrame, current: int) -> go.Figure:
+    """Stacked forward FLOPs per batch vs sequence length: the weight matmuls (linear in S) and the
+    attention scores (4·B·S²·H per layer), each bar labelled with the attention share."""
+    x = df["seq_len"].tolist()
+    fig = go.Figure()
+    for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
+                             ("attention_scores_flops", "attention scores (∝ S²)", "#e45756")):
+        fig.add_trace(go.Bar(
+            x=[str(v) for v in x], y=df[col].tolist(), name=name, marker_color=color,
+            customdata=[fmt_flops(v) for v in df[col]],
+            hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>",
+        ))
+    fig.add_trace(go.Scatter(
+        x=[str(v) for v in x], y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
+        text=[fmt_pct(s, 0) for s in df["attention_share"]], textposition="top center", textfont=dict(size=10),
+    ))
+    fig.update_layout(barmode="stack")
+    _outline(fig, [str(v) for v in x], df["forward_flops"].tolist(), str(current))
+    _layout(fig, "Forward FLOPs vs sequence length", "sequence length S (label: attention share)",
+            "forward FLOPs per batch")
+    fig.update_xaxes(type="category")
+    return fig.update_yaxes(**linear_ticks(float(df["forward_flops"].max()), fmt_flops))
+
+
+def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
+    """Stacked memory parts vs ``field`` (seq_len or batch): the fixed weights / gradients / optimizer
+    and the activations that grow with it."""
+    x = [str(v) for v in df[field]]
+    names = {**{p: p for p in MEMORY_PARTS}, **df.attrs.get("names", {})}
+    fig = go.Figure()
+    for part in MEMORY_PARTS:
+        if not df[part].any():
+            continue
+        fig.add_trace(go.Bar(
+            x=x, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
+            customdata=[fmt_bytes(v) for v in df[part]],
+            hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
+        ))
+    fig.update_layout(barmode="stack")
+    _outline(fig, x, df["total"].tolist(), str(current))
+    kind = "Training" if df["memory_kind"].all() else "Inference"
+    axis = "sequence length S" if field == "seq_len" else "batch B"
+    _layout(fig, f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}", axis,
+            f"{kind.lower()} memory")
+    fig.update_xaxes(type="category")
+    return fig.update_yaxes(**linear_ticks(float(df["total"].max()), fmt_bytes))
+
+
+def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
+    """Training FLOPs per step vs batch (linear in B: the per-sequence cost times B)."""
+    x = [str(v) for v in df["batch"]]
+    fig = go.Figure(go.Bar(
+        x=x, y=df["training_flops"].tolist(), name="training FLOPs per step", marker_color="#54a24b",
+        customdata=[fmt_flops(v) for v in df["training_flops"]],
+        hovertemplate="B=%{x}<br>%{customdata}<extra></extra>",
+    ))
+    _outline(fig, x, df["training_flops"].tolist(), str(current))
+    _layout(fig, "Training FLOPs per step vs batch", "batch B", "training FLOPs per step")
+    fig.update_xaxes(type="category")
+    return fig.update_yaxes(**linear_ticks(float(df["training_flops"].max()), fmt_flops))
+
+

@@ -25,13 +25,24 @@ from albert_core import HEADS, LIMITS, PRESETS, SHARING_MODES, ModelConfig, Work
 from albert_core.coerce import coerce, divisors, fit_heads
 from albert_core.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
 from albert_core.format import escape_markdown
+from albert_core.hf_config import config_from_json_bytes
 from albert_core.presets import matching_preset
 from albert_core.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, parse_query, parse_workload_query, share_query
-from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, WORKLOAD_LIMITS, check_seq_len
+from albert_core.workload import (
+    DTYPE_BYTES,
+    MIXED_DTYPES,
+    OPTIMIZERS,
+    PRECISIONS,
+    WORKLOAD_LIMITS,
+    check_seq_len,
+)
 
 CUSTOM = "custom"
+MAX_UPLOAD_MB = 1  # Streamlit's unit; .streamlit/config.toml's server.maxUploadSize is the same
 PRESET_KEY = "cfg_preset"
 RESET_KEY = "sb_reset"
+UPLOAD_KEY = "sb_upload"
+_UPLOAD_MESSAGE = "_sb_upload_message"  # (ok, text) of the last upload
 _SEEDED = "_sb_seeded"
 _PROBLEMS = "_sb_url_problems"
 _LAST_VALID = "_sb_last_valid"
@@ -39,6 +50,7 @@ _STASH = "_sb_albert_stash"  # ALBERT-only fields kept while the family is BERT
 
 # Sliders have browser-sized ranges; a URL value outside them falls back to the default.
 SLIDER_RANGES: Mapping[str, tuple[int, int, int]] = {"H": (64, 8192, 64), "L": (1, 128, 1)}
+PRECISION_LABELS = {"pure": "pure (all in dtype)", "mixed": "mixed (fp32 master)"}
 _STEPS = {"V": 1000, "E": 16, "I": 256, "P": 128, "T": 1, "G": 1, "K": 1}
 
 HELP = {
@@ -76,8 +88,15 @@ HELP = {
     "seq": "Sequence length S in tokens, at most P. Attention costs grow as S^2.",
     "dtype": "Bytes per weight, gradient and activation: fp32 4, fp16/bf16 2, int8 1.",
     "opt": "Optimizer state per weight: none 0, SGD with momentum 1, Adam/AdamW 2 (first and second moment).",
+    "prec": "Pure: weights, gradients and optimizer states all in the dtype (the model cast with .to(dtype)). "
+    "Mixed: a bf16/fp16 model plus an fp32 master copy of the weights and fp32 optimizer states (AdamW: "
+    "2 + 2 + 4 + 8 = 16 bytes per parameter), the usual recipe for 16-bit training. Only for fp16 / bf16.",
+    "ckpt": "Gradient checkpointing: keep only each executed layer's input and recompute the layer in the "
+    "backward pass. Activations shrink to about one layer's worth; the encoder layers' forward FLOPs run twice.",
     "share": "The whole view (config and workload) is in this link; paste it into a design discussion.",
     "reset": "Back to ALBERT-base and the default workload.",
+    "upload": "A transformers config.json of an ALBERT or BERT model (model_type albert or bert, at most "
+    "1 MB): its fields fill the sidebar, checked like every other input. The file is only read as JSON.",
 }
 
 
@@ -227,6 +246,46 @@ def _on_family_change() -> None:
     _on_field_change()
 
 
+def upload_config(raw: bytes, name: str) -> ModelConfig:
+    """The config of an uploaded config.json (ValueError naming the problem): transformers' fields,
+    then the sidebar's own ranges (a slider cannot show a value outside its range)."""
+    cfg = config_from_json_bytes(raw, f"uploaded file {name[:60]}")
+    for key, (lo, hi, _) in SLIDER_RANGES.items():
+        value = getattr(cfg, QUERY_KEYS[key])
+        if not lo <= value <= hi:
+            raise ValueError(f"{QUERY_KEYS[key]} = {value:,}: the sidebar allows {lo} to {hi:,}")
+    return cfg
+
+
+def _on_upload() -> None:
+    _refill_missing()
+    ss = st.session_state
+    upload = ss.get(UPLOAD_KEY)
+    if upload is None:
+        ss.pop(_UPLOAD_MESSAGE, None)
+        return
+    try:
+        cfg = upload_config(upload.getvalue(), upload.name)
+    except ValueError as exc:
+        ss[_UPLOAD_MESSAGE] = (False, f"Not loaded: {exc}.")
+        return
+    wl = ss[_LAST_VALID][1]
+    if wl.seq_len > cfg.max_position_embeddings:
+        wl = wl.replace(seq_len=cfg.max_position_embeddings)
+    _write_state(cfg, wl)
+    ss[_PROBLEMS] = []
+    ss[_UPLOAD_MESSAGE] = (True, f"Loaded {upload.name[:60]}: {cfg.label}.")
+
+
+def _upload_widget() -> None:
+    with st.expander("Start from a config.json", expanded=False):
+        st.file_uploader("transformers config.json", type=["json"], key=UPLOAD_KEY, help=HELP["upload"],
+                         on_change=_on_upload, max_upload_size=MAX_UPLOAD_MB)
+        ok, text = st.session_state.get(_UPLOAD_MESSAGE, (True, ""))
+        if text:
+            (st.caption if ok else st.error)(escape_markdown(text))
+
+
 def _on_reset() -> None:
     _write_state(ModelConfig(), Workload())
     st.session_state[_PROBLEMS] = []
@@ -296,6 +355,18 @@ def _workload_widgets(max_positions: int) -> None:
                      on_change=_on_field_change)
     with c2:
         st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
+    sixteen = ss[_wkey("dtype")] in MIXED_DTYPES
+    if not sixteen:
+        ss[_wkey("prec")] = "pure"  # mixed precision needs a 16-bit compute dtype
+    if ss[_wkey("dtype")] == "int8":
+        ss[_wkey("ckpt")] = False  # int8 is inference-only
+    c1, c2 = st.columns(2, vertical_alignment="bottom")
+    with c1:
+        st.selectbox("Precision", PRECISIONS, key=_wkey("prec"), help=HELP["prec"], disabled=not sixteen,
+                     format_func=PRECISION_LABELS.__getitem__, on_change=_on_field_change)
+    with c2:
+        st.toggle("Gradient checkpointing", key=_wkey("ckpt"), help=HELP["ckpt"],
+                  disabled=ss[_wkey("dtype")] == "int8", on_change=_on_field_change)
 
 
 def _sync_url(cfg: ModelConfig, wl: Workload) -> None:
@@ -330,6 +401,7 @@ def render() -> tuple[ModelConfig, Workload]:
         problem = exc
     with st.sidebar:
         st.header("Model")
+        _upload_widget()
         _model_widgets()
         if clamped:
             st.warning(clamped, icon="⚠️")

@@ -1,0 +1,90 @@
+""""Does it fit?": the largest batch whose memory estimate fits a device, and the Explorer's table."""
+
+from __future__ import annotations
+
+import pytest
+
+from albert_core import PRESETS, Workload, estimate_memory
+from albert_core.memory import MAX_FIT_BATCH, max_batch_that_fits, total_bytes_at
+from albert_core.results import analyze
+from facts import MODEL_COUNTS
+from ui.figures_explorer import fit_frame
+
+GB = 10**9
+
+
+def _scan(cfg, seq_len, device, **kw):
+    """The oracle: a linear scan over every batch the workload allows."""
+    best = 0
+    for b in range(1, 4097):
+        if estimate_memory(cfg, b, seq_len, **kw).total > device:
+            break
+        best = b
+    return best
+
+
+@pytest.mark.parametrize("name, seq, gb, kw", [
+    ("bert-base", 512, 16, {}),
+    ("albert-xxlarge", 512, 24, {}),
+    ("bert-large", 128, 40, {"dtype": "bf16", "precision": "mixed"}),
+    ("albert-base", 512, 16, {"dtype": "fp16", "precision": "mixed", "checkpointing": True}),
+    ("bert-large", 512, 16, {"optimizer": "sgd"}),
+])
+def test_search_equals_a_linear_scan(name, seq, gb, kw):
+    cfg = PRESETS[name]
+    got = max_batch_that_fits(cfg, seq, gb * GB, kw.get("dtype", "fp32"), kw.get("optimizer", "adamw"),
+                              kw.get("precision", "pure"), kw.get("checkpointing", False))
+    assert got == _scan(cfg, seq, gb * GB, **kw)
+    assert 0 < got < 4096
+
+
+def test_closed_form_for_bert_base_fp32_adamw():
+    # fixed part: 4 (weights) + 4 (gradients) + 8 (AdamW moments) bytes per parameter, exact
+    cfg, n = PRESETS["bert-base"], MODEL_COUNTS["bert-base"]
+    per_seq = estimate_memory(cfg, 1, 512).activations
+    assert estimate_memory(cfg, 1, 512).total == 16 * n + per_seq
+    for device in (16 * GB, 80 * GB):
+        assert max_batch_that_fits(cfg, 512, device) == (device - 16 * n) // per_seq
+
+
+def test_edges():
+    cfg = PRESETS["albert-base"]
+    exact = estimate_memory(cfg, 7, 128).total
+    assert max_batch_that_fits(cfg, 128, exact) == 7 and max_batch_that_fits(cfg, 128, exact - 1) == 6
+    assert max_batch_that_fits(cfg, 128, 1000) == 0  # not even the weights
+    assert max_batch_that_fits(cfg, 8, 10**15) == MAX_FIT_BATCH  # the bound, reported as such
+    assert total_bytes_at(cfg, 5000, 128) > total_bytes_at(cfg, 4096, 128) == estimate_memory(cfg, 4096, 128).total
+    with pytest.raises(ValueError, match="device_bytes"):
+        max_batch_that_fits(cfg, 128, -1)
+    with pytest.raises(ValueError, match="precision"):
+        max_batch_that_fits(cfg, 128, GB, "fp32", "adamw", "mixed")
+    with pytest.raises(ValueError, match="seq_len"):
+        max_batch_that_fits(cfg, 4096, GB)
+
+
+def test_fit_frame_rows_and_twin():
+    res = analyze(PRESETS["albert-base"], Workload(seq_len=512))
+    df = fit_frame(res)
+    assert df["device"].tolist() == ["16 GB", "24 GB", "40 GB", "80 GB", "141 GB"]
+    assert df["BERT twin: batch"].iloc[0] == _scan(res.twin.config, 512, 16 * GB)
+    assert df["this config: batch"].iloc[3] == max_batch_that_fits(PRESETS["albert-base"], 512, 80 * GB)
+    # ALBERT-base holds ~1.6 GB less weight and optimizer state than its BERT twin but saves more activations
+    # per sequence (gelu_new, no dropout masks vs the paper's BERT): it fits more on a small device only
+    mem = [estimate_memory(c, 1, 512, "fp32", "adamw") for c in (res.own.config, res.twin.config)]
+    state_saved = sum(m.weights + m.gradients + m.optimizer for m in mem[1:]) - sum(
+        m.weights + m.gradients + m.optimizer for m in mem[:1])
+    per_seq_extra = mem[0].activations - mem[1].activations
+    assert state_saved > 0 and per_seq_extra > 0
+    crossover = state_saved / per_seq_extra  # batches at which the twin's smaller activations catch up
+    for row in df.itertuples(index=False):
+        ours, twin = row[1], row[3]
+        assert (ours >= twin) if min(ours, twin) < crossover - 1 else (ours <= twin + 1)
+    assert list(fit_frame(analyze(PRESETS["bert-base"], Workload())).columns) == [
+        "device", "this config: batch", "this config: memory"]
+
+
+def test_explorer_shows_the_fit_table(app):
+    at = app({"seq": "512"})
+    assert not at.exception
+    df = next(t.value for t in at.dataframe if "BERT twin: batch" in t.value.columns)
+    assert df["this config: batch"].iloc[0] == max_batch_that_fits(PRESETS["albert-base"], 512, 16 * GB)

@@ -1,0 +1,78 @@
+"""Start from a real model: a transformers config.json uploaded into the sidebar, checked like any input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from albert_core import PRESETS
+from albert_core.hf_config import MAX_CONFIG_BYTES, config_from_json_bytes, parse_config_json
+from tests.facts import MODEL_COUNTS
+
+# bert-base-uncased's config.json as published with the checkpoint (written out here, not generated)
+BERT_BASE_UNCASED = {
+    "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "gradient_checkpointing": False,
+    "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02,
+    "intermediate_size": 3072, "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert",
+    "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 0, "position_embedding_type": "absolute",
+    "transformers_version": "4.6.0.dev0", "type_vocab_size": 2, "use_cache": True, "vocab_size": 30522,
+}
+
+
+def test_parse_rejects_what_is_not_a_config_object():
+    with pytest.raises(ValueError, match="too large"):
+        parse_config_json(b" " * (MAX_CONFIG_BYTES + 1), "upload")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_config_json(b'{"a": ' + b"[" * 40 + b"]" * 40 + b"}", "upload")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_config_json(b"[" * 100_000 + b"]" * 100_000, "upload")  # beyond the C parser's recursion
+    with pytest.raises(ValueError, match="JSON object"):
+        parse_config_json(b"[1, 2]", "upload")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_config_json(b"{'model_type': 'bert'}", "upload")  # Python, not JSON: never evaluated
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_config_json(b"\xff\xfe{}", "upload")
+    with pytest.raises(ValueError, match="model_type"):
+        config_from_json_bytes(b'{"model_type": "gpt2"}', "upload")
+    with pytest.raises(ValueError, match="hidden_size"):
+        config_from_json_bytes(json.dumps({**BERT_BASE_UNCASED, "hidden_size": -5}).encode(), "upload")
+
+
+def test_a_published_config_gives_the_exact_model():
+    cfg = config_from_json_bytes(json.dumps(BERT_BASE_UNCASED).encode())
+    assert cfg.replace(head="model").to_dict() == PRESETS["bert-base"].to_dict()  # same model, MLM head
+    assert cfg.head == "masked-lm"
+
+
+def _upload(at, payload: bytes, name: str = "config.json"):
+    at.file_uploader(key="sb_upload").set_value((name, payload, "application/json")).run()
+    return at
+
+
+def test_sidebar_upload_fills_every_field(app):
+    at = _upload(app(), json.dumps({**BERT_BASE_UNCASED, "architectures": ["BertModel"]}).encode())
+    assert not at.exception and not at.error
+    assert at.query_params["family"] == "bert" and at.query_params["H"] == "768"
+    assert at.selectbox(key="cfg_preset").value == "bert-base"
+    total = next(m for m in at.metric if m.label == "Total parameters")
+    assert f"{MODEL_COUNTS['bert-base']:,}" in total.help
+    assert any("Loaded config.json: BERT H=768 L=12" in c.value.replace("\\", "") for c in at.sidebar.caption)
+    at.slider(key="cfg_L").set_value(6).run()  # later edits still work; the upload does not re-apply
+    assert not at.exception and at.query_params["L"] == "6"
+
+
+@pytest.mark.parametrize("payload, says", [
+    (b"[]", "JSON object"),
+    (b"{not json", "not valid JSON"),
+    (json.dumps({"model_type": "albert", "hidden_size": 16384, "num_attention_heads": 64,
+                 "intermediate_size": 65536}).encode(), "the sidebar allows"),
+    (json.dumps({"model_type": "albert", "num_hidden_groups": 13}).encode(), "num_hidden_groups"),
+])
+def test_sidebar_upload_refuses_with_a_message_and_keeps_the_view(app, payload, says):
+    at = _upload(app(), payload, name="[x](javascript:1).json")
+    assert not at.exception
+    (err,) = [e for e in at.sidebar.error]
+    assert says in err.value.replace("\\", "") and "Not loaded" in err.value
+    assert "](" not in err.value  # the file name is shown as plain text, not a link
+    assert at.query_params["H"] == "768" and at.query_params["family"] == "albert"  # unchanged
