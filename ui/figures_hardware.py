@@ -213,7 +213,8 @@ def scale_out_commands(nproc: int = 2) -> str:
 # this machine, {nproc} processes (gloo on CPU, nccl on GPUs): the lab's trainer under DDP
 python -m albert_core train --task sop --steps 300 --batch 16 --nproc {nproc} --json
 torchrun --nproc-per-node {nproc} -m albert_core train --task sop --steps 300 --batch 16 --json
-# several machines: the same line on every node, node ranks 0..N-1, one rendezvous endpoint
+# several machines: the same line on every node, node ranks 0..N-1, one rendezvous endpoint;
+# the lab's per-run limits still apply (ALBERT_EXPLORER_LAB_MAX_FLOPS, ..._MAX_SECONDS, ..._MAX_STEPS)
 torchrun --nnodes 2 --node-rank 0 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
-    --nproc-per-node 8 -m albert_core train --hidden-size 128 --batch 128 --steps 3000 --json
+    --nproc-per-node 8 -m albert_core train --hidden-size 128 --batch 128 --steps 1000 --json
 ```"""
