@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,37 @@ def test_a_live_model_and_a_run_that_fit_together_both_run(small_budget, runs_di
     assert out.last_hidden_state.shape == (1, 8, LIVE.hidden_size)
     del live, out
     assert budget.PROCESS_BUDGET.used == 0
+
+
+def test_a_run_that_does_not_fit_now_waits_in_the_queue_and_runs_when_the_memory_is_free(small_budget, runs_dir):  # noqa: F811
+    spec, run_bytes, total = small_budget
+    held = budget.reserve(total - run_bytes + 1, what="a Live-model build")
+    w = Worker(cache=None, wait_s=120.0)
+    try:
+        run_id = w.submit(spec)
+        deadline = time.monotonic() + 60
+        while "waiting for memory" not in (status := w.status(run_id)).message and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert status.state == "queued" and status.position == 1 and status.step == 0
+        assert "the server is busy" in status.message
+        held.release()
+        status = w.wait(run_id, timeout=120)
+    finally:
+        held.release()
+        w.close()
+    assert status.state == "done" and status.final["steps"] == spec.steps
+
+
+def test_nproc_must_divide_the_batch_and_is_bounded(capsys):
+    from albert_core.cli import main
+
+    for extra, why in ((["--batch", "5", "--nproc", "2"], "--batch (5) must be a multiple of the number of processes"),
+                       (["--nproc", "99"], "nproc must be a whole number from 1 to 16")):
+        with pytest.raises(SystemExit) as exc:
+            main(["train", "--steps", "2", *extra])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert why in err[-1]
 
 
 # ----------------------------------------------------------------------------- data parallel
