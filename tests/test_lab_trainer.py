@@ -57,7 +57,7 @@ def test_bounds_refuse_over_budget_runs_with_a_message():
     assert cost.flops == cost.flops_per_step * spec.steps > 0
     with pytest.raises(LabLimitError, match=r"steps \(8\) is over the lab's limit of 5 steps"):
         check_run(spec, LabLimits(max_steps=5))
-    with pytest.raises(LabLimitError, match="over the memory budget of 1.0 MiB"):
+    with pytest.raises(LabLimitError, match="over the memory budget of 1.0 MB"):
         check_run(spec, LabLimits(memory_budget=2**20))
     with pytest.raises(LabLimitError, match="training compute .* over the lab's limit"):
         check_run(spec, LabLimits(max_flops=cost.flops - 1))

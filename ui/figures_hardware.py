@@ -153,7 +153,7 @@ def profiles_frame(profiles: Sequence[HardwareProfile]) -> pd.DataFrame:
             "profile": p.label,
             "dense peak": ", ".join(f"{k} {fmt_flops(v)}/s" for k, v in p.peak_flops.items()),
             "memory bandwidth": f"{fmt_bytes(p.memory_bandwidth)}/s",
-            "memory": fmt_bytes(p.memory_bytes, binary=True),
+            "memory": fmt_bytes(p.memory_bytes),
             "ring link per chip": f"{fmt_bytes(p.link_bandwidth)}/s" if p.link_bandwidth else "none",
             "between nodes": f"{fmt_bytes(p.scale_out_bandwidth)}/s" if p.link_bandwidth else "none",
             "achievable": fmt_pct(p.efficiency, 0),

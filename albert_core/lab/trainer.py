@@ -144,8 +144,8 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
     if cost.memory_bytes > budget:
         raise LabLimitError(
             f"training {spec.config.label} at batch {spec.batch_size} x seq {spec.seq_len} needs about "
-            f"{fmt_bytes(cost.memory_bytes, binary=True)} (weights, gradients, AdamW states, activations), over "
-            f"the memory budget of {fmt_bytes(budget, binary=True)}; use a smaller model, batch or sequence"
+            f"{fmt_bytes(cost.memory_bytes)} (weights, gradients, AdamW states, activations), over "
+            f"the memory budget of {fmt_bytes(budget)}; use a smaller model, batch or sequence"
         )
     if cost.flops > limits.max_flops:
         raise LabLimitError(
