@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run test test-fast lint bench install-check
+.PHONY: run test test-fast lint bench install-check reference measure-ddp
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,3 +33,13 @@ install-check: $(VENV)/.dev
 
 bench: $(VENV)/.dev
 	$(PY) -m bench
+
+# The shipped reference runs of the Train page (albert_core/lab/reference; deterministic from their seeds).
+reference: $(VENV)/.runtime
+	$(PY) -m albert_core train-reference
+
+# The gradient bytes DDP all-reduces per step for every preset, measured with 2 CPU processes (gloo) and
+# shipped for the Hardware page (albert_core/data/allreduce_measured.json).
+measure-ddp: $(VENV)/.runtime
+	OMP_NUM_THREADS=1 $(PY) -m torch.distributed.run --nnodes 1 --nproc-per-node 2 --master-addr 127.0.0.1 \
+		--master-port 29531 -m albert_core.distributed --measure albert_core/data/allreduce_measured.json

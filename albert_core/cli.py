@@ -316,6 +316,7 @@ def _export_hf(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed (train --nproc relaunches it)
     if hasattr(args, "handler"):  # train, train-reference: albert_core.cli_train
         return args.handler(args, parser)
     try:

@@ -7,7 +7,9 @@
 Without a preset the model is the lab's base (a 4-layer ALBERT, H 64, E 16, V 2048). `train` checks
 the run against the lab's limits first, shows a progress bar on a terminal (stderr) and prints the
 evaluations and final metrics (with --json: one JSON object). Without --out the run goes through
-the disk cache of finished runs (a repeated request is instant) and its folder is reported. Bad
+the disk cache of finished runs (a repeated request is instant) and its folder is reported. Under
+torchrun (`torchrun --nproc-per-node N -m albert_core train ...`) the run trains data-parallel
+(albert_core.lab.parallel); `--nproc N` launches that for you on this machine. Bad
 input exits with code 2 and one line. torch is imported only when a command runs.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +68,9 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
     run.add_argument("--tokenizer", choices=TOKENIZER_KINDS, help="default: the family's (ALBERT unigram, BERT wordpiece)")
     run.add_argument("--threads", type=_whole, metavar="N", help="torch threads for the run (default 1)")
     run.add_argument("--out", metavar="DIR", help="save the checkpoint here (a new or empty folder) instead of the cache")
+    run.add_argument("--nproc", type=_whole, default=1, metavar="N",
+                     help="data-parallel processes on this machine: launches torchrun (loopback) with N processes, "
+                     "each training batch/N sequences of every batch (default 1)")
     p.set_defaults(handler=run_train)
 
     r = sub.add_parser("train-reference", help="train the shipped reference runs of every experiment")
@@ -103,7 +109,7 @@ def _clean(value: Any) -> Any:
 def report(result: Any, cost: Any) -> dict[str, Any]:
     """The run's metrics for --json: every evaluation, the final metrics, the folder."""
     evals = result.history.dropna(subset=["val_mlm_loss"])
-    return {
+    data = {
         "key": result.spec.key,
         "spec": result.spec.to_dict(),
         "params": cost.params,
@@ -116,6 +122,10 @@ def report(result: Any, cost: Any) -> dict[str, Any]:
         "message": result.message,
         "out": str(result.checkpoint) if result.checkpoint else None,
     }
+    if result.processes > 1:  # data parallel: the gradient bytes DDP all-reduced per step (comm hook)
+        data["processes"] = result.processes
+        data["allreduce_bytes_per_step"] = result.allreduce_bytes_per_step
+    return data
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -137,21 +147,55 @@ def _text(data: dict[str, Any]) -> str:
     ]
     if data["message"]:
         lines.append(f"stopped early: {data['message']}")
+    if "processes" in data:
+        lines.append(f"{data['processes']} data-parallel processes, {data['allreduce_bytes_per_step']:,} bytes "
+                     "of gradients all-reduced per step")
     lines.append(f"saved in {data['out']}" if data["out"] else "not saved")
     return "\n".join(lines)
 
 
+def _without_nproc(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--nproc":
+            skip = True
+        elif not a.startswith("--nproc="):
+            out.append(a)
+    return out
+
+
 def run_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from albert_core.lab import parallel
+
+    if parallel.under_launcher():  # one of torchrun's processes: train in its process group
+        try:
+            parallel.init()
+            return _train(args, parser, parallel)
+        finally:
+            parallel.finish()
+    return _train(args, parser, parallel)
+
+
+def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, parallel: Any) -> int:
     try:
         spec = spec_from_args(args)
         from albert_core.lab import trainer
         from albert_core.lab.runs import run_cached
 
         cost = trainer.check_run(spec)
+        nproc = parallel.check_nproc(args.nproc)
+        world = int(os.environ.get("WORLD_SIZE", "1")) if parallel.under_launcher() else nproc
+        if spec.batch_size % world:
+            raise ValueError(f"--batch ({spec.batch_size}) must be a multiple of the number of processes ({world})")
         out = Path(args.out) if args.out else None
-        if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())) and parallel.is_writer():
             raise ValueError(f"--out must be a new or empty folder: {out}")
-        bar = _progress_bar(spec.steps)
+        if nproc > 1 and not parallel.under_launcher():
+            timeout = trainer.LabLimits.from_env().max_seconds + parallel.LAUNCH_MARGIN_S
+            return parallel.launch(_without_nproc(args.argv), nproc, timeout)
+        bar = _progress_bar(spec.steps) if parallel.is_writer() else None
 
         def on_progress(p: trainer.Progress) -> None:
             if bar is not None:
@@ -163,8 +207,8 @@ def run_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         try:
             if out is not None:
                 result = trainer.train(spec, on_progress, out_dir=out, threads=args.threads)
-            else:
-                result = run_cached(spec, on_progress=on_progress, threads=args.threads)
+            else:  # several processes always train (each would have to find the same cached run)
+                result = run_cached(spec, reuse=world == 1, on_progress=on_progress, threads=args.threads)
         finally:
             if bar is not None:
                 bar.close()
@@ -173,6 +217,8 @@ def run_train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 130
     except (ValueError, OSError) as exc:
         parser.error(f"train: {exc}")
+    if not parallel.is_writer():
+        return 0  # rank 0 reports the run
     data = report(result, cost)
     print(json.dumps(data, indent=2) if args.json else _text(data))
     return 0

@@ -20,12 +20,15 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 from torch.nn.parallel import DistributedDataParallel
+
+from albert_core.hardware import MEASURE_COMMAND, MEASURE_PRESETS, MEASURED_FILE, cpu_name
 
 MAX_STEPS = 100
 
@@ -110,6 +113,49 @@ def count_allreduce(cfg, batch: int, seq_len: int, steps: int = 2, seed: int = 0
     }
 
 
+
+
+def measure_presets(names: Sequence[str] = MEASURE_PRESETS, seq_len: int = 8) -> dict[str, Any]:
+    """The bytes DDP all-reduces in one training step (forward, backward; no optimizer step is needed to
+    count them) of each preset with the pre-training heads, one sequence of ``seq_len`` tokens per process:
+    what `load_measured` ships. The models are built on the budget's own terms (fp32 weights; gradients
+    come on top), one at a time."""
+    from albert_core.lab.trainer import losses
+    from albert_core.model import build_model
+    from albert_core.params import count_params
+    from albert_core.presets import PRESETS
+
+    rows = []
+    for name in names:
+        cfg = PRESETS[name].replace(head="pretraining")
+        torch.manual_seed(0)
+        model = build_model(cfg, batch=1, seq_len=seq_len, budget_bytes=2 * 4 * count_params(cfg).total + 2**30)
+        model.train()
+        for p in model.parameters():
+            p.requires_grad_(True)
+        ddp, counter = wrap(model)
+        b = _batch(cfg, 1, seq_len, seed=dist.get_rank())
+        out = ddp(input_ids=b["input_ids"], attention_mask=b["attention_mask"], token_type_ids=b["token_type_ids"])
+        mlm, order = losses(out, b, "sop")
+        (mlm + order).backward()
+        buckets = counter.buckets
+        counter.end_step()
+        rows.append({"preset": name, "unique_params": count_params(cfg).total,
+                     "allreduce_bytes_per_step": counter.per_step[0], "buckets": buckets})
+        del ddp, model, out, mlm, order
+    cpu = cpu_name()
+    return {
+        "what": "bytes of fp32 gradients DDP all-reduced per training step (communication hook), pre-training heads",
+        "processes": dist.get_world_size(),
+        "backend": dist.get_backend(),
+        "torch": torch.__version__,
+        "cpu": cpu,
+        "seq_len": seq_len,
+        "command": MEASURE_COMMAND,
+        "rows": rows,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from albert_core.cli import _Parser, _whole, build_parser, config_from_args
 
@@ -118,15 +164,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--steps", type=_whole, default=2)
     p.add_argument("--batch", type=_whole, default=2, help="sequences per process")
     p.add_argument("--seq-len", type=_whole, default=32)
+    p.add_argument("--measure", metavar="FILE", help="measure every preset's bytes per step and write them as JSON "
+                   f"(the shipped file: {MEASURED_FILE.parent.name}/{MEASURED_FILE.name})")
     args, model_args = p.parse_known_args(argv)
     cli = build_parser()
     try:
-        cfg = config_from_args(cli.parse_args(["params", *model_args]))
         init()
-        result = count_allreduce(cfg, args.batch, args.seq_len, args.steps)
+        if args.measure:
+            result = measure_presets()
+        else:
+            cfg = config_from_args(cli.parse_args(["params", *model_args]))
+            result = count_allreduce(cfg, args.batch, args.seq_len, args.steps)
     except ValueError as exc:
         p.error(str(exc))
     if dist.get_rank() == 0:
+        if args.measure:
+            Path(args.measure).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
         print(json.dumps(result))
         sys.stdout.flush()
     dist.destroy_process_group()

@@ -354,3 +354,24 @@ def profile_from_probe(entry: Mapping[str, Any]) -> HardwareProfile:
         notes=("One process on one CPU: no data-parallel links are modelled.",),
         training_peak_flops=None if training is None else {"fp32": training},
     )
+
+
+# ----------------------------------------------------------------------------- measured gradient traffic
+# The bytes DDP all-reduced per training step for every preset, measured here with several CPU processes by
+# `albert_core.distributed.measure_presets` (the command below) and shipped, so the Hardware page shows a
+# measurement without running one.
+MEASURED_FILE = Path(__file__).with_name("data") / "allreduce_measured.json"
+MEASURE_PRESETS = ("bert-base", "albert-base", "bert-large", "albert-large", "albert-xlarge", "albert-xxlarge")
+MEASURE_COMMAND = "make measure-ddp"
+
+
+def load_measured(path: Path | str = MEASURED_FILE) -> dict[str, Any] | None:
+    """The shipped measurement (`measure_presets`' JSON), None if the file is absent or unreadable."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > 100_000:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None

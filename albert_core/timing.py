@@ -171,6 +171,12 @@ def weight_read_params(cfg: ModelConfig) -> int:
     return total
 
 
+def gradient_bytes(cfg: ModelConfig, dtype: str = "fp32") -> int:
+    """The gradient bytes a data-parallel step all-reduces, as the time model counts them: every unique
+    parameter once, in the gradients' dtype (a ring then sends 2(n-1)/n of it per chip)."""
+    return count_params(cfg).total * DTYPE_BYTES[dtype]
+
+
 def estimate_time(
     cfg: ModelConfig,
     workload: Workload,
@@ -231,7 +237,7 @@ def estimate_time(
     states = OPTIMIZER_STATES[workload.optimizer]
     opt_bytes = unique * nb * (3 + 2 * states) if states else unique * nb * 3  # sgd without momentum: w, g, w
     opt = _roofline("optimizer", 2 * unique * (1 + states), opt_bytes, train_rate, bw)
-    sent = 2 * (n - 1) / n * unique * nb
+    sent = 2 * (n - 1) / n * gradient_bytes(cfg, dtype)
     link = hw.ring_bandwidth(n) * comm_eff if n > 1 else math.inf
     comm_s = sent / link if n > 1 else 0.0
     backward_s = 2 / 3 * (matmuls.seconds + elem.seconds)

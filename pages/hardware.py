@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core import PRESETS, ModelConfig, Workload, count_params
+from albert_core import PRESETS, ModelConfig, Workload
 from albert_core.config import DTYPE_BYTES
 from albert_core.format import fmt_bytes, fmt_count
-from albert_core.hardware import DATASHEET_PROFILES, HARDWARE_NAMES, THIS_MACHINE, get_profile
+from albert_core.hardware import (
+    DATASHEET_PROFILES,
+    HARDWARE_NAMES,
+    MEASURE_COMMAND,
+    THIS_MACHINE,
+    get_profile,
+    load_measured,
+)
+from albert_core.presets import matching_preset
 from albert_core.timing import (
     PAPER_SPEEDUP,
     TABLE2_CHIPS,
@@ -16,6 +24,7 @@ from albert_core.timing import (
     TimeEstimate,
     estimate_time,
     fmt_duration,
+    gradient_bytes,
     inference_ratio,
     largest_batch,
     paper_table2,
@@ -45,6 +54,11 @@ if not ss.get(_SEEDED):  # first visit in this session: the URL decides
 @st.cache_resource(max_entries=128, show_spinner=False)
 def cached_estimate(cfg: ModelConfig, wl: Workload, hw: str, chips: int, overlap: bool) -> TimeEstimate:
     return estimate_time(cfg, wl, hw, chips, overlap=overlap)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def measured_allreduce():
+    return load_measured()
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -153,15 +167,26 @@ with st.container(border=True, key="hw_data_parallel"):
     st.markdown("**What does sharing buy when the same run scales out?** Gradient traffic per step")
     grad = DTYPE_BYTES[wl.dtype]
     twin_cfg = cfg.bert_twin()
-    mine, theirs = count_params(cfg).total * grad, count_params(twin_cfg).total * grad
+    mine, theirs = gradient_bytes(cfg, wl.dtype), gradient_bytes(twin_cfg, wl.dtype)
     st.markdown(
-        f"Every data-parallel step all-reduces the gradients of the unique parameters: **{fmt_bytes(mine)}** "
-        f"for {inert(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin ({wl.dtype} gradients, "
-        f"{grad} bytes each; a ring sends 2(n-1)/n of it per chip). Measured, not estimated: "
-        "`torchrun --nproc-per-node 2 -m albert_core.distributed --preset albert-base` runs DDP (gloo on "
-        "CPU) with a communication hook that counts the bytes of every bucket; in the tests it equals "
-        "4 bytes x unique parameters in every sharing mode. This app itself stays one process."
+        f"Every data-parallel step all-reduces the gradients of the unique parameters (time model): "
+        f"**{fmt_bytes(mine)}** for {inert(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin "
+        f"({wl.dtype} gradients, {grad} bytes each; a ring sends 2(n-1)/n of it per chip)."
     )
+    measured = measured_allreduce()
+    if measured is None:
+        st.caption(f"No local measurement shipped; `{MEASURE_COMMAND}` produces it.")
+    else:
+        st.dataframe(figures_hardware.measured_allreduce_frame(measured, matching_preset(cfg.replace(
+            head="model"))), hide_index=True, width="stretch", key="hw_measured_allreduce")
+        st.caption(inert(figures_hardware.measured_takeaway(measured)))
+    st.markdown(
+        "**Scaling out.** This app stays one process; the lab's trainer runs data-parallel under "
+        "`torch.distributed` (DistributedDataParallel: gloo on CPU, nccl on GPU). Every process takes its "
+        "shard of the same global batch, so the loss curve is the one-process curve, and `train --json` "
+        "reports `allreduce_bytes_per_step`, counted by a DDP communication hook:"
+    )
+    st.markdown(figures_hardware.scale_out_commands())
 
 # ----------------------------------------------------------------------------- Table 2
 st.subheader("The paper's speed column, recomputed")

@@ -89,3 +89,20 @@ def test_gradient_traffic_is_the_unique_parameters(app):
     text = " ".join(m.value for m in at.markdown)
     assert fmt_bytes(4 * count_params(PRESETS["albert-base"]).total) in text
     assert fmt_bytes(4 * count_params(PRESETS["albert-base"].bert_twin()).total) in text
+
+
+def test_the_measured_gradient_bytes_are_shown_beside_the_time_models(app):
+    from albert_core.hardware import load_measured
+
+    at = app({}, page=PAGE)  # the default sidebar config is ALBERT-base
+    assert not at.exception
+    df = table(at, "measured, bytes per step")
+    shipped = {r["preset"]: r["allreduce_bytes_per_step"] for r in load_measured()["rows"]}
+    assert df["preset"].tolist()[1] == "albert-base (sidebar)"
+    for name, got in zip(df["preset"].str.replace(" (sidebar)", ""), df["measured, bytes per step"], strict=True):
+        assert int(got.replace(",", "")) == shipped[name]
+        assert fmt_bytes(4 * count_params(PRESETS[name].replace(head="pretraining")).total) in df[
+            "time model (4 B x unique params)"].tolist()
+    assert set(df["measured / model"]) == {"1.0000"}
+    text = " ".join(m.value for m in at.markdown)
+    assert "torchrun --nnodes 2" in text and "--nproc 2" in text

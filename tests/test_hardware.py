@@ -112,3 +112,17 @@ def test_a_corrupt_cache_is_probed_again(cache):
 
 def test_copy_bandwidth_probe_returns_a_rate():
     assert hardware.measure_copy_bandwidth(nbytes=4 * 2**20, repeats=2) > 0
+
+
+def test_the_shipped_allreduce_measurement_is_four_bytes_per_unique_parameter():
+    """The DDP hook's count (measured by `make measure-ddp`, 2 gloo processes) against count_params."""
+    from albert_core import PRESETS, count_params
+    from albert_core.hardware import MEASURE_PRESETS, load_measured
+
+    data = load_measured()
+    assert data is not None and data["processes"] >= 2 and data["backend"] == "gloo"
+    rows = {r["preset"]: r for r in data["rows"]}
+    assert set(rows) == set(MEASURE_PRESETS)
+    for name, row in rows.items():
+        assert row["allreduce_bytes_per_step"] == 4 * count_params(PRESETS[name].replace(head="pretraining")).total
+    assert rows["bert-base"]["allreduce_bytes_per_step"] / rows["albert-base"]["allreduce_bytes_per_step"] > 9

@@ -13,7 +13,8 @@ import plotly.graph_objects as go
 
 from albert_core.format import fmt_bytes, fmt_flops, fmt_pct, fmt_ratio
 from albert_core.hardware import HARDWARE_NAMES, HardwareProfile
-from albert_core.timing import PART_LABELS, TimeEstimate, fmt_duration
+from albert_core.presets import PRESETS
+from albert_core.timing import PART_LABELS, TimeEstimate, fmt_duration, gradient_bytes
 
 CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}
@@ -169,3 +170,51 @@ def speed_answer(name: str, twin: str, ratios: Mapping[int, float], hardware: st
     return (f"**{verdict}** (estimate, {hardware}): {name} runs inference at " + "; ".join(parts)
             + ". Sharing removes parameters, not the layers that run: every executed layer still reads "
             "its weights and does its FLOPs.")
+
+
+# ----------------------------------------------------------------------------- measured gradient traffic
+def measured_allreduce_frame(measured: Mapping, highlight: str | None = None) -> pd.DataFrame:
+    """The shipped DDP measurement (`albert_core.distributed.load_measured`) beside the time model's
+    prediction (`timing.gradient_bytes`, fp32) for each preset, with each ALBERT's share of its BERT's bytes
+    (BERT-base for base, BERT-large for the larger ones). ``highlight``: the preset marked as the sidebar's."""
+    rows = measured["rows"]
+    got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in rows}
+    out = []
+    for r in rows:
+        name = r["preset"]
+        predicted = gradient_bytes(PRESETS[name].replace(head="pretraining"), "fp32")
+        bert = "bert-base" if name.endswith("-base") else "bert-large"
+        out.append({
+            "preset": name + (" (sidebar)" if name == highlight else ""),
+            "unique parameters": f"{int(r['unique_params']):,}",
+            "measured, bytes per step": f"{got[name]:,}",
+            "measured": fmt_bytes(got[name]),
+            "time model (4 B x unique params)": fmt_bytes(predicted),
+            "measured / model": f"{got[name] / predicted:.4f}",
+            "vs its BERT (measured)": fmt_ratio(got[name] / got[bert]) if bert in got else "",
+        })
+    return pd.DataFrame(out)
+
+
+def measured_takeaway(measured: Mapping) -> str:
+    got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in measured["rows"]}
+    text = (f"Measured here ({measured['processes']} CPU processes, {measured['backend']}, torch {measured['torch']}, "
+            f"{measured['cpu']}; produced by `{measured['command']}`): DDP all-reduces exactly 4 bytes per unique "
+            "parameter every step in every row, the time model's gradient traffic.")
+    if "albert-base" in got and "bert-base" in got:
+        text += (f" ALBERT-base moves {fmt_bytes(got['albert-base'])} per step against BERT-base's "
+                 f"{fmt_bytes(got['bert-base'])}, {got['bert-base'] / got['albert-base']:.1f} times less.")
+    return text
+
+
+def scale_out_commands(nproc: int = 2) -> str:
+    """The command lines that run the lab's training data-parallel (a markdown code block)."""
+    return f"""```bash
+# this machine, {nproc} processes (gloo on CPU, nccl on GPUs): the lab's trainer under DDP
+python -m albert_core train --task sop --steps 300 --batch 16 --nproc {nproc} --json
+torchrun --nproc-per-node {nproc} -m albert_core train --task sop --steps 300 --batch 16 --json
+# several machines: the same line on every node, node ranks 0..N-1, one rendezvous endpoint;
+# the lab's per-run limits still apply (ALBERT_EXPLORER_LAB_MAX_FLOPS, ..._MAX_SECONDS, ..._MAX_STEPS)
+torchrun --nnodes 2 --node-rank 0 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
+    --nproc-per-node 8 -m albert_core train --hidden-size 128 --batch 128 --steps 1000 --json
+```"""

@@ -140,23 +140,24 @@ class RunCache:
                     shutil.rmtree(folder, ignore_errors=True)
 
 
-def run_cached(spec: Any, cache: RunCache | None = None, **train_kwargs: Any) -> Any:
-    """The finished run of ``spec``: from the cache, else trained (train(**train_kwargs)) and cached.
-    A cancelled or stopped run is returned but not cached."""
-    from albert_core.lab import trainer
+def run_cached(spec: Any, cache: RunCache | None = None, *, reuse: bool = True, **train_kwargs: Any) -> Any:
+    """The finished run of ``spec``: from the cache (unless ``reuse`` is False), else trained
+    (train(**train_kwargs)) and cached. A cancelled or stopped run is returned but not cached. In a
+    data-parallel process group only rank 0 writes the cache; the other ranks train without saving."""
+    from albert_core.lab import parallel, trainer
 
     cache = RunCache() if cache is None else cache
-    hit = cache.get(spec.key)
+    hit = cache.get(spec.key) if reuse else None
     if hit is not None:
         hit.spec = spec  # the same run, under the caller's label
         return hit
-    staging = cache.staging()
+    staging = cache.staging() if parallel.is_writer() else None
     try:
         result = trainer.train(spec, out_dir=staging, **train_kwargs)
     except BaseException:
         cache.discard(staging)
         raise
-    if result.cancelled:
+    if result.cancelled or staging is None:
         cache.discard(staging)
         result.checkpoint = None
         return result

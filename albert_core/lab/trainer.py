@@ -179,6 +179,15 @@ class RunResult:
     cancelled: bool
     message: str = ""  # why a run stopped early ("cancelled", "time limit ..."), else ""
     model: Any = field(default=None, repr=False)  # the trained EncoderModel when just trained, else None
+    processes: int = 1  # data-parallel processes that trained it (albert_core.lab.parallel)
+    allreduce_bytes: list[int] = field(default_factory=list)  # bytes DDP all-reduced, per step (several processes)
+
+    @property
+    def allreduce_bytes_per_step(self) -> int | None:
+        """The gradient bytes all-reduced per step (the same every step), None for one process."""
+        if self.processes <= 1 or not self.allreduce_bytes:
+            return None
+        return max(self.allreduce_bytes)
 
 
 # ----------------------------------------------------------------------------- data
@@ -228,6 +237,34 @@ def default_threads() -> int:
 
 def model_inputs(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     return {k: batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids")}
+
+
+def trains(name: str, task: str) -> bool:
+    """Whether parameter ``name`` gets a gradient in a run of ``task``: with task 'none' nothing reads the
+    pooler or the order head (they are frozen, so DDP neither waits for nor all-reduces them)."""
+    if task != "none":
+        return True
+    return not name.startswith(("pooler.", "sop_classifier.", "nsp_classifier."))
+
+
+def shard_losses(out: Any, shard: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], task: str,
+                 world: int) -> tuple[tuple[float, float], torch.Tensor]:
+    """One rank's loss on its ``shard`` of the global ``batch``, backpropagated: the summed cross-entropies
+    divided by the global batch's masked tokens and pairs, times ``world`` (DDP averages the gradients over
+    the ranks), so the averaged gradient is the one-process gradient of the mean losses. Returns this
+    shard's (MLM loss sum, order loss sum) and the loss."""
+    logits = out.prediction_logits
+    labels = shard["mlm_labels"].to(logits.device)
+    n_masked = int((batch["mlm_labels"] != -100).sum())
+    mlm_sum = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100,
+                              reduction="sum")
+    loss = mlm_sum * (world / n_masked)
+    order_sum = torch.zeros(())
+    if task != "none":
+        order_sum = F.cross_entropy(out.order_logits, shard["order_labels"].to(logits.device), reduction="sum")
+        loss = loss + order_sum * (world / batch["order_labels"].shape[0])
+    loss.backward()
+    return (mlm_sum.item(), order_sum.item()), loss
 
 
 def losses(out: Any, batch: dict[str, torch.Tensor], task: str) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -288,6 +325,38 @@ def log_every(spec: RunSpec) -> int:
     return max(1, spec.steps // 100)
 
 
+# ----------------------------------------------------------------------------- memory
+def reserve_run(
+    spec: RunSpec,
+    cost: RunCost | None = None,
+    *,
+    wait_s: float = 0.0,
+    should_stop: Callable[[], bool] | None = None,
+    on_wait: Callable[[str], Any] | None = None,
+) -> Any:
+    """Reserve the run's training memory (``cost.memory_bytes``, the estimate `check_run` bounds) in
+    the process-wide budget (`albert_core.budget.reserve`), waiting up to ``wait_s`` seconds while other
+    runs or Live-model visitors hold it: `budget.BusyError` (the budget's own message) after that,
+    `budget.MemoryBudgetError` if it can never fit. While it waits, ``on_wait(message)`` hears why
+    (about once a second) and ``should_stop()`` ends the wait early (returns None)."""
+    from albert_core import budget
+
+    cost = run_cost(spec) if cost is None else cost
+    what = f"training {spec.name}"
+    deadline = time.monotonic() + max(0.0, wait_s)
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return budget.reserve(cost.memory_bytes, what, wait_s=min(1.0, max(0.0, left)))
+        except budget.BusyError as exc:
+            if left <= 0:
+                raise
+            if on_wait is not None:
+                on_wait(str(exc))
+            if should_stop is not None and should_stop():
+                return None
+
+
 # ----------------------------------------------------------------------------- training
 def train(
     spec: RunSpec,
@@ -297,34 +366,52 @@ def train(
     *,
     limits: LabLimits | None = None,
     threads: int | None = None,
+    memory: Any = None,
+    wait_s: float = 0.0,
 ) -> RunResult:
     """Train ``spec`` (checked with `check_run` first) and return its RunResult; with ``out_dir``
     the finished run is saved there as a checkpoint (albert_core.lab.checkpoint). ``should_stop``
     is asked before every step: a True ends the run after the current step (cancelled=True). The
-    run also stops at ``limits.max_seconds`` (message says so)."""
+    run also stops at ``limits.max_seconds`` (message says so).
+
+    Memory: the run holds its training bytes in the process-wide budget from before the model is built
+    until it returns: ``memory`` is a reservation the caller made with `reserve_run` (it is released
+    here), else `reserve_run` is called with ``wait_s`` (BusyError when the bytes are not free in time).
+
+    Data parallel: inside a torch.distributed process group of several processes (torchrun, see
+    `albert_core.lab.parallel`) every rank trains its shard of each global batch under
+    DistributedDataParallel; the curve equals one process's. Only rank 0 saves ``out_dir``."""
     limits = LabLimits.from_env() if limits is None else limits
-    check_run(spec, limits)
+    cost = check_run(spec, limits)
     threads = default_threads() if threads is None else threads
+    held = reserve_run(spec, cost, wait_s=wait_s) if memory is None else memory
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         return _train(spec, on_progress, should_stop, out_dir, limits)
     finally:
         torch.set_num_threads(previous_threads)
+        held.release()
 
 
 def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
+    from albert_core.lab import parallel
     from albert_core.model import build_model
 
     t_start = time.perf_counter()
-    device = _device()
+    group = parallel.Group.current(spec.batch_size)
+    device = group.device if group.world > 1 else _device()
     torch.manual_seed(spec.seed)
     train_data = make_data(spec, "train")
     val_batches = validation_batches(spec)
-    model = build_model(spec.config, device=device, batch=spec.batch_size, seq_len=spec.seq_len, seed=spec.seed)
+    # the run's own reservation covers the model (weights, gradients, states, activations): the model is
+    # built against the budget's total without reserving its weights a second time
+    model = build_model(spec.config, device=device, batch=spec.batch_size, seq_len=spec.seq_len, seed=spec.seed,
+                        budget_bytes=limits.budget())
     model.train()
-    for p in model.parameters():
-        p.requires_grad_(True)
+    for name, p in model.named_parameters():
+        p.requires_grad_(trains(name, spec.task))
+    net = group.wrap(model)
     opt = _optimizer(model, spec)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(spec, s))
     every = log_every(spec)
@@ -355,33 +442,50 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     for step in range(1, spec.steps + 1):
         if should_stop is not None and should_stop():
             message = "cancelled"
-            step -= 1
-            break
-        if time.perf_counter() - t_start > limits.max_seconds:
+        elif time.perf_counter() - t_start > limits.max_seconds:
             message = f"stopped at the time limit of {limits.max_seconds:g} s per run ({ENV_PREFIX}MAX_SECONDS)"
+        if group.world > 1 and group.sum([1.0 if message else 0.0])[0] and not message:
+            message = "stopped: another process of the run stopped (cancelled or at the time limit)"
+        if message:  # every rank stops at the same step
             step -= 1
             break
         batch = train_data.batch(step - 1, spec.batch_size)
         lr_now = opt.param_groups[0]["lr"]
-        out = model(**model_inputs(batch, device))
-        mlm, order = losses(out, batch, spec.task)
-        loss = mlm if order is None else mlm + order
-        loss.backward()
+        if group.world == 1:
+            out = net(**model_inputs(batch, device))
+            mlm, order = losses(out, batch, spec.task)
+            loss = mlm if order is None else mlm + order
+            loss.backward()
+        else:
+            mine = group.shard(batch)
+            out = net(**model_inputs(mine, device))
+            sums, loss = shard_losses(out, mine, batch, spec.task, group.world)
         torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
+        group.end_step()
 
         with torch.no_grad():
-            labels = batch["mlm_labels"].to(device)
+            shown = batch if group.world == 1 else mine
+            labels = shown["mlm_labels"].to(device)
             keep = labels != -100
-            acc_correct += int((out.prediction_logits[keep].argmax(-1) == labels[keep]).sum())
-            acc_masked += int(keep.sum())
+            correct = int((out.prediction_logits[keep].argmax(-1) == labels[keep]).sum())
+        if group.world > 1:  # the global sums: losses over every masked token / pair, correct predictions
+            mlm_sum, order_sum, correct_sum = group.sum([*sums, correct])
+            n_masked = int((batch["mlm_labels"] != -100).sum())
+            step_mlm, step_order = mlm_sum / n_masked, order_sum / batch["mlm_labels"].shape[0]
+            correct = int(round(correct_sum))
+        else:
+            n_masked = int(keep.sum())
+            step_mlm, step_order = mlm.item(), order.item() if order is not None else 0.0
+        acc_correct += correct
+        acc_masked += n_masked
         n_tok = int(batch["attention_mask"].sum())
         tokens += n_tok
         acc_tokens += n_tok
-        acc_mlm += mlm.item()
-        acc_order += order.item() if order is not None else 0.0
+        acc_mlm += step_mlm
+        acc_order += step_order
         acc_n += 1
         is_eval = step % spec.eval_every == 0 or step == spec.steps
         row = None
@@ -391,7 +495,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
             row = {
                 "step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": lr_now,
                 "train_mlm_loss": acc_mlm / acc_n,
-                "train_order_loss": acc_order / acc_n if order is not None else nan,
+                "train_order_loss": acc_order / acc_n if spec.task != "none" else nan,
                 "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan,
                 "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9),
                 "train_mlm_acc": train_acc,
@@ -418,8 +522,9 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     history["step"] = history["step"].astype(int)
     history["tokens"] = history["tokens"].astype(int)
     final = final_metrics(history, seconds)
-    result = RunResult(spec, history, final, None, seconds, cancelled=bool(message), message=message, model=model)
-    if out_dir is not None and not result.cancelled:
+    result = RunResult(spec, history, final, None, seconds, cancelled=bool(message), message=message, model=model,
+                       processes=group.world, allreduce_bytes=list(group.bytes_per_step))
+    if out_dir is not None and not result.cancelled and group.rank == 0:  # rank 0 alone writes
         from albert_core.lab.checkpoint import save_run
 
         result.checkpoint = save_run(result, model, train_data.tokenizer, Path(out_dir))

@@ -9,7 +9,10 @@ The run id is the spec's key: every visitor asking for the same run shares one q
 finished run, and an id in a URL finds its run again after a page reload (and, once finished, after
 a server restart, through the disk cache). Settings: $ALBERT_EXPLORER_LAB_WORKERS threads (default 1;
 each run uses its own torch threads, see albert_core.lab.trainer), $ALBERT_EXPLORER_LAB_QUEUE
-runs waiting at most (default 8). The worker remembers at most ``max_statuses`` runs; the oldest
+runs waiting at most (default 8). A run taken from the queue first reserves its training memory in the
+process-wide budget (`albert_core.budget`, shared with the Live model page), waiting at most
+$ALBERT_EXPLORER_LAB_MEMORY_WAIT_S seconds (default 600) while others hold it: it stays "queued" (next,
+its message says why) meanwhile, and fails with the budget's message after that. The worker remembers at most ``max_statuses`` runs; the oldest
 finished ones are forgotten first (a finished run comes back from the disk cache).
 """
 
@@ -33,6 +36,7 @@ STATES = ("queued", "running", "done", "cancelled", "failed")
 FINISHED = ("done", "cancelled", "failed")
 WORKERS_ENV = "ALBERT_EXPLORER_LAB_WORKERS"
 QUEUE_ENV = "ALBERT_EXPLORER_LAB_QUEUE"
+WAIT_ENV = "ALBERT_EXPLORER_LAB_MEMORY_WAIT_S"
 
 
 class QueueFullError(RuntimeError):
@@ -93,11 +97,13 @@ class Worker:
         cache: RunCache | None = None,
         limits: trainer.LabLimits | None = None,
         max_statuses: int = 64,
+        wait_s: float | None = None,
     ):
         self.workers = _setting(WORKERS_ENV, 1, 1, 16) if workers is None else workers
         self.max_queue = _setting(QUEUE_ENV, 8, 0, 1000) if max_queue is None else max_queue
         self.cache = RunCache() if cache is None else cache
         self.limits = limits
+        self.wait_s = _setting(WAIT_ENV, 600, 0, 86_400) if wait_s is None else wait_s
         self.max_statuses = max_statuses
         self._jobs: collections.OrderedDict[str, _Job] = collections.OrderedDict()
         self._queue: collections.deque[str] = collections.deque()
@@ -196,9 +202,14 @@ class Worker:
     def _running(self) -> int:
         return sum(1 for j in self._jobs.values() if j.state == "running")
 
+    def _claimed(self) -> int:
+        """Runs a worker thread took from the queue that still wait for their memory."""
+        return sum(1 for rid, j in self._jobs.items() if j.state == "queued" and rid not in self._queue)
+
     def _status(self, run_id: str, job: _Job) -> RunStatus:
         if job.state == "queued":
-            position = self._queue.index(run_id) + self._running() if run_id in self._queue else None
+            # a run taken from the queue waits for its memory first: it is next (position 1)
+            position = self._queue.index(run_id) + self._running() + self._claimed() if run_id in self._queue else 1
         else:
             position = 0 if job.state == "running" else None
         history = job.history if job.history is not None else pd.DataFrame(job.rows, columns=list(trainer.HISTORY_COLUMNS))
@@ -239,8 +250,7 @@ class Worker:
                 if self._closed:
                     return
                 run_id = self._queue.popleft()
-                job = self._jobs[run_id]
-                job.state = "running"
+                job = self._jobs[run_id]  # stays "queued" (next in line) until its memory is reserved
                 self._cond.notify_all()
             self._run(run_id, job)
 
@@ -251,9 +261,27 @@ class Worker:
                 if p.row is not None:
                     job.rows.append(p.row)
 
+        def on_wait(message: str) -> None:
+            with self._cond:
+                job.message = f"waiting for memory: {message}"
+
         staging = self.cache.staging()
         try:
-            result = trainer.train(job.spec, on_progress, job.cancel.is_set, staging, limits=self.limits)
+            # the run's training memory, held in the process-wide budget until it ends (Live-model
+            # visitors and other runs reserve from the same budget): wait for it, else fail with its message
+            memory = trainer.reserve_run(job.spec, wait_s=self.wait_s, should_stop=job.cancel.is_set,
+                                         on_wait=on_wait)
+            if memory is None:  # cancelled while waiting
+                self.cache.discard(staging)
+                with self._cond:
+                    job.state, job.message, job.finished_at = "cancelled", "cancelled before it started", time.time()
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                job.state, job.message = "running", ""
+                self._cond.notify_all()
+            result = trainer.train(job.spec, on_progress, job.cancel.is_set, staging, limits=self.limits,
+                                   memory=memory)
             if result.cancelled:
                 self.cache.discard(staging)
             else:
@@ -262,7 +290,9 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - a failed run is reported in its status, not raised
             self.cache.discard(staging)
             with self._cond:
-                job.state, job.message, job.finished_at = "failed", f"{type(exc).__name__}: {exc}"[:500], time.time()
+                # a refused run (budget, limit, bad value) says why in plain words; anything else names its type
+                why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+                job.state, job.message, job.finished_at = "failed", why[:500], time.time()
                 self._cond.notify_all()
             return
         with self._cond:
