@@ -31,8 +31,9 @@ from typing import Any
 from albert_core.config import DTYPE_BYTES, PRESETS, WORKLOAD_LIMITS, ModelConfig, Workload, check_seq_len
 from albert_core.flops import count_flops
 from albert_core.hardware import HardwareProfile, get_profile
-from albert_core.memory import OPTIMIZER_STATES, estimate_memory
+from albert_core.memory import OPTIMIZER_STATES, estimate_memory, max_batch_that_fits
 from albert_core.params import count_params
+from albert_core.reference import PAPER_TABLE2_SPEEDUP
 
 PARALLEL_MODES = ("data",)
 MAX_CHIPS = 65_536
@@ -291,11 +292,8 @@ def fmt_duration(seconds: float) -> str:
 
 
 # ----------------------------------------------------------------------------- the paper's Table 2
-# Training speed relative to BERT-large, ALBERT paper (Lan et al., 2020) Table 2.
-PAPER_SPEEDUP: Mapping[str, float] = MappingProxyType({
-    "bert-base": 4.7, "bert-large": 1.0, "albert-base": 5.6, "albert-large": 1.7,
-    "albert-xlarge": 0.6, "albert-xxlarge": 0.3,
-})
+# Training speed relative to BERT-large, the paper's Table 2 (albert_core.reference).
+PAPER_SPEEDUP = PAPER_TABLE2_SPEEDUP
 TABLE2_WORKLOAD = Workload(batch=4096, seq_len=512, dtype="fp32", optimizer="adamw")
 TABLE2_CHIPS = 512
 TABLE2_MLM_FRACTION = 0.15
@@ -362,21 +360,12 @@ def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM
 
 # ----------------------------------------------------------------------------- questions users ask
 def largest_batch(cfg: ModelConfig, memory_bytes: float, seq_len: int = 512, dtype: str = "fp32",
-                  optimizer: str = "adamw") -> int:
-    """The largest training batch whose `estimate_memory` total fits ``memory_bytes`` (0 if none)."""
+                  optimizer: str = "adamw", precision: str = "pure") -> int:
+    """The largest training batch whose `estimate_memory` total fits ``memory_bytes`` (0 if none):
+    `memory.max_batch_that_fits`, capped at the workload's batch limit."""
     if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)) or not memory_bytes > 0:
         raise ValueError(f"memory_bytes must be a positive number, got {memory_bytes!r:.40}")
-
-    def fits(b: int) -> bool:
-        return estimate_memory(cfg, b, seq_len, dtype=dtype, optimizer=optimizer).total <= memory_bytes
-
-    lo, hi = 0, WORKLOAD_LIMITS["batch"][1]
-    if fits(hi):
-        return hi
-    while hi - lo > 1:  # memory grows with the batch: bisect on the boundary
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    return lo
+    return min(WORKLOAD_LIMITS["batch"][1], max_batch_that_fits(cfg, seq_len, memory_bytes, dtype, optimizer, precision))
 
 
 def time_to_train(est: TimeEstimate, tokens: float) -> float:
