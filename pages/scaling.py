@@ -27,7 +27,9 @@ def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
     return tuple(sorted({*values, extra}))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+# st.cache_resource, not st.cache_data: cache_data pickles the frame on every hit (a dozen per rerun here).
+# The frames are shared between sessions, so nothing may mutate them (the page and the builders only read).
+@st.cache_resource(max_entries=64, show_spinner=False)
 def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
                  *, wl: Workload, include_bert: bool = True) -> pd.DataFrame:
     """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
@@ -35,12 +37,12 @@ def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None,
                  seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, include_bert=include_bert)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def cached_presets(seq_len: int, head: str) -> pd.DataFrame:
     return fs.presets_frame(PRESETS, seq_len, head)
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def cached_table4() -> pd.DataFrame:
     return fs.table4_frame()
 

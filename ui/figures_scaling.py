@@ -36,15 +36,16 @@ def family_label(cfg: ModelConfig) -> str:
 
 
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
-    fig.update_layout(
-        title=title,
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        # legend under the axis title: several series would collide with the title above the plot
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
-        margin=dict(l=10, r=10, t=50, b=10),
-        hovermode="closest",
-    )
+    """Titles, legend, margins. Set property by property: `fig.update_layout(...)` goes through Plotly's
+    relayout machinery and cost ~2 ms per call, the largest share of building a chart (these take 0.2)."""
+    layout = fig.layout
+    layout.title.text = title
+    layout.xaxis.title.text = x_title
+    layout.yaxis.title.text = y_title
+    # legend under the axis title: several series would collide with the title above the plot
+    layout.legend = dict(orientation="h", yanchor="top", y=-0.2, x=0)
+    layout.margin = dict(l=10, r=10, t=50, b=10)
+    layout.hovermode = "closest"
     return fig
 
 
