@@ -31,6 +31,7 @@ for p in (ROOT, ROOT / "scripts"):
         sys.path.insert(0, str(p))
 
 import load_test as lt  # noqa: E402
+
 from bench.bench_live_rerun import cpu_seconds  # noqa: E402
 from tests.e2e import harness as h  # noqa: E402
 

@@ -12,7 +12,7 @@ from albert_core.format import escape_markdown, fmt_bytes, fmt_params, fmt_pct, 
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 from ui.render import takeaway
-from ui.state import cached_result, current
+from ui.state import cached_figure, cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -47,13 +47,10 @@ def cached_table4() -> pd.DataFrame:
     return fs.table4_frame()
 
 
-@st.cache_resource(max_entries=96, show_spinner=False)
-def figure(builder: str, view: str, _args: tuple):
-    """``fs.<builder>(*_args)``, built once per view: building and validating a Plotly figure costs
-    ~10 ms, the largest share of a rerun. Every chart's inputs follow from the view (the repr of the
-    frozen config and workload), so only that string is hashed: hashing the DataFrames or the
-    dataclasses cost more than the cache saved. Figures are small (< 50 kB) and never mutated."""
-    return getattr(fs, builder)(*_args)
+def figure(builder: str, *args):
+    """``fs.<builder>(*args)``, built once per distinct input (`ui.state.cached_figure`): a move of L
+    rebuilds only the charts whose inputs depend on L."""
+    return cached_figure(getattr(fs, builder), *args)
 
 
 def h_sweep(cfg: ModelConfig, hs: tuple[int, ...], wl: Workload, include_bert: bool = True
@@ -78,7 +75,6 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
 
 
 cfg, wl = current()
-view = repr((cfg, wl))  # complete: both are frozen dataclasses of plain values
 res = cached_result(cfg, wl)
 total = res.own.params.total
 chart = {"width": "stretch"}
@@ -95,7 +91,7 @@ left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
     df, i_note = h_sweep(cfg, hs, wl)
-    st.plotly_chart(figure("params_vs_hidden", view, (df, cfg, total)), key="fig_params_vs_hidden", **chart)
+    st.plotly_chart(figure("params_vs_hidden", df, cfg, total), key="fig_params_vs_hidden", **chart)
     at = df[df["hidden_size"] == cfg.hidden_size].set_index("model")["params"]
     top = df[df["hidden_size"] == max(hs)].set_index("model")["params"]
     if {"ALBERT", "BERT"} <= set(at.index):
@@ -111,7 +107,7 @@ with left:
 with right:
     ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
     df = cached_sweep(cfg, "num_layers", ls, wl=wl)
-    st.plotly_chart(figure("params_vs_layers", view, (df, cfg, total)), key="fig_params_vs_layers", **chart)
+    st.plotly_chart(figure("params_vs_layers", df, cfg, total), key="fig_params_vs_layers", **chart)
     if cfg.family == "albert" and cfg.sharing == "all":
         takeaway(
             f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
@@ -131,7 +127,7 @@ with left:
     acfg = albert_form(cfg)
     df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
                       _with(E_VALUES, acfg.embedding_size), wl=wl)
-    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, res.own.groups["embeddings"])),
+    st.plotly_chart(figure("embedding_vs_vocab", df, cfg, res.own.groups["embeddings"]),
                     key="fig_embedding_vs_vocab", **chart)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
@@ -146,7 +142,7 @@ with right:
     if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
         mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
         seed = pd.concat([seed, mine], ignore_index=True)
-    st.plotly_chart(figure("embedding_reduction", view, (seed, "current")), key="fig_embedding_reduction", **chart)
+    st.plotly_chart(figure("embedding_reduction", seed, "current"), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
         f"the often-quoted embedding chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
@@ -161,7 +157,7 @@ with left:
     df = cached_presets(seq, cfg.head)
     me = {"label": cfg.label, "params": total,
           "forward_flops": fs.presets_frame({cfg.label: cfg}, seq, cfg.head)["forward_flops"].iloc[0]}
-    st.plotly_chart(figure("flops_vs_params", view, (df, me)), key="fig_flops_vs_params", **chart)
+    st.plotly_chart(figure("flops_vs_params", df, me), key="fig_flops_vs_params", **chart)
     row = df.set_index("label")
     takeaway(
         f"ALBERT-xxlarge has {fmt_ratio(row.loc['albert-xxlarge', 'params'] / row.loc['bert-large', 'params'])} "
@@ -173,7 +169,7 @@ with right:
     acfg = albert_form(cfg)
     df = pd.concat([h_sweep(acfg.replace(embedding_size=e), _with(HEAT_H, acfg.hidden_size), wl, False)[0]
                     for e in _with(HEAT_E, acfg.embedding_size)], ignore_index=True)
-    st.plotly_chart(figure("params_heatmap", view, (df, acfg, cfg.family == "albert")),
+    st.plotly_chart(figure("params_heatmap", df, acfg, cfg.family == "albert"),
                     key="fig_params_heatmap", **chart)
     mode = SHARING_LABELS[acfg.sharing]
     note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
@@ -190,7 +186,7 @@ with right:
 left, right = st.columns(2)
 with left:
     t4 = cached_table4()
-    st.plotly_chart(figure("sharing_modes", view, (t4, total, cfg.label)), key="fig_sharing_modes", **chart)
+    st.plotly_chart(figure("sharing_modes", t4, total, cfg.label), key="fig_sharing_modes", **chart)
     e128 = t4[t4["embedding_size"] == 128].set_index("sharing")["exact"]
     takeaway(
         f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
@@ -204,7 +200,7 @@ with right:
     if cfg.family == "albert":
         rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
     mem = pd.DataFrame(rows)
-    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind)), key="fig_memory_bars", **chart)
+    st.plotly_chart(figure("memory_bars", mem, rows[0]["label"], kind), key="fig_memory_bars", **chart)
     if len(rows) == 2:
         a, b = mem.iloc[0], mem.iloc[1]
         takeaway(
