@@ -48,7 +48,7 @@ NOTES = [
     "each frame again on every hit), Streamlit's `gc.collect(2)` after every run (`runner.postScriptGC`) "
     "~10 %, `st.plotly_chart` (to_dict, to_json, element id) ~8 %, the sidebar ~4 %, the rest "
     "Streamlit's message queue and websocket writes. Explorer, Compare and Paper were already under "
-    "50 ms once the import heap was frozen (gc.freeze): nothing there was changed.",
+    "50 ms once the import heap was frozen (gc.freeze); only the GC setting below touches them.",
     "Changed: Scaling's charts are cached per distinct input (`ui.state.cached_figure`: a digest of the "
     "pickled arguments, ~0.1 ms, so a move rebuilds only the charts whose inputs changed), their layout and "
     "axes are set by assignment (identical figures, about half the build time), the sweep frames are "
@@ -119,6 +119,13 @@ def measure(roots: dict[str, Path], pages: list[str], blocks: int = BLOCKS, per_
             h.stop_server(proc)
 
 
+def _cpu() -> str:
+    from bench.common import machine
+
+    info = machine()
+    return f"{info['cpu']}, {info['logical_cpus']} logical CPUs"
+
+
 def run(against: Path | None = None, pages: list[str] | None = None, label: str | None = None) -> dict:
     """``against`` and ``label`` default to $BENCH_PAGE_RERUN_AGAINST (a folder) and
     $BENCH_PAGE_RERUN_LABEL (what it is, e.g. "before the change, commit 6cc8daf"), so that
@@ -152,7 +159,7 @@ def run(against: Path | None = None, pages: list[str] | None = None, label: str 
         "notes": ["A real server and one websocket client per page speaking Streamlit's protocol (no browser); "
                   "server CPU time (all threads) from /proc per block of moves, divided by the moves. Every "
                   "move is a config the server has not computed before.",
-                  f"Load average (1 min) {load0:.1f} at the start, {load1:.1f} at the end (a shared 2-CPU host: "
+                  f"CPU {_cpu()}; load average (1 min) {load0:.1f} at the start, {load1:.1f} at the end (a shared host: "
                   "CPU time, not wall time, is the figure; with a second copy the blocks alternate between "
                   "the two servers so the load hits both alike).",
                   *NOTES],
