@@ -91,5 +91,6 @@ def cached_figure(builder: Callable[..., Any], *args: Any) -> Any:
     """``builder(*args)`` for a pure figure builder of ``ui/``, built once per distinct input and shared
     by every session (bounded: the least recently used of `FIGURE_CACHE_ENTRIES` go first). Building
     a Plotly figure costs 5-8 ms, most of a rerun; a figure whose inputs did not change with the
-    visitor's edit is not rebuilt. Shared, not copied: callers never mutate the figure."""
+    visitor's edit is not rebuilt. Shared, not copied: callers never mutate the figure. The arguments
+    must pickle (frames, configs, numbers, strings, module-level functions)."""
     return _figure(builder.__module__, builder.__name__, content_key(args), args)
