@@ -72,3 +72,19 @@ def test_the_cache_is_bounded():
         state.cached_figure(fs.linear_ticks, 2_000_000 + i, fs.fmt_params)
     rebuilt = state.cached_figure(fs.linear_ticks, 1_000_000, fs.fmt_params)
     assert rebuilt is not first and rebuilt == first
+
+
+def test_content_key_follows_every_kind_of_column_and_nothing_else():
+    df = sweep(ModelConfig(), "num_layers", [1, 2, 4], **WL)  # numeric, categorical ("model") and more
+    key = state.content_key((df,))
+    assert state.content_key((df.copy(),)) == key
+    renamed = df.rename(columns={"params": "parameters"})
+    flipped = df.copy()
+    flipped["model"] = flipped["model"].iloc[::-1].to_numpy()  # categorical values swapped between rows
+    labelled = df.assign(label=["a", "b", "c", "d", "e", "f"][: len(df)])
+    relabelled = labelled.copy()
+    relabelled.loc[relabelled.index[0], "label"] = "z"
+    keys = {key, *(state.content_key((f,)) for f in (renamed, flipped, labelled, relabelled))}
+    assert len(keys) == 5
+    assert state.content_key((df, 1)) != state.content_key((df, 2))
+    assert state.content_key((ModelConfig(),)) != state.content_key((ModelConfig().replace(num_layers=3),))
