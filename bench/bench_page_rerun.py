@@ -50,7 +50,7 @@ NOTES = [
     "Streamlit's message queue and websocket writes. Explorer, Compare and Paper were already under "
     "50 ms once the import heap was frozen (gc.freeze); only the GC setting below touches them.",
     "Changed: Scaling's charts are cached per distinct input (`ui.state.cached_figure`: a digest of the "
-    "pickled arguments, ~0.1 ms, so a move rebuilds only the charts whose inputs changed), their layout and "
+    "arguments' values, ~0.3 ms a chart, so a move rebuilds only the charts whose inputs changed), their layout and "
     "axes are set by assignment (identical figures, about half the build time), the sweep frames are "
     "shared (st.cache_resource) instead of unpickled per hit, and the server no longer runs a full "
     "collection after every run (`runner.postScriptGC = false`; the generational collector still runs).",
