@@ -12,7 +12,7 @@ from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 from ui.render import takeaway
-from ui.state import cached_result, current
+from ui.state import cached_figure, cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -27,7 +27,9 @@ def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
     return tuple(sorted({*values, extra}))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+# st.cache_resource, not st.cache_data: cache_data pickles the frame on every hit (a dozen per rerun here).
+# The frames are shared between sessions, so nothing may mutate them (the page and the builders only read).
+@st.cache_resource(max_entries=64, show_spinner=False)
 def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
                  *, wl: Workload, include_bert: bool = True) -> pd.DataFrame:
     """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
@@ -35,28 +37,25 @@ def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None,
                  seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, include_bert=include_bert)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def cached_workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
     return fs.workload_frame(cfg, wl, field, values)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def cached_presets(seq_len: int, head: str) -> pd.DataFrame:
     return fs.presets_frame(PRESETS, seq_len, head)
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def cached_table4() -> pd.DataFrame:
     return fs.table4_frame()
 
 
-@st.cache_resource(max_entries=96, show_spinner=False)
-def figure(builder: str, view: str, _args: tuple):
-    """``fs.<builder>(*_args)``, built once per view: building and validating a Plotly figure costs
-    ~10 ms, the largest share of a rerun. Every chart's inputs follow from the view (the repr of the
-    frozen config and workload), so only that string is hashed: hashing the DataFrames or the
-    dataclasses cost more than the cache saved. Figures are small (< 50 kB) and never mutated."""
-    return getattr(fs, builder)(*_args)
+def figure(builder: str, *args):
+    """``fs.<builder>(*args)``, built once per distinct input (`ui.state.cached_figure`): a move of L
+    rebuilds only the charts whose inputs depend on L."""
+    return cached_figure(getattr(fs, builder), *args)
 
 
 def h_sweep(cfg: ModelConfig, hs: tuple[int, ...], wl: Workload, include_bert: bool = True
@@ -81,7 +80,6 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
 
 
 cfg, wl = current()
-view = repr((cfg, wl))  # complete: both are frozen dataclasses of plain values
 res = cached_result(cfg, wl)
 total = res.own.params.total
 chart = {"width": "stretch"}
@@ -98,7 +96,7 @@ left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
     df, i_note = h_sweep(cfg, hs, wl)
-    st.plotly_chart(figure("params_vs_hidden", view, (df, cfg, total)), key="fig_params_vs_hidden", **chart)
+    st.plotly_chart(figure("params_vs_hidden", df, cfg, total), key="fig_params_vs_hidden", **chart)
     at = df[df["hidden_size"] == cfg.hidden_size].set_index("model")["params"]
     top = df[df["hidden_size"] == max(hs)].set_index("model")["params"]
     if {"ALBERT", "BERT"} <= set(at.index):
@@ -114,7 +112,7 @@ with left:
 with right:
     ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
     df = cached_sweep(cfg, "num_layers", ls, wl=wl)
-    st.plotly_chart(figure("params_vs_layers", view, (df, cfg, total)), key="fig_params_vs_layers", **chart)
+    st.plotly_chart(figure("params_vs_layers", df, cfg, total), key="fig_params_vs_layers", **chart)
     if cfg.family == "albert" and cfg.sharing == "all":
         takeaway(
             f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
@@ -134,7 +132,7 @@ with left:
     acfg = albert_form(cfg)
     df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
                       _with(E_VALUES, acfg.embedding_size), wl=wl)
-    st.plotly_chart(figure("embedding_vs_vocab", view, (df, cfg, res.own.groups["embeddings"])),
+    st.plotly_chart(figure("embedding_vs_vocab", df, cfg, res.own.groups["embeddings"]),
                     key="fig_embedding_vs_vocab", **chart)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
@@ -149,7 +147,7 @@ with right:
     if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
         mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
         seed = pd.concat([seed, mine], ignore_index=True)
-    st.plotly_chart(figure("embedding_reduction", view, (seed, "current")), key="fig_embedding_reduction", **chart)
+    st.plotly_chart(figure("embedding_reduction", seed, "current"), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
         f"the often-quoted embedding chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
@@ -164,7 +162,7 @@ with left:
     df = cached_presets(seq, cfg.head)
     me = {"label": cfg.label, "params": total,
           "forward_flops": fs.presets_frame({cfg.label: cfg}, seq, cfg.head)["forward_flops"].iloc[0]}
-    st.plotly_chart(figure("flops_vs_params", view, (df, me)), key="fig_flops_vs_params", **chart)
+    st.plotly_chart(figure("flops_vs_params", df, me), key="fig_flops_vs_params", **chart)
     row = df.set_index("label")
     takeaway(
         f"ALBERT-xxlarge has {fmt_ratio(row.loc['albert-xxlarge', 'params'] / row.loc['bert-large', 'params'])} "
@@ -176,7 +174,7 @@ with right:
     acfg = albert_form(cfg)
     df = pd.concat([h_sweep(acfg.replace(embedding_size=e), _with(HEAT_H, acfg.hidden_size), wl, False)[0]
                     for e in _with(HEAT_E, acfg.embedding_size)], ignore_index=True)
-    st.plotly_chart(figure("params_heatmap", view, (df, acfg, cfg.family == "albert")),
+    st.plotly_chart(figure("params_heatmap", df, acfg, cfg.family == "albert"),
                     key="fig_params_heatmap", **chart)
     mode = SHARING_LABELS[acfg.sharing]
     note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
@@ -193,7 +191,7 @@ with right:
 left, right = st.columns(2)
 with left:
     t4 = cached_table4()
-    st.plotly_chart(figure("sharing_modes", view, (t4, total, cfg.label)), key="fig_sharing_modes", **chart)
+    st.plotly_chart(figure("sharing_modes", t4, total, cfg.label), key="fig_sharing_modes", **chart)
     e128 = t4[t4["embedding_size"] == 128].set_index("sharing")["exact"]
     takeaway(
         f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
@@ -207,7 +205,7 @@ with right:
     if cfg.family == "albert":
         rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
     mem = pd.DataFrame(rows)
-    st.plotly_chart(figure("memory_bars", view, (mem, rows[0]["label"], kind, res.own.memory.part_labels())),
+    st.plotly_chart(figure("memory_bars", mem, rows[0]["label"], kind, res.own.memory.part_labels()),
                     key="fig_memory_bars", **chart)
     if len(rows) == 2:
         a, b = mem.iloc[0], mem.iloc[1]
@@ -231,26 +229,26 @@ by_seq = cached_workload_frame(cfg, wl, "seq_len", seqs)
 by_batch = cached_workload_frame(cfg, wl, "batch", batches)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(figure("flops_vs_seq", view, (by_seq, wl.seq_len)), key="fig_flops_vs_seq", **chart)
+    st.plotly_chart(figure("flops_vs_seq", by_seq, wl.seq_len), key="fig_flops_vs_seq", **chart)
     lo, hi = by_seq.iloc[0], by_seq.iloc[-1]
     takeaway(f"attention scores are {fmt_pct(lo['attention_share'], 0)} of the forward FLOPs at S = "
              f"{int(lo['seq_len']):,} and {fmt_pct(hi['attention_share'], 0)} at S = {int(hi['seq_len']):,}: "
              "the weight matmuls grow as S, the scores as S², whatever the sharing.")
 with right:
-    st.plotly_chart(figure("memory_vs_workload", view + "seq", (by_seq, "seq_len", wl.seq_len)),
+    st.plotly_chart(figure("memory_vs_workload", by_seq, "seq_len", wl.seq_len),
                     key="fig_memory_vs_seq", **chart)
     takeaway(f"from S = {int(lo['seq_len']):,} to {int(hi['seq_len']):,} the activations (an estimate) go from "
              f"{fmt_bytes(lo['activations'])} to {fmt_bytes(hi['activations'])}; weights, gradients and "
              "optimizer states do not depend on S.")
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(figure("memory_vs_workload", view + "batch", (by_batch, "batch", wl.batch)),
+    st.plotly_chart(figure("memory_vs_workload", by_batch, "batch", wl.batch),
                     key="fig_memory_vs_batch", **chart)
     one = by_batch.iloc[0]
     takeaway(f"each sequence of {wl.seq_len} tokens adds about {fmt_bytes(one['activations'] / one['batch'])} of "
              f"activations; the {fmt_bytes(one['total'] - one['activations'])} of weights and states are paid once.")
 with right:
-    st.plotly_chart(figure("flops_vs_batch", view, (by_batch, wl.batch)), key="fig_flops_vs_batch", **chart)
+    st.plotly_chart(figure("flops_vs_batch", by_batch, wl.batch), key="fig_flops_vs_batch", **chart)
     takeaway(f"training FLOPs grow linearly with B: {fmt_flops(one['training_flops'] / one['batch'])} per "
              f"{wl.seq_len}-token sequence" + (" (with the recomputed forward of gradient checkpointing)."
                                                if wl.checkpointing else "."))

@@ -1,0 +1,90 @@
+"""ui.state.cached_figure: one shared figure per distinct input, rebuilt when any input changes, bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from albert_core import ModelConfig, count_params
+from albert_core.sweeps import sweep
+from ui import figures_scaling as fs
+from ui import state
+
+WL = dict(batch=2, seq_len=64, dtype="fp32", optimizer="adamw")
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    state._figure.clear()
+    yield
+    state._figure.clear()
+
+
+def layers_inputs(cfg: ModelConfig):
+    df = sweep(cfg, "num_layers", [1, 2, 4, 12, 24], **WL)
+    return df, cfg, count_params(cfg).total
+
+
+def star(fig):
+    (point,) = [t for t in fig.data if t.name == fs.CURRENT_NAME]
+    return point.x[0], point.y[0]
+
+
+def test_equal_inputs_share_one_figure_even_when_rebuilt_separately():
+    cfg = ModelConfig()
+    first = state.cached_figure(fs.params_vs_layers, *layers_inputs(cfg))
+    again = state.cached_figure(fs.params_vs_layers, *layers_inputs(ModelConfig()))  # new, equal objects
+    assert again is first
+
+
+def test_a_changed_config_gives_a_changed_figure():
+    cfg = ModelConfig()
+    deeper = cfg.replace(num_layers=24, sharing="none")
+    a = state.cached_figure(fs.params_vs_layers, *layers_inputs(cfg))
+    b = state.cached_figure(fs.params_vs_layers, *layers_inputs(deeper))
+    assert star(a) == (cfg.num_layers, count_params(cfg).total)
+    assert star(b) == (24, count_params(deeper).total)
+    assert star(b) != star(a)
+
+
+def test_a_changed_frame_value_alone_gives_a_changed_figure():
+    df, cfg, total = layers_inputs(ModelConfig())
+    edited = df.copy()
+    edited.loc[0, "params"] = 1  # same shape and config, one value differs
+    a = state.cached_figure(fs.params_vs_layers, df, cfg, total)
+    b = state.cached_figure(fs.params_vs_layers, edited, cfg, total)
+    assert b is not a
+    assert 1 in b.data[0].y or 1 in b.data[1].y
+
+
+def test_builders_with_equal_inputs_do_not_share_a_figure():
+    t4 = fs.table4_frame()
+    a = state.cached_figure(fs.sharing_modes, t4, 11_000_000, "x")
+    b = state.cached_figure(fs.sharing_modes, t4, 12_000_000, "x")
+    assert a is not b and a.to_plotly_json() != b.to_plotly_json()
+
+
+def test_the_cache_is_bounded():
+    """After FIGURE_CACHE_ENTRIES other entries the first one is evicted (built again: a new object).
+    A cheap pure builder of ui/ stands in for a chart, so the test builds 257 values, not figures."""
+    first = state.cached_figure(fs.linear_ticks, 1_000_000, fs.fmt_params)
+    assert state.cached_figure(fs.linear_ticks, 1_000_000, fs.fmt_params) is first
+    for i in range(state.FIGURE_CACHE_ENTRIES):
+        state.cached_figure(fs.linear_ticks, 2_000_000 + i, fs.fmt_params)
+    rebuilt = state.cached_figure(fs.linear_ticks, 1_000_000, fs.fmt_params)
+    assert rebuilt is not first and rebuilt == first
+
+
+def test_content_key_follows_every_kind_of_column_and_nothing_else():
+    df = sweep(ModelConfig(), "num_layers", [1, 2, 4], **WL)  # numeric, categorical ("model") and more
+    key = state.content_key((df,))
+    assert state.content_key((df.copy(),)) == key
+    renamed = df.rename(columns={"params": "parameters"})
+    flipped = df.copy()
+    flipped["model"] = flipped["model"].iloc[::-1].to_numpy()  # categorical values swapped between rows
+    labelled = df.assign(label=["a", "b", "c", "d", "e", "f"][: len(df)])
+    relabelled = labelled.copy()
+    relabelled.loc[relabelled.index[0], "label"] = "z"
+    keys = {key, *(state.content_key((f,)) for f in (renamed, flipped, labelled, relabelled))}
+    assert len(keys) == 5
+    assert state.content_key((df, 1)) != state.content_key((df, 2))
+    assert state.content_key((ModelConfig(),)) != state.content_key((ModelConfig().replace(num_layers=3),))
