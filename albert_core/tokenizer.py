@@ -1,5 +1,8 @@
 """A real subword tokenizer for the live model, trained from text this package ships (never downloaded).
 
+For V >= LAB_MIN_VOCAB it is the pretraining lab's tokenizer of the model's family (Unigram for ALBERT,
+WordPiece for BERT, trained on CPython's documentation; the largest shipped size <= V). Below that:
+
 The shipped tokenizer is an uncased WordPiece (BERT's algorithm) trained with the `tokenizers` library on
 `albert_core/data/corpus.txt`. Training is deterministic, so the same text gives the same ids in every process.
 Its vocabulary never exceeds the model's V: it is trained for min(V, MAX_VOCAB) entries and, when V is smaller
@@ -22,6 +25,7 @@ from albert_core.config import ModelConfig
 from albert_core.workload import check_seq_len
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4 in the shipped tokenizer
+LAB_MIN_VOCAB = 512  # from this V on, the lab's tokenizers (albert_core.lab.tokenizers.SHIPPED_VOCAB_SIZES[0])
 MAX_VOCAB = 8_000  # the shipped corpus saturates well below this; bounds training time and the cache
 CORPUS = Path(__file__).parent / "data" / "corpus.txt"
 # Every printable ASCII character is in the alphabet, so digits and punctuation never become [UNK].
@@ -166,7 +170,14 @@ def encode(
                 f"vocab_size ({cfg.vocab_size:,}) is smaller than the checkpoint tokenizer's "
                 f"vocabulary ({vocab_size:,} entries)"
             )
-    else:
+    elif cfg.vocab_size >= LAB_MIN_VOCAB:
+        from albert_core.lab.tokenizers import model_tokenizer, tokenizer_kind
+
+        tok = model_tokenizer(cfg.family, cfg.vocab_size)  # the pretraining lab's, trained on its corpus
+        pieces = _shipped_pieces(tok)
+        kind = {"unigram": "Unigram", "wordpiece": "WordPiece"}[tokenizer_kind(cfg.family)]
+        source = f"lab {kind} tokenizer ({tok.get_vocab_size():,} entries, trained on CPython's documentation)"
+    else:  # fewer embedding rows than the smallest lab tokenizer: the small shipped WordPiece, cut to V
         tok = shipped_tokenizer(cfg.vocab_size)
         pieces = _shipped_pieces(tok)
         source = f"shipped WordPiece ({tok.get_vocab_size():,} entries)"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from albert_core import PRESETS
 from albert_core.config import ModelConfig
 from albert_core.tokenizer import SPECIAL_TOKENS, encode, shipped_tokenizer
 
@@ -54,19 +55,40 @@ def test_ids_below_vocab_size(V):
     assert enc.ids[0] == SPECIAL_TOKENS.index("[CLS]") and enc.ids[-1] == SPECIAL_TOKENS.index("[SEP]")
 
 
-def test_real_subwords_at_full_size():
+SHIPPED_CFG = ModelConfig(vocab_size=500)  # below LAB_MIN_VOCAB: the small shipped WordPiece
+
+
+def test_real_subwords_of_the_shipped_wordpiece():
     vocab = shipped_tokenizer(30_000).get_vocab()
     assert 300 < len(vocab) <= 8_000
     assert [vocab[t] for t in SPECIAL_TOKENS] == [0, 1, 2, 3, 4]
-    enc = encode("the layers", ModelConfig(), 16)
-    assert enc.tokens == ["[CLS]", "the", "layer", "##s", "[SEP]"]
-    assert "[UNK]" not in encode("Digits 0123456789 and #$%&!", ModelConfig(), 64).tokens
+    enc = encode("the layers", SHIPPED_CFG, 16)
+    assert enc.tokens == ["[CLS]", "the", "layer", "##s", "[SEP]"] and "shipped WordPiece" in enc.source
+    assert "[UNK]" not in encode("Digits 0123456789 and #$%&!", SHIPPED_CFG, 64).tokens
+
+
+@pytest.mark.parametrize(("preset", "kind", "name"), [("albert-base", "unigram", "Unigram"),
+                                                      ("bert-base", "wordpiece", "WordPiece")])
+def test_full_size_models_read_the_lab_tokenizer_of_their_family(preset, kind, name):
+    from albert_core.lab.tokenizers import lab_tokenizer
+
+    cfg = PRESETS[preset]  # V 30,000 / 30,522: the largest shipped lab size below V, 8,192
+    ref = lab_tokenizer(kind, 8192).encode("the layers", add_special_tokens=False)
+    enc = encode("the layers", cfg, 16)
+    assert enc.tokens == ["[CLS]", *ref.tokens, "[SEP]"] and enc.ids[1:-1] == ref.ids
+    assert enc.ids[0] == SPECIAL_TOKENS.index("[CLS]") and enc.ids[-1] == SPECIAL_TOKENS.index("[SEP]")
+    assert f"lab {name} tokenizer (8,192 entries" in enc.source
+    assert "[UNK]" not in encode("Digits 0123456789 and #$%&!", cfg, 64).tokens
 
 
 @pytest.mark.parametrize("max_len", [128, 12, 9])
-def test_pair_matches_transformers_bert_tokenizer(tmp_path, max_len):
-    cfg = ModelConfig()
-    bert = _bert_tokenizer(tmp_path, shipped_tokenizer(cfg.vocab_size).get_vocab())
+@pytest.mark.parametrize("lab", [False, True])
+def test_pair_matches_transformers_bert_tokenizer(tmp_path, max_len, lab):
+    from albert_core.lab.tokenizers import lab_tokenizer
+
+    cfg = PRESETS["bert-base"] if lab else SHIPPED_CFG
+    vocab = (lab_tokenizer("wordpiece", 8192) if lab else shipped_tokenizer(cfg.vocab_size)).get_vocab()
+    bert = _bert_tokenizer(tmp_path, vocab)
     ref = bert(TEXT, PAIR, truncation="longest_first", max_length=max_len)
     enc = encode(TEXT, cfg, max_len, text_pair=PAIR)
     assert enc.ids == ref["input_ids"]
@@ -80,7 +102,7 @@ def test_pair_matches_transformers_bert_tokenizer(tmp_path, max_len):
 
 
 def test_pair_layout():
-    enc = encode("a b", ModelConfig(), 32, text_pair="c d e")
+    enc = encode("a b", SHIPPED_CFG, 32, text_pair="c d e")
     assert enc.tokens == ["[CLS]", "a", "b", "[SEP]", "c", "d", "e", "[SEP]"]
     assert enc.token_type_ids == [0, 0, 0, 0, 1, 1, 1, 1]
     t = enc.tensors()
