@@ -83,6 +83,15 @@ def short_repr(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def check_field_names(cls: type, data: Any, what: str) -> None:
+    """``data`` is a mapping whose keys are all field names of the dataclass ``cls`` (ValueError otherwise)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{what} must be a mapping of field names, got {type(data).__name__}")
+    unknown = sorted(set(data) - {f.name for f in fields(cls)})
+    if unknown:
+        raise ValueError(f"unknown field(s): {', '.join(map(str, unknown))}")
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """Architecture of a BERT- or ALBERT-style encoder and which transformers head sits on it.
@@ -252,11 +261,7 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ModelConfig:
-        if not isinstance(data, Mapping):
-            raise ValueError(f"a config must be a mapping of field names, got {type(data).__name__}")
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown field(s): {', '.join(map(str, unknown))}")
+        check_field_names(cls, data, "a config")
         return cls(**data)
 
     # ----------------------------------------------------------------------------- codecs

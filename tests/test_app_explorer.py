@@ -68,7 +68,7 @@ def test_partial_sharing_explains_missing_hf_export(app):
     hf = at.get("download_button")[0]
     assert hf.disabled if hasattr(hf, "disabled") else hf.proto.disabled
     assert any("transformers" in c.value and "not available" in c.value for c in at.caption)
-    assert metrics(at)["Total parameters"].value == fmt_params(63_647_232)  # albert-facts.md, Table 4 mode
+    assert metrics(at)["Total parameters"].value == fmt_params(63_647_232)  # transformers' exact count, Table 4 mode
 
 
 def test_bert_twin_panel_numbers(app):
@@ -84,7 +84,7 @@ def test_bert_panel_compares_with_its_albert_counterpart(app):
     assert not at.exception
     text = " ".join(md.value for md in at.markdown)
     assert "ALBERT counterpart" in text
-    # BertModel 109,482,240 (albert-facts.md) vs albert-base at V = 30,522: 11,683,584 + 522 * 128.
+    # BertModel 109,482,240 (transformers' exact count) vs albert-base at V = 30,522: 11,683,584 + 522 * 128.
     assert f"Parameters: down {FACTS_MODEL['bert-base'] / (FACTS_MODEL['albert-base'] + 522 * 128):.2f}x" in text
     assert len(at.get("plotly_chart")) == 4  # architecture, treemap, FLOPs, counterpart
 

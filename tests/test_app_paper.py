@@ -18,7 +18,7 @@ def test_paper_page_tables(app):
     assert row.loc["albert-base", "recomputed"] == FACTS_MODEL["albert-base"]
     assert row.loc["albert-xxlarge", "printed"] == 235e6
     assert row.loc["bert-base", "recomputed"] == FACTS_MODEL["bert-base"] - 522 * 768
-    # Table 4 partial-sharing figures from albert-facts.md.
+    # Table 4 partial-sharing figures (tests/facts.py).
     t4 = t4.set_index("model")["recomputed"]
     assert t4["E = 128, shared-attention"] == 63_647_232 and t4["E = 128, shared-FFN"] == 37_686_528
     assert t4["E = 128, all-shared"] == FACTS_MODEL["albert-base"]

@@ -41,7 +41,7 @@ def test_page_reads_the_sidebar_config_from_the_url(app):
     assert [t.value for t in at.title] == ["Scaling"]
     specs = charts(at)
     assert len(specs) == N_CHARTS
-    assert star(specs["Parameters vs hidden size H"]) == (1024, 17_683_968)  # albert-facts.md
+    assert star(specs["Parameters vs hidden size H"]) == (1024, 17_683_968)  # transformers' exact count
 
 
 @pytest.mark.parametrize("name", ["default", *PRESETS])

@@ -34,7 +34,7 @@ def test_url_restores_the_view(app):
     assert at.slider(key="cfg_H").value == 2048 and at.slider(key="cfg_L").value == 24
     assert at.selectbox(key="cfg_preset").value == "albert-xlarge"  # these fields are exactly the preset
     assert at.number_input(key="wl_seq").value == 256 and at.selectbox(key="wl_opt").value == "sgd"
-    assert metrics(at)["Total parameters"] == "58.72M"  # albert-facts.md: 58,724,864
+    assert metrics(at)["Total parameters"] == "58.72M"  # transformers' exact count: 58,724,864
     assert at.query_params["H"] == "2048" and at.query_params["dtype"] == "bf16"
 
 

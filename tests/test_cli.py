@@ -1,4 +1,4 @@
-"""`python -m albert_core`: numbers against the closed forms and exact counts in albert-facts.md,
+"""`python -m albert_core`: numbers against the closed forms and exact counts of transformers (tests/facts.py),
 exports against transformers, and bad input -> exit code 2 with one line on stderr."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def fails(capsys, *argv: str) -> str:
 
 
 # ----------------------------------------------------------------------------- params
-# Exact transformers counts from albert-facts.md (XModel, XForPreTraining).
+# Exact transformers counts (tests/facts.py) (XModel, XForPreTraining).
 FACTS = EXACT_COUNTS
 
 
@@ -61,7 +61,7 @@ def test_params_overrides_rebuild_a_preset(capsys):
 
 
 def test_params_partial_sharing_matches_paper_table_4_counts(capsys):
-    # albert-facts.md: ALBERT-base E=128 shared-attention 63,647,232, shared-FFN 37,686,528.
+    # transformers' exact count: ALBERT-base E=128 shared-attention 63,647,232, shared-FFN 37,686,528.
     assert run_json(capsys, "params", "--sharing", "attention")["total"] == 63_647_232
     assert run_json(capsys, "params", "--sharing", "ffn")["total"] == 37_686_528
     comps = run_json(capsys, "params")["components"]
@@ -75,7 +75,7 @@ def test_params_closed_form_with_groups_inner_groups_and_untied_decoder(capsys):
             "--inner-groups", str(K), "--head", "masked-lm")
     layer = 4 * H * H + 2 * H * F + 9 * H + F
     model = (V + P + T) * E + 2 * E + (E * H + H) + G * K * layer + (H * H + H)
-    masked_lm = model - (H * H + H) + H * E + 3 * E + V  # closed form from albert-facts.md
+    masked_lm = model - (H * H + H) + H * E + 3 * E + V  # closed form (tests/facts.py)
     assert run_json(capsys, *argv)["total"] == masked_lm
     # Untied, transformers' decoder holds its own weight [V, E] and its own bias [V].
     assert run_json(capsys, *argv, "--untied")["total"] == masked_lm + V * E + V

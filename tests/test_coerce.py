@@ -64,7 +64,7 @@ def test_sidebar_gives_the_config(app, name, argv, query, base, actions, expecte
 
 
 def test_bert_base_as_albert_counts_as_albert_base_with_bert_vocabulary():
-    # albert-facts.md: ALBERT-base 11,683,584 at V = 30,000; BERT's 522 extra words cost E = 128 each.
+    # transformers' exact count: ALBERT-base 11,683,584 at V = 30,000; BERT's 522 extra words cost E = 128 each.
     assert count_params(BERT_BASE_AS_ALBERT).total == 11_683_584 + 522 * 128
 
 

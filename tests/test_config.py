@@ -100,7 +100,7 @@ def test_from_dict_round_trip_and_rejections():
 
 
 # ----------------------------------------------------------------------------- presets
-# Paper Table 1 (+ heads / intermediate from its text); V from albert-facts.md.
+# Paper Table 1 (+ heads / intermediate from its text); V (tests/facts.py).
 PAPER_SHAPES = {
     "bert-base": ("bert", 30_522, 768, 12, 768, 12, 3072, "none"),
     "bert-large": ("bert", 30_522, 1024, 24, 1024, 16, 4096, "none"),

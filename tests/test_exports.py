@@ -1,5 +1,5 @@
 """Export files: parsed back and compared with independent oracles (transformers models on the meta
-device, the closed forms of albert-facts.md, the matmul FLOP formula)."""
+device, the published closed forms, the matmul FLOP formula)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from albert_core.results import analyze, result_from_dict
 from ui import exports
 
 
-# Exact transformers counts (albert-facts.md), XModel.
+# Exact transformers counts (transformers' exact count), XModel.
 @pytest.mark.parametrize("name", ["albert-base", "bert-large"])
 def test_breakdown_csv_parses_back_to_the_exact_count(name):
     from albert_core import count_params

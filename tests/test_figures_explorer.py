@@ -137,7 +137,7 @@ def test_albert_counterpart_of_a_bert_is_its_twin():
     # albert-base's closed form at BERT's vocabulary V = 30,522: 522 more rows of E = 128.
     assert count_params(alt).total == 11_683_584 + 522 * 128
     rep = analyze(alt, Workload())
-    assert rep.twin.params.total == 109_482_240  # albert-facts.md, BertModel
+    assert rep.twin.params.total == 109_482_240  # transformers' exact count, BertModel
 
 
 def test_twin_summary_says_what_the_numbers_say():
@@ -153,7 +153,7 @@ def test_twin_summary_says_what_the_numbers_say():
 def test_breakdown_takeaway_mentions_the_unshared_size():
     text = figures_explorer.breakdown_takeaway(count_params(PRESETS["albert-base"]))
     assert "Word embeddings (3.84M)" in text  # V*E = 30,000 * 128
-    assert "89.65M" in text  # albert-facts.md, Table 4: E = 128 not-shared, 89,650,176
+    assert "89.65M" in text  # transformers' exact count, Table 4: E = 128 not-shared, 89,650,176
     assert "Without sharing" not in figures_explorer.breakdown_takeaway(count_params(PRESETS["bert-base"]))
 
 

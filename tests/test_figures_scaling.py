@@ -44,7 +44,7 @@ def test_params_vs_hidden_matches_count_params_per_config():
     assert list(albert.x) == hs and list(bert.x) == hs
     assert list(albert.y) == [count_params(cfg.replace(hidden_size=h)).total for h in hs]
     assert list(bert.y) == [count_params(cfg.replace(hidden_size=h).bert_twin()).total for h in hs]
-    assert current(fig) == (768, 11_683_584)  # ALBERT-base, albert-facts.md
+    assert current(fig) == (768, 11_683_584)  # ALBERT-base, transformers' exact count
     # 1-2-5 ticks labelled in params (no Plotly minor labels "2, 5" between decades), spanning the data
     vals, text = list(fig.layout.yaxis.tickvals), list(fig.layout.yaxis.ticktext)
     assert text[:3] == ["2M", "5M", "10M"] and text[-1] == "200M"
@@ -109,8 +109,8 @@ def test_flops_vs_params_presets_and_current():
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     bert = trace(fig, "BERT")
     assert list(bert.text) == ["bert-base", "bert-large"]
-    assert list(bert.x) == [109_482_240, 335_141_888]  # albert-facts.md exact counts
-    # BERT-base forward, albert-facts closed form: L*(8SH^2 + 4S^2H + 4SHI) + 2H^2 (pooler), S = 128
+    assert list(bert.x) == [109_482_240, 335_141_888]  # transformers' exact counts
+    # BERT-base forward, the published closed form: L*(8SH^2 + 4S^2H + 4SHI) + 2H^2 (pooler), S = 128
     S, H, FF = 128, 768, 3072
     assert bert.y[0] == 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * FF) + 2 * H * H
     albert = trace(fig, "ALBERT")
@@ -148,7 +148,7 @@ def test_params_heatmap_without_current_cell_has_no_star():
 
 def test_table4_exact_and_paper_values():
     df = fs.table4_frame().set_index(["embedding_size", "sharing"])
-    # albert-facts.md: ALBERT-base E=128 with pooler
+    # transformers' exact count: ALBERT-base E=128 with pooler
     assert df.loc[(128, "all"), "exact"] == 11_683_584
     assert df.loc[(128, "attention"), "exact"] == 63_647_232
     assert df.loc[(128, "ffn"), "exact"] == 37_686_528

@@ -74,7 +74,7 @@ def test_training_within_half_percent(work) -> None:
 
 
 def test_facts_file_formula_and_sharing_saves_no_flops() -> None:
-    # albert-facts.md: fwd = 2BSEH + L*K*(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2 + heads
+    # transformers' exact count: fwd = 2BSEH + L*K*(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2 + heads
     B, S = 4, 256
     for G, K in ((1, 1), (2, 3)):
         cfg = PRESETS["albert-large"].replace(head="pretraining", num_hidden_groups=G, inner_group_num=K)

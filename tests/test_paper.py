@@ -1,5 +1,5 @@
-"""The ALBERT paper's parameter tables and the seed documents' figures, reproduced from exact counts,
-with the paper's and the seeds' inconsistencies explained.
+"""The ALBERT paper's parameter tables and two circulating size estimates, reproduced from exact counts,
+with the paper's and the estimates' inconsistencies explained.
 
 The paper (Lan et al. 2020, arXiv 1909.11942v6) uses V = 30,000 in every experiment and prints counts
 rounded to whole millions: sometimes rounded, sometimes truncated, so "to the paper's rounding" means

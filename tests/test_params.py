@@ -86,7 +86,7 @@ def test_untied_decoder_matches_a_real_cpu_model(family: str) -> None:
 
 
 def test_facts_table_and_closed_forms() -> None:
-    # albert-facts.md "Exact counts" table (transformers 5.24).
+    # transformers' exact counts (transformers 5.24).
     for name, (model, pretraining) in EXACT_COUNTS.items():
         cfg = PRESETS[name]
         assert count_params(cfg).total == model, name
@@ -94,7 +94,7 @@ def test_facts_table_and_closed_forms() -> None:
 
 
 def closed_form(cfg: ModelConfig) -> int:
-    """albert-facts.md closed forms, extended to partial sharing by its stated rule (a shared block
+    """The published closed forms, extended to partial sharing by its stated rule (a shared block
     is held G*K times, an unshared one L*K times)."""
     V, E, H, P, T, L = (cfg.vocab_size, cfg.embedding_size, cfg.hidden_size,
                         cfg.max_position_embeddings, cfg.type_vocab_size, cfg.num_layers)

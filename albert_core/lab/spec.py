@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from albert_core.config import ModelConfig
+from albert_core.config import ModelConfig, check_field_names
 
 # Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
 # produces: every cached result is then recomputed instead of served stale.
@@ -178,11 +178,7 @@ class RunSpec:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunSpec:
-        if not isinstance(data, Mapping):
-            raise ValueError(f"a run spec must be a mapping of field names, got {type(data).__name__}")
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown field(s): {', '.join(map(str, unknown))}")
+        check_field_names(cls, data, "a run spec")
         if "config" not in data:
             raise ValueError("config is missing")
         return cls(**{**data, "config": ModelConfig.from_dict(data["config"])})

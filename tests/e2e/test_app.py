@@ -1,7 +1,7 @@
 """The app in a real browser: every page renders without an exception, sliders change the numbers, a
 link reproduces the view, bad URLs warn, downloads deliver the right files.
 
-Oracles are the exact transformers counts in albert-facts.md, not the app's own code."""
+Oracles are the exact transformers counts of transformers (tests/facts.py), not the app's own code."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ PAGES = [
     ("pages/compare.py", "/compare"),
     ("pages/paper.py", "/paper"),
 ]
-ALBERT_LARGE_PRETRAINING = 17_847_474  # AlbertForPreTraining at albert-large's shape (albert-facts.md)
+ALBERT_LARGE_PRETRAINING = 17_847_474  # AlbertForPreTraining at albert-large's shape (transformers' exact count)
 TOTAL_PARAMS = ".st-key-metric_total_params [data-testid='stMetricValue']"
 H_SLIDER = ".st-key-cfg_H input[type='range']"  # Streamlit 1.67's slider thumb (react-aria)
 
