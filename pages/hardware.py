@@ -7,7 +7,7 @@ import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload
 from albert_core.config import DTYPE_BYTES
-from albert_core.format import fmt_bytes, fmt_count
+from albert_core.format import escape_markdown, fmt_bytes, fmt_count
 from albert_core.hardware import (
     DATASHEET_PROFILES,
     HARDWARE_NAMES,
@@ -31,7 +31,6 @@ from albert_core.timing import (
     time_to_train,
 )
 from ui import figures_explorer, figures_hardware
-from ui.sidebar import inert
 from ui.state import current
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"
@@ -48,7 +47,7 @@ if not ss.get(_SEEDED):  # first visit in this session: the URL decides
     hw, chips, problems = figures_hardware.decode_query(st.query_params.to_dict(), DEFAULT_HW, DEFAULT_CHIPS)
     ss[HW_KEY], ss[CHIPS_KEY], ss[_SEEDED] = hw, chips, True
     for problem in problems:
-        st.warning(inert(problem) + " \\- using the default instead.", icon="⚠️")
+        st.warning(escape_markdown(problem) + " \\- using the default instead.", icon="⚠️")
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -103,7 +102,7 @@ if chips > wl.batch:
     notes.append(f"{chips} chips need a batch of at least {chips}: timed on {wl.batch} chips.")
     chips = max(c for c in CHIP_CHOICES if c <= wl.batch)
 for note in notes:
-    st.caption(inert(note))
+    st.caption(escape_markdown(note))
 
 # ----------------------------------------------------------------------------- breakdown
 est = cached_estimate(cfg, wl, hw_name, chips, overlap)
@@ -125,7 +124,7 @@ st.caption(figures_hardware.step_takeaway(est))
 with st.expander("Parts and assumptions"):
     st.dataframe(figures_hardware.breakdown_frame(est).drop(columns=["seconds"]), hide_index=True,
                  width="stretch", key="hw_parts")
-    st.markdown("\n".join(f"- {inert(a)}" for a in est.assumptions))
+    st.markdown("\n".join(f"- {escape_markdown(a)}" for a in est.assumptions))
 
 # ----------------------------------------------------------------------------- answers
 st.subheader("Questions people ask")
@@ -171,7 +170,7 @@ with st.container(border=True, key="hw_data_parallel"):
     mine, theirs = gradient_bytes(cfg, wl.dtype), gradient_bytes(twin_cfg, wl.dtype)
     st.markdown(
         f"Every data-parallel step all-reduces the gradients of the unique parameters (time model): "
-        f"**{fmt_bytes(mine)}** for {inert(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin "
+        f"**{fmt_bytes(mine)}** for {escape_markdown(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin "
         f"({wl.dtype} gradients, {grad} bytes each; a ring sends 2(n-1)/n of it per chip)."
     )
     measured = measured_allreduce()
@@ -180,7 +179,7 @@ with st.container(border=True, key="hw_data_parallel"):
     else:
         st.dataframe(figures_hardware.measured_allreduce_frame(measured, matching_preset(cfg.replace(
             head="model"))), hide_index=True, width="stretch", key="hw_measured_allreduce")
-        st.caption(inert(figures_hardware.measured_takeaway(measured)))
+        st.caption(escape_markdown(figures_hardware.measured_takeaway(measured)))
     st.markdown(
         "**Scaling out.** This app stays one process; the lab's trainer runs data-parallel under "
         "`torch.distributed` (DistributedDataParallel: gloo on CPU, nccl on GPU). Every process takes its "

@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core.config import SHARING_LABELS
+from albert_core.format import escape_markdown
 from albert_core.lab import trainer
 from albert_core.lab.spec import TASKS
 from ui import train_experiments, train_view
 from ui import train_runs as tr
-from ui.sidebar import inert
 from ui.state import current
 
 TASK_LABELS = {"sop": "SOP (sentence order, ALBERT)", "nsp": "NSP (next sentence, BERT)", "none": "none (MLM only)"}
@@ -73,7 +73,7 @@ try:
                                 embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1, hi=base.hidden_size * 4),
                                 task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq)
 except ValueError as exc:
-    st.error(inert(f"Cannot plan these runs: {exc}"))
+    st.error(escape_markdown(f"Cannot plan these runs: {exc}"))
     specs = []
 
 if specs:

@@ -108,7 +108,6 @@ def _wkey(url_key: str) -> str:
     return "wl_" + url_key
 
 
-inert = escape_markdown  # the former name, kept for modules not yet updated
 
 
 def preset_name(cfg: ModelConfig) -> str:

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from albert_core import ModelConfig
+from albert_core.format import escape_markdown
 from albert_core.lab import experiments as lab_experiments
 from albert_core.lab import reference
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
@@ -22,7 +23,6 @@ from albert_core.lab.worker import get_worker
 from ui import figures_train as ft
 from ui import train_runs as tr
 from ui import train_view
-from ui.sidebar import inert
 
 EXP_KEY = "train_exp"
 OWN_KEY = "_train_exp_own"  # experiment name -> the run ids the visitor started for it
@@ -66,7 +66,7 @@ def chosen_experiment() -> str:
         if raw in EXPERIMENTS:
             ss[EXP_KEY] = raw
         elif raw:
-            st.warning(f"URL value exp={inert(raw[:24])} is not an experiment \\- showing the first one.", icon="⚠️")
+            st.warning(f"URL value exp={escape_markdown(raw[:24])} is not an experiment \\- showing the first one.", icon="⚠️")
         ss[_SEEDED] = True
     name = st.selectbox("Experiment", list(EXPERIMENTS), format_func=lambda n: EXPERIMENTS[n].title, key=EXP_KEY)
     st.query_params[train_view.URL_EXP] = name
@@ -116,7 +116,7 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
         st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
-            f"{inert(a)} vs {inert(b)}: " + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
+            f"{escape_markdown(a)} vs {escape_markdown(b)}: " + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
             for a, b, s in seps[["a", "b", "step"]].itertuples(index=False)))
 
 
@@ -124,8 +124,8 @@ def render(cfg: ModelConfig) -> None:
     st.header("Experiments in miniature")
     name = chosen_experiment()
     exp = EXPERIMENTS[name]
-    st.markdown(f"**{inert(exp.question)}**")
-    st.caption(f"**{ft.PAPER_LABEL}:** {inert(exp.paper.claim)} ({inert(exp.paper.source)})")
+    st.markdown(f"**{escape_markdown(exp.question)}**")
+    st.caption(f"**{ft.PAPER_LABEL}:** {escape_markdown(exp.paper.claim)} ({escape_markdown(exp.paper.source)})")
     results = references().get(name, [])
     if results:
         st.caption(f"**{ft.MEASURED_LABEL}:** {len(results)} shipped reference runs of this experiment, trained by "
@@ -149,7 +149,7 @@ def render(cfg: ModelConfig) -> None:
     try:
         specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps), **schedule(int(steps)))
     except ValueError as exc:
-        st.error(inert(f"Cannot plan this experiment: {exc}"))
+        st.error(escape_markdown(f"Cannot plan this experiment: {exc}"))
         return
     worker = get_worker()
     free = worker.max_queue - worker.queue_length()
@@ -194,6 +194,6 @@ def own_measurements(name: str) -> None:
     try:
         ev = evaluation(name, tuple(ids), results)
     except ValueError as exc:
-        st.error(inert(f"Cannot measure these runs: {exc}"))
+        st.error(escape_markdown(f"Cannot measure these runs: {exc}"))
         return
     show_measurements(name, ev, results, who="your")

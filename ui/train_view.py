@@ -13,14 +13,13 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from ui import figures_train as ft
 from ui import train_runs as tr
-from ui.sidebar import inert
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
 _SEEDED = "_train_seeded"
@@ -39,7 +38,7 @@ def run_ids() -> list[str]:
         ss[RUNS_KEY] = ids
         ss[_SEEDED] = True
         for p in problems:
-            st.warning(inert(p) + " \\- ignored.", icon="⚠️")
+            st.warning(escape_markdown(p) + " \\- ignored.", icon="⚠️")
     return list(ss.get(RUNS_KEY, []))
 
 
@@ -88,7 +87,7 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
             help="estimate_memory: weights, gradients, AdamW states (exact) + activations (estimate)."),
     })
     for p in problems:
-        st.error(inert(p))
+        st.error(escape_markdown(p))
     unshipped = sorted({s.vocab_size for s in specs} - set(SHIPPED_VOCAB_SIZES))
     if unshipped and not problems:
         st.caption(f"No tokenizer of V = {', '.join(f'{v:,}' for v in unshipped)} ships with the lab (it has "
@@ -117,7 +116,7 @@ def submit(specs: Sequence[RunSpec]) -> None:
 
 def show_submit_errors() -> None:
     for e in st.session_state.pop(_ERRORS, []):
-        st.error(inert(e))
+        st.error(escape_markdown(e))
 
 
 # ----------------------------------------------------------------------------- live panel
@@ -165,13 +164,13 @@ def show_progress(rows: Sequence[RunStatus]) -> None:
         c = st.columns([5, 1], vertical_alignment="center")
         with c[0]:
             st.progress(min(1.0, s.step / max(1, s.steps)),
-                        text=f"**{inert(s.spec.name)}** (seed {s.spec.seed}): {s.state}")
-            st.caption(inert(progress_line(s)))
+                        text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {s.state}")
+            st.caption(escape_markdown(progress_line(s)))
         c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id,),
                     help="Stop this run after its current step (a queued run leaves the queue).")
     for s in rows:
         if s.state in ("failed", "cancelled"):
-            st.warning(inert(f"{s.spec.name} (seed {s.spec.seed}) {s.state} at step {s.step}: {s.message}"))
+            st.warning(escape_markdown(f"{s.spec.name} (seed {s.spec.seed}) {s.state} at step {s.step}: {s.message}"))
     done = [s for s in rows if s.state == "done"]
     if done:
         st.caption(f"{len(done)} of {len(rows)} runs finished: their numbers are in the table below.")
@@ -250,7 +249,7 @@ def live_panel(ids: Sequence[str]) -> None:
         if any(len(r.history) for r in rows):
             vocab = {r.spec.vocab_size for r in rows}
             curves(rows, "train_runs", reference=math.log(vocab.pop()) if len(vocab) == 1 else None)
-            st.caption(inert(summary(rows)))
+            st.caption(escape_markdown(summary(rows)))
         runs_table(rows, "train_runs")
         if active and not any(not s.finished for s in now):
             st.rerun()  # all finished: one full run draws the final state and stops the polling
