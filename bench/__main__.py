@@ -134,6 +134,8 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines += ["", f"- {key}: `{text}`" if len(text) <= 200 else f"- {key}: in benchmarks.json"]
         if s.get("notes"):
             lines += [""] + [f"- {n}" for n in s["notes"]]
+    lines += ["", "Measurements of single changes, written by hand (before / after): "
+              "[benchmarks-changes.md](benchmarks-changes.md)."]
     return "\n".join(lines) + "\n"
 
 

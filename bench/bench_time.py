@@ -31,7 +31,7 @@ from albert_core.lab.trainer import GRAD_CLIP, losses
 from albert_core.memory import estimate_memory
 from albert_core.model import build_model, check_budget, memory_budget
 from albert_core.timing import estimate_time
-from bench.common import figure, summary
+from bench.common import figure, load_note, summary
 
 THREADS = 1
 INFER = Workload(batch=4, seq_len=128, dtype="fp32", optimizer="none")
@@ -187,8 +187,6 @@ def run() -> dict:
             "same probe timed in CPU time. CPU time leaves out time "
             "the scheduler gave to other processes, not a core shared with them (SMT, caches); the probe just "
             "before each job sees the same sharing.",
-            "The machine is shared with other jobs and was loaded during the run: load average (1 min) "
-            f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (2 CPUs). Section run time "
-            f"{time.perf_counter() - t0:.0f} s.",
+            load_note(load0, time.perf_counter() - t0),
         ],
     }

@@ -31,7 +31,7 @@ from albert_core.interop import to_transformers
 from albert_core.lab.trainer import GRAD_CLIP
 from albert_core.model import build_model
 from bench.bench_model import MatmulProbe
-from bench.common import figure, interleaved_clocks, summary
+from bench.common import figure, interleaved_clocks, load_note, summary
 
 BATCH, SEQ = 16, 64
 ROUNDS = 8
@@ -177,9 +177,6 @@ def run() -> dict:
             "identical weights in both models (ours exported with to_transformers), transformers' default "
             "attention (sdpa), every dropout at 0 in both.",
             "Our training step runs eagerly (the oneDNN fused linears serve inference only: no autograd formula).",
-            "The machine was loaded by other jobs while this ran (a shared 2-CPU host): wall-clock figures are "
-            "noisy; ratios are taken per interleaved round so load hits both sides alike.",
-            f"Section run time {time.perf_counter() - t0:.0f} s; load average (1 min) {load0:.1f} at the start, "
-            f"{os.getloadavg()[0]:.1f} at the end.",
+            load_note(load0, time.perf_counter() - t0),
         ],
     }

@@ -109,6 +109,19 @@ def figure(
     }
 
 
+def load_note(load_start: float, seconds: float) -> str:
+    """How loaded this shared host was while a section ran (1-minute load average against the CPUs),
+    said plainly: the reader needs it to judge wall-clock figures."""
+    cpus = os.cpu_count() or 1
+    end = os.getloadavg()[0]
+    if max(load_start, end) <= cpus:
+        state = "quiet (no more runnable tasks than CPUs)"
+    else:
+        state = "loaded by other jobs (wall-clock figures are noisy; ratios come from interleaved rounds)"
+    return (f"The machine was {state}: load average (1 min) {load_start:.1f} at the start, {end:.1f} at the end "
+            f"({cpus} CPUs). Section run time {seconds:.0f} s.")
+
+
 def machine() -> dict[str, Any]:
     """CPU model, cores, Python / torch versions and thread count of this run."""
     info: dict[str, Any] = {
