@@ -333,7 +333,13 @@ def calibrate_table2(chips: int = TABLE2_CHIPS, points: int = 601) -> float:
 def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM_EFFICIENCY):
     """The paper's speed column recomputed: a pandas DataFrame with, per preset, the paper's speedup,
     the FLOPs-only speedup, the time model's (datasheet links, and links at ``comm_efficiency``),
-    each model's ratio to the paper, and the predicted step time."""
+    each model's ratio to the paper, and the predicted step time.
+
+    ``reach_lo`` / ``reach_hi``: the range of speedups that *any* time model adding up these parts can
+    give, whatever efficiency or bandwidth it assumes for each part. A speedup is a ratio of sums,
+    (sum of w_i * BERT-large part i) / (sum of w_i * this row's part i) with weights w_i >= 0, and such a
+    ratio always lies between the smallest and the largest ratio of its parts. ``reachable``: whether
+    the paper's figure within +-20% overlaps that range."""
     import pandas as pd
 
     _check_int("chips", chips, 1, TABLE2_WORKLOAD.batch)
@@ -346,11 +352,14 @@ def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM
         datasheet = ref.training_s / est.training_s
         calibrated = _step_with(ref, comm_efficiency) / _step_with(est, comm_efficiency)
         paper = PAPER_SPEEDUP[name]
+        part_ratios = [ref.part(p.name).seconds / p.seconds for p in est.training if p.seconds > 0]
+        lo, hi = min(part_ratios), max(part_ratios)
         rows.append({
             "preset": name, "paper": paper, "flops_only": flops_only, "flops_only_ratio": flops_only / paper,
             "datasheet": datasheet, "datasheet_ratio": datasheet / paper,
             "model": calibrated, "model_ratio": calibrated / paper,
             "within_20pct": abs(calibrated / paper - 1) <= 0.2,
+            "reach_lo": lo, "reach_hi": hi, "reachable": lo <= 1.2 * paper and hi >= 0.8 * paper,
             "step_s": _step_with(est, comm_efficiency),
             "allreduce_share": est.part("allreduce").seconds / comm_efficiency / _step_with(est, comm_efficiency),
             "unique_params": count_params(est.config).total,

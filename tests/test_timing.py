@@ -201,6 +201,25 @@ def test_table2_one_constant_meets_the_goal_on_five_rows_and_says_where_not(tabl
     assert t.loc["albert-large", "datasheet"] < 1.2
 
 
+def test_table2_reach_is_the_range_of_the_parts_ratios_and_bert_base_is_out_of_it(table2):
+    t = table2.set_index("preset")
+    # an independent look at BERT-base's parts: FLOPs, unique parameters and activation bytes of
+    # BERT-large over BERT-base, from the counters, each below the +-20% band around the paper's 4.7x
+    base, large = (PRESETS[n].replace(head="pretraining") for n in ("bert-base", "bert-large"))
+    ratios = [
+        count_flops(large, 4096, 512, mlm_fraction=0.15).training / count_flops(base, 4096, 512, mlm_fraction=0.15).training,
+        count_params(large).total / count_params(base).total,
+        estimate_memory(large, 8, 512).activations / estimate_memory(base, 8, 512).activations,
+    ]
+    assert max(ratios) < 0.8 * 4.7
+    assert t.loc["bert-base", "reach_hi"] < 0.8 * 4.7 and not t.loc["bert-base", "reachable"]
+    assert t.loc["bert-base", "reach_hi"] == pytest.approx(max(ratios[:2]), rel=1e-6)  # FLOPs, the largest
+    for row in table2.itertuples():
+        assert row.reach_lo <= row.model <= row.reach_hi  # the calibrated model is one weighting of the parts
+        assert row.reach_lo <= row.datasheet <= row.reach_hi
+    assert {p for p, ok in t["reachable"].items() if ok} == set(t.index) - {"bert-base"}
+
+
 def test_table2_constant_is_the_least_squares_fit():
     assert calibrate_table2() == pytest.approx(TABLE2_COMM_EFFICIENCY, rel=0.03)
 
