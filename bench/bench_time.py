@@ -54,7 +54,9 @@ def _ids(cfg, wl: Workload, gen: torch.Generator) -> dict[str, torch.Tensor]:
 
 class Inference:
     def __init__(self, cfg) -> None:
-        self.model = build_model(cfg, batch=INFER.batch, seq_len=INFER.seq_len)
+        # each model checked against the live-model budget on its own (budget_bytes): the bench holds
+        # every job's model at once but runs one at a time, unlike the server's process-wide ledger
+        self.model = build_model(cfg, batch=INFER.batch, seq_len=INFER.seq_len, budget_bytes=_budget())
         self.kw = _ids(cfg, INFER, torch.Generator().manual_seed(0))
 
     def __call__(self) -> None:
@@ -64,7 +66,7 @@ class Inference:
 
 class TrainStep:
     def __init__(self, cfg) -> None:
-        self.model = build_model(cfg, batch=TRAIN.batch, seq_len=TRAIN.seq_len).train()
+        self.model = build_model(cfg, batch=TRAIN.batch, seq_len=TRAIN.seq_len, budget_bytes=_budget()).train()
         gen = torch.Generator().manual_seed(0)
         ids = _ids(cfg, TRAIN, gen)["input_ids"]
         labels = torch.full_like(ids, -100)

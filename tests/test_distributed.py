@@ -6,33 +6,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from ddp_worker import CONFIGS
 
 from albert_core import count_params
+from albert_core.lab.parallel import torchrun_command
 
 ROOT = Path(__file__).resolve().parents[1]
-TORCHRUN = Path(sys.executable).with_name("torchrun")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def results():
-    if not TORCHRUN.exists():
-        pytest.skip(f"torchrun not found beside {sys.executable}")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
-    cmd = [str(TORCHRUN), "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
-           str(_free_port()), str(ROOT / "tests" / "ddp_worker.py")]
+    cmd = torchrun_command(2, [str(ROOT / "tests" / "ddp_worker.py")])
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

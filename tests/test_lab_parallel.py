@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from lab_helpers import TINY, runs_dir, tiny_spec  # noqa: F401
 
 from albert_core import budget, count_params
+from albert_core.lab.parallel import torchrun_command
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.trainer import run_cost, train
 from albert_core.lab.worker import Worker
@@ -107,12 +107,6 @@ def test_nproc_must_divide_the_batch_and_is_bounded(capsys):
 
 
 # ----------------------------------------------------------------------------- data parallel
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env() -> dict[str, str]:
     return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
 
@@ -149,8 +143,7 @@ def test_two_processes_give_the_one_process_curve_and_move_four_bytes_per_parame
 def test_every_sharing_mode_all_reduces_four_bytes_per_trained_parameter(runs_dir):  # noqa: F811
     from lab_ddp_worker import RUNS
 
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
-           "--master-port", str(_free_port()), str(ROOT / "tests" / "lab_ddp_worker.py")]
+    cmd = torchrun_command(2, [str(ROOT / "tests" / "lab_ddp_worker.py")])
     done = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=240, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = {r["name"]: r for r in map(json.loads, (x for x in done.stdout.splitlines() if x.startswith("{")))}

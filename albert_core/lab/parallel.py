@@ -13,16 +13,16 @@ bytes all-reduced per step. Rank 0 alone saves the checkpoint, history and metri
     python -m albert_core train --nproc 2 --steps 100 --json      # launches the line above on loopback
 
 `launch(argv, nproc)` is that second form: `python -m torch.distributed.run` in a subprocess, one node,
-a free loopback port, a timeout.
+a loopback rendezvous, a timeout.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,10 +128,15 @@ class Group:
             self.bytes_per_step.append(self.counter.per_step[-1])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def torchrun_command(nproc: int, target: Sequence[str]) -> list[str]:
+    """``python -m torch.distributed.run`` for ``nproc`` processes on this machine, then ``target`` (a
+    script and its arguments, or ``-m module ...``). The rendezvous is torchrun's own store on loopback
+    at port 0: the operating system picks a free port when the store binds, so two launches at once
+    cannot race for one (a port probed free and bound later can be taken in between)."""
+    check_nproc(nproc)
+    return [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(nproc),
+            "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:0", "--rdzv-id", uuid.uuid4().hex,
+            *target]
 
 
 def check_nproc(nproc: int) -> int:
@@ -142,11 +147,9 @@ def check_nproc(nproc: int) -> int:
 
 def launch(argv: Sequence[str], nproc: int, timeout_s: float) -> int:
     """Run ``python -m albert_core <argv>`` in ``nproc`` processes on this machine through
-    `torch.distributed.run` (loopback rendezvous, a free port), at most ``timeout_s`` seconds; the
+    `torch.distributed.run` (`torchrun_command`: a loopback rendezvous on a port the OS picks), at most ``timeout_s`` seconds; the
     processes' output passes through (rank 0 alone prints the run). Returns the exit code (124 on time-out)."""
-    check_nproc(nproc)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(nproc),
-           "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "-m", "albert_core", *argv]
+    cmd = torchrun_command(nproc, ["-m", "albert_core", *argv])
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)  # its own group: a time-out ends every rank
     try:
