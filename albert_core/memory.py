@@ -400,8 +400,16 @@ def max_batch_that_fits(cfg: ModelConfig, seq_len: int, device_bytes: int, *args
     def total(batch: int) -> int:
         return _fit_total(cfg, batch, seq_len, *args, **kwargs)
 
-    if total(1) > device_bytes:
+    one = total(1)
+    if one > device_bytes:
         return 0
+    # The estimate grows by the same bytes per sequence (activations scale with B, the rest is fixed), so
+    # two evaluations point at the answer; two more confirm it is the boundary, else the binary search runs.
+    step = total(2) - one
+    if step > 0:
+        guess = min(MAX_FIT_BATCH, 1 + int((device_bytes - one) // step))
+        if total(guess) <= device_bytes and (guess == MAX_FIT_BATCH or total(guess + 1) > device_bytes):
+            return guess
     lo, hi = 1, MAX_FIT_BATCH  # total(lo) fits; find the last batch that fits
     if total(hi) <= device_bytes:
         return hi

@@ -61,7 +61,6 @@ def architecture_diagram(cfg: ModelConfig) -> go.Figure:
     """The diagram (see the module docstring)."""
     n = cfg.executed_layers
     labelled = n <= MAX_LABELLED
-    fig = go.Figure()
     shapes: list[dict] = []
     annotations: list[dict] = []
     hx, hy, htext = [], [], []
@@ -97,15 +96,17 @@ def architecture_diagram(cfg: ModelConfig) -> go.Figure:
         for g, first in enumerate([0, *starts]):
             annotations.append(dict(x=first * K - 0.45, y=1.62, xanchor="left", yanchor="bottom",
                                     text=f"group {g}", showarrow=False, font=dict(size=10)))
-    fig.add_trace(go.Scatter(x=hx, y=hy, mode="markers", marker=dict(size=14, opacity=0), hovertext=htext,
-                             hoverinfo="text", showlegend=False, name="blocks"))
-    fig.update_layout(
-        title=dict(text=architecture_title(cfg), font=dict(size=15)),
-        shapes=shapes, annotations=annotations, showlegend=False, height=260,
-        margin=dict(l=10, r=10, t=50, b=40), plot_bgcolor="white",
-        xaxis=dict(range=[-2.1, n - 0.4], showgrid=False, zeroline=False, title="executed layer",
-                   tickmode="array", tickvals=list(range(0, n, max(1, n // 8))), fixedrange=True),
-        yaxis=dict(range=[-0.7, 1.95], tickvals=[1, 0], ticktext=["attn", "FFN"], showgrid=False,
-                   zeroline=False, fixedrange=True),
+    # one constructor call: Plotly's update_layout / add_trace machinery costs as much again
+    return go.Figure(
+        data=[go.Scatter(x=hx, y=hy, mode="markers", marker=dict(size=14, opacity=0), hovertext=htext,
+                         hoverinfo="text", showlegend=False, name="blocks")],
+        layout=dict(
+            title=dict(text=architecture_title(cfg), font=dict(size=15)),
+            shapes=shapes, annotations=annotations, showlegend=False, height=260,
+            margin=dict(l=10, r=10, t=50, b=40), plot_bgcolor="white",
+            xaxis=dict(range=[-2.1, n - 0.4], showgrid=False, zeroline=False, title="executed layer",
+                       tickmode="array", tickvals=list(range(0, n, max(1, n // 8))), fixedrange=True),
+            yaxis=dict(range=[-0.7, 1.95], tickvals=[1, 0], ticktext=["attn", "FFN"], showgrid=False,
+                       zeroline=False, fixedrange=True),
+        ),
     )
-    return fig

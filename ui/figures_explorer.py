@@ -75,7 +75,7 @@ def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
     parents = ["", *(["model"] * len(groups)), *(c.group for c in bd.components)]
     values = [bd.total, *groups.values(), *(c.params for c in bd.components)]
     colors = ["#ffffff", *(GROUP_COLORS[g] for g in groups), *(GROUP_COLORS[c.group] for c in bd.components)]
-    fig = go.Figure(
+    return go.Figure(
         go.Treemap(
             ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
             marker=dict(colors=colors),
@@ -83,12 +83,11 @@ def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
             texttemplate="%{label}<br>%{text}<br>%{percentRoot:.1%}",
             hovertemplate="<b>%{label}</b><br>%{value:,} params<br>%{percentRoot:.2%} of the model"
                           "<extra></extra>",
-        )
+        ),
+        # As tall as the breakdown table beside it (35 px rows, one header row).
+        layout=dict(title=dict(text="Where the parameters are (area = params)", font=TITLE_FONT), margin=_MARGIN,
+                    height=max(420, 35 * (len(bd.components) + 1) + 40)),
     )
-    # As tall as the breakdown table beside it (35 px rows, one header row).
-    fig.update_layout(title=dict(text="Where the parameters are (area = params)", font=TITLE_FONT), margin=_MARGIN,
-                      height=max(420, 35 * (len(bd.components) + 1) + 40))
-    return fig
 
 
 def breakdown_takeaway(bd: ParamBreakdown) -> str:
@@ -110,25 +109,22 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     values = [v for _, v in items]
     total = sum(values) or 1
     colors = [GROUP_COLORS.get(COMPONENT_INFO.get(n, ("", "encoder"))[1], "#999999") for n, _ in items]
-    fig = go.Figure(
-        go.Bar(
-            x=values, y=names, orientation="h", marker_color=colors,
-            text=[fmt_flops(v) for v in values], textposition="auto",
-            customdata=[v / total for v in values],
-            hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
-        )
-    )
+    bars = [go.Bar(
+        x=values, y=names, orientation="h", marker_color=colors,
+        text=[fmt_flops(v) for v in values], textposition="auto",
+        customdata=[v / total for v in values],
+        hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
+    )]
     present = sorted({COMPONENT_INFO.get(n, ("", "encoder"))[1] for n, _ in items}, key=list(GROUP_COLORS).index)
-    for group in present:  # the colour key, as legend entries under the plot
-        fig.add_trace(go.Bar(x=[None], y=[None], orientation="h", name=group, marker_color=GROUP_COLORS[group],
-                             hoverinfo="skip"))
+    bars += [go.Bar(x=[None], y=[None], orientation="h", name=group, marker_color=GROUP_COLORS[group],
+                    hoverinfo="skip") for group in present]  # the colour key, as legend entries under the plot
     tickvals, ticktext = si_ticks(max(values, default=0), fmt_flops)
-    fig.update_layout(title=dict(text="Forward FLOPs per sequence by component", font=TITLE_FONT),
-                      xaxis=dict(title="forward FLOPs for one sequence", tickvals=tickvals, ticktext=ticktext,
-                                 range=[0, max(values, default=1) * 1.02]),
-                      showlegend=True, legend=LEGEND_BELOW, barmode="overlay",
-                      margin=_MARGIN, height=max(300, 32 * len(items) + 150))
-    return fig
+    return go.Figure(bars, layout=dict(
+        title=dict(text="Forward FLOPs per sequence by component", font=TITLE_FONT),
+        xaxis=dict(title="forward FLOPs for one sequence", tickvals=tickvals, ticktext=ticktext,
+                   range=[0, max(values, default=1) * 1.02]),
+        showlegend=True, legend=LEGEND_BELOW, barmode="overlay",
+        margin=_MARGIN, height=max(300, 32 * len(items) + 150)))
 
 
 def flops_takeaway(components: Mapping[str, int], forward: int, seq_len: int) -> str:
@@ -167,25 +163,23 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
     Horizontal bars: the metric names and the value labels keep their size on a phone."""
     rows = twin_metrics(result)
     labels = [r[0] for r in rows]
-    fig = go.Figure()
-    for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR)):
-        fig.add_trace(
-            go.Bar(
-                name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h", marker_color=color,
-                text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
-                textfont=dict(size=12), customdata=[r[idx] for r in rows],
-                hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the BERT twin)<extra>" + label + "</extra>",
-            )
+    bars = [
+        go.Bar(
+            name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h", marker_color=color,
+            text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
+            textfont=dict(size=12), customdata=[r[idx] for r in rows],
+            hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the BERT twin)<extra>" + label + "</extra>",
         )
+        for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR))
+    ]
     top = max(max(r[1] / r[2] for r in rows), 1.0)
-    fig.update_layout(barmode="group",
-                      title=dict(text=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)",
-                                 font=TITLE_FONT),
-                      xaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.5],
-                                 tickvals=[0, 0.5, 1.0] if top <= 1.2 else None),
-                      yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
-                      margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show"))
-    return fig
+    return go.Figure(bars, layout=dict(
+        barmode="group",
+        title=dict(text=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)", font=TITLE_FONT),
+        xaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.5],
+                   tickvals=[0, 0.5, 1.0] if top <= 1.2 else None),
+        yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
+        margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show")))
 
 
 def compare_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
