@@ -7,6 +7,8 @@ one-line takeaways under the charts are built here too, from the same numbers.
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -205,36 +207,48 @@ def compare_style(df: pd.DataFrame) -> Styler:
     return df.style.format(fmts).map(color, subset=deltas)
 
 
+@functools.lru_cache(maxsize=16)
+def _compare_grid(pins: int) -> dict[str, Any]:
+    """The layout of `make_subplots` for the Compare panels with ``pins`` bars each (axes, domains,
+    subplot titles), without its template: the grid depends only on the number of pins, and building
+    it is most of the chart's cost."""
+    # One panel per row: side by side, three panels left ~110 px each on a phone and their titles and
+    # bar labels ran together.
+    grid = make_subplots(rows=len(COMPARE_METRICS), cols=1, vertical_spacing=0.3 / (1 + 0.25 * pins),
+                         subplot_titles=[m[1] for m in COMPARE_METRICS])  # room for tick labels
+    layout = grid.layout.to_plotly_json()
+    layout.pop("template", None)
+    return layout
+
+
 def compare_bars(df: pd.DataFrame) -> go.Figure:
     """One panel per metric (in its own unit), one horizontal bar per pinned config, the first on top;
     the bar text is the value and its change against the first pin."""
-    # One panel per row: side by side, three panels left ~110 px each on a phone and their titles and
-    # bar labels ran together.
     n = len(COMPARE_METRICS)
-    fig = make_subplots(rows=n, cols=1, vertical_spacing=0.3 / (1 + 0.25 * len(df)),  # room for tick labels
-                        subplot_titles=[m[1] for m in COMPARE_METRICS])
+    layout = copy.deepcopy(_compare_grid(len(df)))
     names = [str(n) for n in df["name"]]
     colors = [PIN_COLORS[i % len(PIN_COLORS)] for i in range(len(df))]
+    bars = []
     for j, (col, label, fmt) in enumerate(COMPARE_METRICS, start=1):
         values = [float(v) for v in df[col]]
         deltas = list(df[f"{col}_delta"])
         text = [fmt(v) if i == 0 else f"{fmt(v)} ({fmt_delta(d)})"
                 for i, (v, d) in enumerate(zip(values, deltas, strict=True))]
-        fig.add_trace(
-            go.Bar(name=label, x=values, y=names, orientation="h", marker_color=colors, text=text,
-                   textposition="auto", customdata=deltas, showlegend=False,
-                   hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
-                                 + names[0] + "<extra></extra>"),
-            row=j, col=1,
-        )
+        axis = "" if j == 1 else str(j)
+        bars.append(go.Bar(name=label, x=values, y=names, orientation="h", marker_color=colors, text=text,
+                           textposition="auto", customdata=deltas, showlegend=False, xaxis=f"x{axis}",
+                           yaxis=f"y{axis}",
+                           hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
+                                         + names[0] + "<extra></extra>"))
         tickvals, ticktext = si_ticks(max(values), fmt, n=4)
         # Headroom so a label that does not fit in its bar stays inside the panel.
-        fig.update_xaxes(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12], row=j, col=1)
-    fig.update_yaxes(autorange="reversed")  # the first pin (the baseline) on top
-    fig.update_annotations(font=dict(size=13))
-    fig.update_layout(title=dict(text=f"Pinned configs (change vs {names[0]})", font=TITLE_FONT),
-                      margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
-    return fig
+        layout[f"xaxis{axis}"].update(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12])
+        layout[f"yaxis{axis}"]["autorange"] = "reversed"  # the first pin (the baseline) on top
+    for note in layout["annotations"]:
+        note["font"] = dict(size=13)
+    layout.update(title=dict(text=f"Pinned configs (change vs {names[0]})", font=TITLE_FONT),
+                  margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
+    return go.Figure(bars, layout=layout)
 
 
 def compare_takeaway(df: pd.DataFrame) -> str:
