@@ -7,14 +7,16 @@ a glance. No streamlit import: tests call these without a server.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.basedatatypes import BaseTraceType
 
 from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
+from albert_core.memory import MemoryEstimate
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
 
@@ -93,12 +95,36 @@ def _outline(fig: go.Figure, labels: list[str], tops: list[float], current_label
     if current_label not in labels:
         return
     i = labels.index(current_label)
-    fig.add_shape(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
-                  line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")
+    # appended to the shapes, as add_shape does, without its subplot lookup
+    fig.layout.shapes = [*fig.layout.shapes, dict(
+        type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
+        line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")]
     fig.add_trace(go.Scatter(  # the legend's key for the outline
         x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)", hoverinfo="skip",
         marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)),
     ))
+
+
+def with_marks(base: go.Figure, traces: Sequence[BaseTraceType] = (), shapes: Sequence[Mapping] = (),
+               axes: Mapping[str, Mapping] | None = None) -> go.Figure:
+    """``base`` with the current config's marks: ``traces`` appended to its data, ``shapes`` to its
+    shapes, and per axis (``{"yaxis": {...}}``) properties that replace the base's. The same figure
+    as adding them to a copy of ``base`` one by one; but ``base`` (a figure that depends only on what
+    it shows, built and cached once) is not validated again: its dict is already Plotly's valid form,
+    and the marks are validated on their own. A chart then costs ~1 ms per rerun, not 3-8 ms."""
+    spec = base.to_dict()
+    spec["data"] += [t.to_plotly_json() for t in traces]
+    layout = spec["layout"]
+    if shapes:
+        layout["shapes"] = [*layout.get("shapes", ()), *(go.layout.Shape(s).to_plotly_json() for s in shapes)]
+    for name, props in (axes or {}).items():
+        layout[name] = {**layout.get(name, {}), **type(base.layout[name])(props).to_plotly_json()}
+    return go.Figure(spec, _validate=False)  # plotly's own trusted-dict path (as for its templates)
+
+
+def _extent(fig: go.Figure, axis: str) -> list[float]:
+    """Every plotted value of the figure's traces on ``axis`` ("x" or "y"), Nones left out."""
+    return [v for t in fig.data for v in (t[axis] or ()) if v is not None]
 
 
 def _current_point(x: float, y: float, text: str) -> go.Scatter:
@@ -123,29 +149,53 @@ def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[go.S
 
 # ----------------------------------------------------------------------------- series charts
 def params_vs_hidden(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
-    """Total params against hidden size H for ALBERT and BERT (log y); ``df`` is a `sweep` over H."""
+    """Total params against hidden size H for ALBERT and BERT (log y); ``df`` is a `sweep` over H
+    (or a `hidden_frame`). `params_vs_hidden_base` and `mark_params_vs_hidden` in one."""
+    return mark_params_vs_hidden(params_vs_hidden_base(df), cfg, current_params)
+
+
+def params_vs_hidden_base(df: pd.DataFrame) -> go.Figure:
+    """The lines of `params_vs_hidden`, without the current config."""
     fig = go.Figure(_lines_by_model(df, "hidden_size", "params", "H"))
-    fig.add_trace(_current_point(cfg.hidden_size, current_params, f"{cfg.label}: {fmt_params(current_params)}"))
-    _layout(fig, "Parameters vs hidden size H", "hidden size H", "parameters (log scale)")
-    ys = [*df["params"], current_params]
-    _set(fig.layout.yaxis, log_ticks(min(ys), max(ys), fmt_params))
-    return fig
+    return _layout(fig, "Parameters vs hidden size H", "hidden size H", "parameters (log scale)")
+
+
+def mark_params_vs_hidden(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
+    ys = [*_extent(base, "y"), current_params]
+    return with_marks(base, [_current_point(cfg.hidden_size, current_params,
+                                            f"{cfg.label}: {fmt_params(current_params)}")],
+                      axes={"yaxis": log_ticks(min(ys), max(ys), fmt_params)})
 
 
 def params_vs_layers(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
-    """Total params against the number of layers L; ``df`` is a `sweep` over num_layers."""
+    """Total params against the number of layers L; ``df`` is a `sweep` over num_layers.
+    `params_vs_layers_base` and `mark_params_vs_layers` in one."""
+    return mark_params_vs_layers(params_vs_layers_base(df), cfg, current_params)
+
+
+def params_vs_layers_base(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure(_lines_by_model(df, "num_layers", "params", "L"))
-    fig.add_trace(_current_point(cfg.num_layers, current_params, f"{cfg.label}: {fmt_params(current_params)}"))
-    _layout(fig, "Parameters vs number of layers L", "layers L", "parameters")
-    _set(fig.layout.yaxis, linear_ticks(max([*df["params"], current_params]), fmt_params))
-    return fig
+    return _layout(fig, "Parameters vs number of layers L", "layers L", "parameters")
+
+
+def mark_params_vs_layers(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
+    return with_marks(base, [_current_point(cfg.num_layers, current_params,
+                                            f"{cfg.label}: {fmt_params(current_params)}")],
+                      axes={"yaxis": linear_ticks(max([*_extent(base, "y"), current_params]), fmt_params)})
 
 
 def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: int) -> go.Figure:
     """Embedding params against vocabulary size V: one ALBERT line per E, and BERT (E = H).
 
     ``df`` is a 2-D `sweep` over vocab_size x embedding_size (BERT rows repeat over E; kept once).
+    `embedding_vs_vocab_base` and `mark_embedding_vs_vocab` in one.
     """
+    return mark_embedding_vs_vocab(embedding_vs_vocab_base(df), cfg, current_embedding)
+
+
+def embedding_vs_vocab_base(df: pd.DataFrame) -> go.Figure:
+    """The lines of `embedding_vs_vocab` (columns model, vocab_size, embedding_size, hidden_size,
+    embedding_params are all it reads)."""
     traces = []
     albert = df[df["model"] == "ALBERT"]
     for e, part in albert.groupby("embedding_size", sort=True):
@@ -164,13 +214,15 @@ def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: in
             text=[fmt_params(v) for v in bert["embedding_params"]],
             hovertemplate="V=%{x:,}<br>%{text}<extra>BERT</extra>",
         ))
-    fig = go.Figure(traces)
-    fig.add_trace(_current_point(
-        cfg.vocab_size, current_embedding, f"{cfg.label}, V={cfg.vocab_size:,}: {fmt_params(current_embedding)}"
-    ))
-    _layout(fig, "Embedding parameters vs vocabulary size V", "vocabulary size V", "embedding parameters")
-    _set(fig.layout.yaxis, linear_ticks(max([*df["embedding_params"], current_embedding]), fmt_params))
-    return fig
+    return _layout(go.Figure(traces), "Embedding parameters vs vocabulary size V", "vocabulary size V",
+                   "embedding parameters")
+
+
+def mark_embedding_vs_vocab(base: go.Figure, cfg: ModelConfig, current_embedding: int) -> go.Figure:
+    point = _current_point(cfg.vocab_size, current_embedding,
+                           f"{cfg.label}, V={cfg.vocab_size:,}: {fmt_params(current_embedding)}")
+    top = max([*_extent(base, "y"), current_embedding])
+    return with_marks(base, [point], axes={"yaxis": linear_ticks(top, fmt_params)})
 
 
 # ----------------------------------------------------------------------------- seed embedding chart
@@ -218,7 +270,12 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
 # ----------------------------------------------------------------------------- presets
 def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.Figure:
     """Scatter of forward FLOPs against total params for named configs (columns label, model,
-    params, forward_flops); ``current`` holds label, params, forward_flops of the current config."""
+    params, forward_flops); ``current`` holds label, params, forward_flops of the current config.
+    `flops_vs_params_base` and `mark_flops_vs_params` in one."""
+    return mark_flops_vs_params(flops_vs_params_base(df), current)
+
+
+def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for model, part in df.groupby("model", sort=True):
         fig.add_trace(go.Scatter(
@@ -228,20 +285,29 @@ def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.
             customdata=[[fmt_params(p), fmt_flops(f)] for p, f in zip(part["params"], part["forward_flops"], strict=True)],
             hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>",
         ))
-    fig.add_trace(_current_point(
-        current["params"], current["forward_flops"],
-        f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
-    ))
-    xs, ys = [*df["params"], current["params"]], [*df["forward_flops"], current["forward_flops"]]
-    _set(fig.layout.xaxis, log_ticks(min(xs), max(xs), fmt_params))
-    _set(fig.layout.yaxis, log_ticks(min(ys), max(ys), fmt_flops))
     return _layout(fig, "Forward FLOPs per sequence vs parameters", "parameters (log scale)",
                    "forward FLOPs per sequence (log scale)")
 
 
+def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) -> go.Figure:
+    point = _current_point(
+        current["params"], current["forward_flops"],
+        f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
+    )
+    xs, ys = [*_extent(base, "x"), current["params"]], [*_extent(base, "y"), current["forward_flops"]]
+    return with_marks(base, [point], axes={"xaxis": log_ticks(min(xs), max(xs), fmt_params),
+                                           "yaxis": log_ticks(min(ys), max(ys), fmt_flops)})
+
+
 def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -> go.Figure:
     """Heatmap of total params over (E, H) (``df``: ALBERT rows over E and H); with ``highlight``
-    the cell of ``cfg``'s (E, H) is starred when it is in the grid."""
+    the cell of ``cfg``'s (E, H) is outlined when it is in the grid. `params_heatmap_base` and
+    `mark_params_heatmap` in one."""
+    base = params_heatmap_base(df)
+    return mark_params_heatmap(base, cfg) if highlight else base
+
+
+def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
     grid = df.pivot_table(index="hidden_size", columns="embedding_size", values="params", aggfunc="first")
     grid = grid.sort_index().sort_index(axis=1)
     x = [str(v) for v in grid.columns]
@@ -256,23 +322,35 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
                       thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
                                        .items() if k != "range"}),
     ))
-    current = df[(df["embedding_size"] == cfg.embedding_size) & (df["hidden_size"] == cfg.hidden_size)]
-    if highlight and len(current):
-        total = int(current["params"].iloc[0])
-        # an open square around the cell: a star would hide the cell's number
-        cell = _current_point(str(cfg.embedding_size), str(cfg.hidden_size), f"{cfg.label}: {fmt_params(total)}")
-        fig.add_trace(cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
-                                              line=dict(width=3))))
     fig.layout.xaxis.type = fig.layout.yaxis.type = "category"
     fig.layout.height = 520
     return _layout(fig, "Total parameters over E and H", "embedding size E", "hidden size H")
+
+
+def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
+    """The cell of ``cfg``'s (E, H) outlined, when it is in the grid."""
+    heat = base.data[0]
+    e, h = str(cfg.embedding_size), str(cfg.hidden_size)
+    if e not in heat.x or h not in heat.y:
+        return base
+    total = heat.z[heat.y.index(h)][heat.x.index(e)]
+    # an open square around the cell: a star would hide the cell's number
+    cell = _current_point(e, h, f"{cfg.label}: {fmt_params(total)}")
+    return with_marks(base, [cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
+                                                     line=dict(width=3)))])
 
 
 def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:
     """Paper Table 4: exact params per sharing mode (bars) with the printed figures (diamonds).
 
     ``df`` columns: embedding_size, sharing, exact, paper. A dotted line marks the current config.
+    `sharing_modes_base` and `mark_sharing_modes` in one.
     """
+    base = sharing_modes_base(df)
+    return base if current_params is None else mark_sharing_modes(base, current_params)
+
+
+def sharing_modes_base(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     colors = {768: "#9ecae1", 128: FAMILY_COLORS["ALBERT"]}
     for e in sorted(df["embedding_size"].unique(), reverse=True):
@@ -291,19 +369,23 @@ def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_l
             hovertemplate="%{x}<br>paper %{text}<extra>E=" + str(e) + "</extra>",
         ))
     _set(fig.layout, dict(barmode="group", scattermode="group"))
-    line = dict(color=CURRENT_COLOR, dash="dot", width=2)
-    if current_params is not None:
-        # labelled in the legend: an annotation on the plot collided with the bar labels
-        # the shape add_hline draws, without its subplot lookup (a third of this chart's build)
-        fig.layout.shapes = [*fig.layout.shapes, dict(type="line", xref="x domain", x0=0, x1=1, yref="y",
-                                                     y0=current_params, y1=current_params, line=line)]
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
-                                 name=f"{CURRENT_NAME}: {fmt_params(current_params)}"))
     _layout(fig, "Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters")
-    top = max([*df["exact"], *df["paper"], current_params or 0])
-    _set(fig.layout.yaxis, linear_ticks(top, fmt_params))
+    _set(fig.layout.yaxis, linear_ticks(max([*df["exact"], *df["paper"], 0]), fmt_params))
     fig.layout.height = 480
     return fig
+
+
+def mark_sharing_modes(base: go.Figure, current_params: int) -> go.Figure:
+    """A dotted line at the current config's count, labelled in the legend (an annotation on the plot
+    collided with the bar labels); the y axis then spans it too."""
+    line = dict(color=CURRENT_COLOR, dash="dot", width=2)
+    # the shape add_hline draws, without its subplot lookup
+    shape = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=current_params, y1=current_params,
+                 line=line)
+    legend = go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                        name=f"{CURRENT_NAME}: {fmt_params(current_params)}")
+    top = max([*_extent(base, "y"), current_params])
+    return with_marks(base, [legend], [shape], axes={"yaxis": linear_ticks(top, fmt_params)})
 
 
 def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
@@ -339,6 +421,68 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
 
 
 # ----------------------------------------------------------------------------- data for the charts
+def _i_follows_h(cfg: ModelConfig) -> bool:
+    return cfg.intermediate_size == 4 * cfg.hidden_size
+
+
+def _at_hidden(cfg: ModelConfig, h: int, i_follows: bool) -> ModelConfig:
+    """``cfg`` at hidden size ``h`` with one head (heads change neither params nor matmul FLOPs, so every
+    H is valid) and I = 4H when ``i_follows``."""
+    return cfg.replace(num_heads=1, hidden_size=h, **({"intermediate_size": 4 * h} if i_follows else {}))
+
+
+def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str]:
+    """Total params of ``cfg`` over the hidden sizes ``hs`` (rows model, hidden_size, params: the config's
+    family and, for ALBERT, its BERT twin), and how I was set ("I = 4H" when the config has I = 4H, as
+    every published model: I then follows H; else the fixed I). Sizes that cannot be a model are left out."""
+    i_follows = _i_follows_h(cfg)
+    rows = []
+    for h in hs:
+        try:
+            c = _at_hidden(cfg, h, i_follows)
+        except ValueError:
+            continue
+        for m in (c, c.bert_twin()) if c.family == "albert" else (c,):
+            rows.append({"model": family_label(m), "hidden_size": h, "params": count_params(m).total})
+    note = "I = 4H" if i_follows else f"I = {cfg.intermediate_size:,}"
+    return pd.DataFrame(rows, columns=["model", "hidden_size", "params"]), note
+
+
+def heatmap_frame(cfg: ModelConfig, es: Sequence[int], hs: Sequence[int]) -> pd.DataFrame:
+    """Total params of ``cfg`` (an ALBERT) over every (E, H) of ``es`` x ``hs`` (I follows H when the
+    config has I = 4H), rows embedding_size, hidden_size, params; combinations that cannot be a model
+    are left out."""
+    i_follows = _i_follows_h(cfg)
+    rows = []
+    for e in es:
+        for h in hs:
+            try:
+                c = _at_hidden(cfg.replace(embedding_size=e), h, i_follows)
+            except ValueError:
+                continue
+            rows.append({"embedding_size": e, "hidden_size": h, "params": count_params(c).total})
+    return pd.DataFrame(rows, columns=["embedding_size", "hidden_size", "params"])
+
+
+def any_depth(cfg: ModelConfig) -> ModelConfig:
+    """``cfg`` at the least depth it allows (L = G): the base of a sweep whose charted values do not
+    depend on L (a sweep over L itself, embedding parameters), so that its cached frame serves every
+    depth."""
+    return cfg.replace(num_layers=cfg.num_hidden_groups)
+
+
+def current_point(cfg: ModelConfig, seq_len: int) -> dict[str, float | str]:
+    """The current config as a point of `flops_vs_params`: label, params, forward FLOPs of one
+    sequence of ``seq_len`` tokens."""
+    return {"label": cfg.label, "params": count_params(cfg).total,
+            "forward_flops": count_flops(cfg, 1, seq_len).forward}
+
+
+def memory_frame(rows: Mapping[str, MemoryEstimate]) -> pd.DataFrame:
+    """One row per labelled memory estimate: label and its parts (`MemoryEstimate.as_dict`)."""
+    return pd.DataFrame([{"label": label, **mem.as_dict()} for label, mem in rows.items()])
+
+
 def table4_frame() -> pd.DataFrame:
     """Paper Table 4 recomputed: ALBERT-base (with pooler) at E = 768 and 128 in the four sharing
     modes; columns embedding_size, sharing, exact (count_params), paper (printed)."""
@@ -413,12 +557,13 @@ def flops_vs_seq(df: pd.DataFrame, current: int) -> go.Figure:
         x=[str(v) for v in x], y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
         text=[fmt_pct(s, 0) for s in df["attention_share"]], textposition="top center", textfont=dict(size=10),
     ))
-    fig.update_layout(barmode="stack")
+    fig.layout.barmode = "stack"
     _outline(fig, [str(v) for v in x], df["forward_flops"].tolist(), str(current))
     _layout(fig, "Forward FLOPs vs sequence length", "sequence length S (label: attention share)",
             "forward FLOPs per batch")
-    fig.update_xaxes(type="category")
-    return fig.update_yaxes(**linear_ticks(float(df["forward_flops"].max()), fmt_flops))
+    fig.layout.xaxis.type = "category"
+    _set(fig.layout.yaxis, linear_ticks(float(df["forward_flops"].max()), fmt_flops))
+    return fig
 
 
 def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
@@ -435,14 +580,15 @@ def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
             customdata=[fmt_bytes(v) for v in df[part]],
             hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
-    fig.update_layout(barmode="stack")
+    fig.layout.barmode = "stack"
     _outline(fig, x, df["total"].tolist(), str(current))
     kind = "Training" if df["memory_kind"].all() else "Inference"
     axis = "sequence length S" if field == "seq_len" else "batch B"
     _layout(fig, f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}", axis,
             f"{kind.lower()} memory")
-    fig.update_xaxes(type="category")
-    return fig.update_yaxes(**linear_ticks(float(df["total"].max()), fmt_bytes))
+    fig.layout.xaxis.type = "category"
+    _set(fig.layout.yaxis, linear_ticks(float(df["total"].max()), fmt_bytes))
+    return fig
 
 
 def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
@@ -455,7 +601,8 @@ def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
     ))
     _outline(fig, x, df["training_flops"].tolist(), str(current))
     _layout(fig, "Training FLOPs per step vs batch", "batch B", "training FLOPs per step")
-    fig.update_xaxes(type="category")
-    return fig.update_yaxes(**linear_ticks(float(df["training_flops"].max()), fmt_flops))
+    fig.layout.xaxis.type = "category"
+    _set(fig.layout.yaxis, linear_ticks(float(df["training_flops"].max()), fmt_flops))
+    return fig
 
 
