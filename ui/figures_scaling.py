@@ -37,17 +37,39 @@ def family_label(cfg: ModelConfig) -> str:
     return "ALBERT" if cfg.family == "albert" else "BERT"
 
 
+_MARGIN = dict(l=10, r=10, t=50, b=10)
+
+
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Titles, legend, margins. Set property by property: `fig.update_layout(...)` goes through Plotly's
-    relayout machinery and cost ~2 ms per call, the largest share of building a chart (these take 0.2)."""
+    """Titles, legend, margins (`_layout_spec`). Set property by property: `fig.update_layout(...)` goes
+    through Plotly's relayout machinery and cost ~2 ms per call, the largest share of building a chart."""
     layout = fig.layout
-    layout.title = dict(text=title, font=TITLE_FONT)  # at most ~45 characters: a phone's width
+    spec = _layout_spec(title, x_title, y_title)
+    for key in ("title", "legend", "margin", "hovermode"):
+        layout[key] = spec[key]
     layout.xaxis.title.text = x_title
     layout.yaxis.title.text = y_title
-    layout.legend = LEGEND_BELOW  # under the axis labels: above the plot it collided with the title
-    layout.margin = dict(l=10, r=10, t=50, b=10)
-    layout.hovermode = "closest"
     return fig
+
+
+def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict:
+    """The layout every chart here shares, as a dict for `_figure_from_spec` (``more``: other keys)."""
+    return {
+        "title": dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
+        "xaxis": {"title": {"text": x_title}},
+        "yaxis": {"title": {"text": y_title}},
+        "legend": LEGEND_BELOW,  # under the axis labels: above the plot it collided with the title
+        "margin": _MARGIN,
+        "hovermode": "closest",
+        **more,
+    }
+
+
+def _figure_from_spec(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain dicts, validated once as a whole: a third of the cost of adding traces and
+    setting layout properties one by one (each goes through Plotly's validators and change callbacks).
+    The layout carries no template, so Plotly applies its default one, as for ``go.Figure()``."""
+    return go.Figure({"data": data, "layout": layout})
 
 
 def _set(obj, props: Mapping[str, object]):
@@ -90,19 +112,25 @@ def short_params(n: float) -> str:
 
 
 def _outline(fig: go.Figure, labels: list[str], tops: list[float], current_label: str | None) -> None:
-    """Outline the current config's bar (or bar group) with a shape: a per-bar marker line would
-    also draw on every legend swatch."""
+    """Outline the current config's bar (or bar group), `_outline_marks` added to ``fig``."""
+    shapes, traces = _outline_marks(labels, tops, current_label)
+    if shapes:
+        fig.layout.shapes = [*fig.layout.shapes, *shapes]  # appended, as add_shape does, without its lookup
+        fig.add_traces(traces)
+
+
+def _outline_marks(labels: list[str], tops: list[float], current_label: str | None
+                   ) -> tuple[list[dict], list[dict]]:
+    """(shapes, traces) that outline the current config's bar with a shape (a per-bar marker line would
+    also draw on every legend swatch) and give the outline its legend key; none if it is not charted."""
     if current_label not in labels:
-        return
+        return [], []
     i = labels.index(current_label)
-    # appended to the shapes, as add_shape does, without its subplot lookup
-    fig.layout.shapes = [*fig.layout.shapes, dict(
-        type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
-        line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")]
-    fig.add_trace(go.Scatter(  # the legend's key for the outline
-        x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)", hoverinfo="skip",
-        marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)),
-    ))
+    rect = dict(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
+                line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")
+    key = dict(type="scatter", x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)",
+               hoverinfo="skip", marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)))
+    return [rect], [key]
 
 
 def with_marks(base: go.Figure, traces: Sequence[BaseTraceType] = (), shapes: Sequence[Mapping] = (),
@@ -134,13 +162,14 @@ def _current_point(x: float, y: float, text: str) -> go.Scatter:
     )
 
 
-def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[go.Scatter]:
+def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[dict]:
     traces = []
     for model, part in df.groupby("model", sort=True):
         part = part.sort_values(x)
-        traces.append(go.Scatter(
-            x=part[x].tolist(), y=part[y].tolist(), mode="lines+markers", name=str(model),
-            line=dict(color=FAMILY_COLORS.get(str(model))),
+        color = FAMILY_COLORS.get(str(model))
+        traces.append(dict(
+            type="scatter", x=part[x].tolist(), y=part[y].tolist(), mode="lines+markers", name=str(model),
+            line={} if color is None else dict(color=color),
             text=[fmt_params(v) for v in part[y]],
             hovertemplate=f"{hover_x}=%{{x}}<br>%{{text}} params<extra>{model}</extra>",
         ))
@@ -156,8 +185,8 @@ def params_vs_hidden(df: pd.DataFrame, cfg: ModelConfig, current_params: int) ->
 
 def params_vs_hidden_base(df: pd.DataFrame) -> go.Figure:
     """The lines of `params_vs_hidden`, without the current config."""
-    fig = go.Figure(_lines_by_model(df, "hidden_size", "params", "H"))
-    return _layout(fig, "Parameters vs hidden size H", "hidden size H", "parameters (log scale)")
+    return _figure_from_spec(_lines_by_model(df, "hidden_size", "params", "H"),
+                             _layout_spec("Parameters vs hidden size H", "hidden size H", "parameters (log scale)"))
 
 
 def mark_params_vs_hidden(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
@@ -174,8 +203,8 @@ def params_vs_layers(df: pd.DataFrame, cfg: ModelConfig, current_params: int) ->
 
 
 def params_vs_layers_base(df: pd.DataFrame) -> go.Figure:
-    fig = go.Figure(_lines_by_model(df, "num_layers", "params", "L"))
-    return _layout(fig, "Parameters vs number of layers L", "layers L", "parameters")
+    return _figure_from_spec(_lines_by_model(df, "num_layers", "params", "L"),
+                             _layout_spec("Parameters vs number of layers L", "layers L", "parameters"))
 
 
 def mark_params_vs_layers(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
@@ -399,25 +428,25 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
     labels = df["label"].tolist()
     totals = df[list(MEMORY_PARTS)].sum(axis=1)
     top = float(totals.max()) or 1.0
-    fig = go.Figure()
+    data = []
     for part in MEMORY_PARTS:
         sizes = [fmt_bytes(v) for v in df[part]]
-        fig.add_trace(go.Bar(
-            x=labels, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
+        data.append(dict(
+            type="bar", x=labels, y=df[part].tolist(), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
             # a label only on a segment tall enough to hold it; hover has every value
             text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, df[part], strict=True)],
             textposition="inside", insidetextanchor="middle", customdata=sizes,
             hovertemplate="%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
-    fig.add_trace(go.Scatter(
-        x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
+    data.append(dict(
+        type="scatter", x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
         text=[f"total {fmt_bytes(v)}" for v in totals], textposition="top center", hoverinfo="skip",
     ))
-    _outline(fig, labels, totals.tolist(), current_label)
-    fig.layout.barmode = "stack"
-    _layout(fig, f"{kind.capitalize()} memory by part", "", f"{kind} memory")
-    _set(fig.layout.yaxis, linear_ticks(top, fmt_bytes))
-    return fig
+    shapes, marks = _outline_marks(labels, totals.tolist(), current_label)
+    layout = _layout_spec(f"{kind.capitalize()} memory by part", "", f"{kind} memory", barmode="stack",
+                          shapes=shapes)
+    layout["yaxis"].update(linear_ticks(top, fmt_bytes))
+    return _figure_from_spec(data + marks, layout)
 
 
 # ----------------------------------------------------------------------------- data for the charts
@@ -544,26 +573,29 @@ def workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int
 def flops_vs_seq(df: pd.DataFrame, current: int) -> go.Figure:
     """Stacked forward FLOPs per batch vs sequence length: the weight matmuls (linear in S) and the
     attention scores (4·B·S²·H per layer), each bar labelled with the attention share."""
-    x = df["seq_len"].tolist()
-    fig = go.Figure()
-    for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
-                             ("attention_scores_flops", "attention scores (∝ S²)", "#e45756")):
-        fig.add_trace(go.Bar(
-            x=[str(v) for v in x], y=df[col].tolist(), name=name, marker_color=color,
-            customdata=[fmt_flops(v) for v in df[col]],
-            hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>",
-        ))
-    fig.add_trace(go.Scatter(
-        x=[str(v) for v in x], y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
+    x = [str(v) for v in df["seq_len"]]
+    data = [dict(type="bar", x=x, y=df[col].tolist(), name=name, marker=dict(color=color),
+                 customdata=[fmt_flops(v) for v in df[col]],
+                 hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>")
+            for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
+                                     ("attention_scores_flops", "attention scores (∝ S²)", "#e45756"))]
+    data.append(dict(
+        type="scatter", x=x, y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
         text=[fmt_pct(s, 0) for s in df["attention_share"]], textposition="top center", textfont=dict(size=10),
     ))
-    fig.layout.barmode = "stack"
-    _outline(fig, [str(v) for v in x], df["forward_flops"].tolist(), str(current))
-    _layout(fig, "Forward FLOPs vs sequence length", "sequence length S (label: attention share)",
-            "forward FLOPs per batch")
-    fig.layout.xaxis.type = "category"
-    _set(fig.layout.yaxis, linear_ticks(float(df["forward_flops"].max()), fmt_flops))
-    return fig
+    return _workload_figure(data, x, df["forward_flops"].tolist(), current, fmt_flops, (
+        "Forward FLOPs vs sequence length", "sequence length S (label: attention share)", "forward FLOPs per batch"),
+        barmode="stack")
+
+
+def _workload_figure(data: list[dict], x: list[str], tops: list[float], current: int, fmt: Callable[..., str],
+                     titles: tuple[str, str, str], **layout_more: object) -> go.Figure:
+    """A bar chart over workload values ``x`` (category axis) with the current one outlined."""
+    shapes, marks = _outline_marks(x, tops, str(current))
+    layout = _layout_spec(*titles, shapes=shapes, **layout_more)
+    layout["xaxis"]["type"] = "category"
+    layout["yaxis"].update(linear_ticks(float(max(tops)), fmt))
+    return _figure_from_spec(data + marks, layout)
 
 
 def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
@@ -571,38 +603,22 @@ def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
     and the activations that grow with it."""
     x = [str(v) for v in df[field]]
     names = {**{p: p for p in MEMORY_PARTS}, **df.attrs.get("names", {})}
-    fig = go.Figure()
-    for part in MEMORY_PARTS:
-        if not df[part].any():
-            continue
-        fig.add_trace(go.Bar(
-            x=x, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
-            customdata=[fmt_bytes(v) for v in df[part]],
-            hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
-        ))
-    fig.layout.barmode = "stack"
-    _outline(fig, x, df["total"].tolist(), str(current))
+    data = [dict(type="bar", x=x, y=df[part].tolist(), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
+                 customdata=[fmt_bytes(v) for v in df[part]],
+                 hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>")
+            for part in MEMORY_PARTS if df[part].any()]
     kind = "Training" if df["memory_kind"].all() else "Inference"
     axis = "sequence length S" if field == "seq_len" else "batch B"
-    _layout(fig, f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}", axis,
-            f"{kind.lower()} memory")
-    fig.layout.xaxis.type = "category"
-    _set(fig.layout.yaxis, linear_ticks(float(df["total"].max()), fmt_bytes))
-    return fig
+    title = f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}"
+    return _workload_figure(data, x, df["total"].tolist(), current, fmt_bytes, (title, axis, f"{kind.lower()} memory"),
+                            barmode="stack")
 
 
 def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
     """Training FLOPs per step vs batch (linear in B: the per-sequence cost times B)."""
     x = [str(v) for v in df["batch"]]
-    fig = go.Figure(go.Bar(
-        x=x, y=df["training_flops"].tolist(), name="training FLOPs per step", marker_color="#54a24b",
-        customdata=[fmt_flops(v) for v in df["training_flops"]],
-        hovertemplate="B=%{x}<br>%{customdata}<extra></extra>",
-    ))
-    _outline(fig, x, df["training_flops"].tolist(), str(current))
-    _layout(fig, "Training FLOPs per step vs batch", "batch B", "training FLOPs per step")
-    fig.layout.xaxis.type = "category"
-    _set(fig.layout.yaxis, linear_ticks(float(df["training_flops"].max()), fmt_flops))
-    return fig
-
-
+    data = [dict(type="bar", x=x, y=df["training_flops"].tolist(), name="training FLOPs per step",
+                 marker=dict(color="#54a24b"), customdata=[fmt_flops(v) for v in df["training_flops"]],
+                 hovertemplate="B=%{x}<br>%{customdata}<extra></extra>")]
+    return _workload_figure(data, x, df["training_flops"].tolist(), current, fmt_flops, (
+        "Training FLOPs per step vs batch", "batch B", "training FLOPs per step"))
