@@ -11,7 +11,8 @@ each move, as a browser does, and renders nothing). The client opens the page, m
 page's first run imports its modules), then blocks of moves; the server process's CPU time (user +
 system, all threads, from /proc, ticks of 10 ms) is read before and after each block. The moves are
 those of the load test: H slider on Explorer and Paper, L slider on Compare and Scaling, each step a
-config the server has not seen (caches answer only what does not depend on it).
+config the server has not seen (each page starts from a config series of its own, as each step of the load
+test does; caches answer only what does not depend on the config).
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ NOTES = [
 ]
 
 
-async def _open(url: str, page: str) -> lt.Visitor:
-    v = lt.Visitor(url.replace("http", "ws") + "/_stcore/stream", page, 0, timeout=120.0)
+async def _open(url: str, page: str, series: int) -> lt.Visitor:
+    v = lt.Visitor(url.replace("http", "ws") + "/_stcore/stream", page, 0, timeout=120.0, series=series)
     await v.connect()
     await v.open_page(lt.PAGES[page][0])
     return v
@@ -78,9 +79,11 @@ async def _block(v: lt.Visitor, pid: int, key: str, n: int) -> float:
 async def _measure(servers: dict[str, tuple[str, int]], pages: list[str], blocks: int, per_block: int
                    ) -> dict[str, dict[str, list[float]]]:
     out: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
-    for page in pages:
+    for i, page in enumerate(pages):
         key = lt.PAGES[page][1][0]
-        visitors = {name: await _open(url, page) for name, (url, _) in servers.items()}
+        # a config series of its own per page (load_test.start_query): Paper moves H from the same start as
+        # Explorer, Scaling L as Compare, and their shared caches (cached_result) would answer those moves
+        visitors = {name: await _open(url, page, 1 + i) for name, (url, _) in servers.items()}
         try:
             for name, v in visitors.items():
                 await _block(v, servers[name][1], key, WARMUP)
