@@ -32,10 +32,10 @@ def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
 # The frames are shared between sessions, so nothing may mutate them (the page and the builders only read).
 @st.cache_resource(max_entries=64, show_spinner=False)
 def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
-                 *, wl: Workload, include_bert: bool = True) -> pd.DataFrame:
+                 *, wl: Workload) -> pd.DataFrame:
     """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
     return sweep(base, x, list(values), y, None if y_values is None else list(y_values), batch=wl.batch,
-                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, include_bert=include_bert)
+                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
