@@ -13,7 +13,7 @@ from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk
 from ui.render import takeaway
-from ui.state import cached_figure, cached_result, current
+from ui.state import CONFIG_HASH_FUNCS, cached_figure, cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -30,7 +30,7 @@ def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
 
 # st.cache_resource, not st.cache_data: cache_data pickles the frame on every hit (a dozen per rerun here).
 # The frames are shared between sessions, so nothing may mutate them (the page and the builders only read).
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
                  *, wl: Workload) -> pd.DataFrame:
     """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
@@ -38,7 +38,7 @@ def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None,
                  seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
     return fs.workload_frame(cfg, wl, field, values)
 
@@ -53,12 +53,12 @@ def cached_table4() -> pd.DataFrame:
     return fs.table4_frame()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_hidden_frame(cfg: ModelConfig, hs: tuple[int, ...]) -> tuple[pd.DataFrame, str]:
     return fs.hidden_frame(cfg, hs)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_heatmap_frame(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]) -> pd.DataFrame:
     return fs.heatmap_frame(cfg, es, hs)
 
