@@ -362,7 +362,7 @@ def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
     e, h = str(cfg.embedding_size), str(cfg.hidden_size)
     if e not in heat.x or h not in heat.y:
         return base
-    total = heat.z[heat.y.index(h)][heat.x.index(e)]
+    total = int(heat.z[heat.y.index(h)][heat.x.index(e)])
     # an open square around the cell: a star would hide the cell's number
     cell = _current_point(e, h, f"{cfg.label}: {fmt_params(total)}")
     return with_marks(base, [cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
@@ -463,14 +463,12 @@ def _at_hidden(cfg: ModelConfig, h: int, i_follows: bool) -> ModelConfig:
 def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str]:
     """Total params of ``cfg`` over the hidden sizes ``hs`` (rows model, hidden_size, params: the config's
     family and, for ALBERT, its BERT twin), and how I was set ("I = 4H" when the config has I = 4H, as
-    every published model: I then follows H; else the fixed I). Sizes that cannot be a model are left out."""
+    every published model: I then follows H; else the fixed I). One head makes every H valid, and 4H stays
+    within I's limit for every H allowed."""
     i_follows = _i_follows_h(cfg)
     rows = []
     for h in hs:
-        try:
-            c = _at_hidden(cfg, h, i_follows)
-        except ValueError:
-            continue
+        c = _at_hidden(cfg, h, i_follows)
         for m in (c, c.bert_twin()) if c.family == "albert" else (c,):
             rows.append({"model": family_label(m), "hidden_size": h, "params": count_params(m).total})
     note = "I = 4H" if i_follows else f"I = {cfg.intermediate_size:,}"
@@ -479,16 +477,13 @@ def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str
 
 def heatmap_frame(cfg: ModelConfig, es: Sequence[int], hs: Sequence[int]) -> pd.DataFrame:
     """Total params of ``cfg`` (an ALBERT) over every (E, H) of ``es`` x ``hs`` (I follows H when the
-    config has I = 4H), rows embedding_size, hidden_size, params; combinations that cannot be a model
-    are left out."""
+    config has I = 4H), rows embedding_size, hidden_size, params (every combination is a valid model:
+    see `hidden_frame`)."""
     i_follows = _i_follows_h(cfg)
     rows = []
     for e in es:
         for h in hs:
-            try:
-                c = _at_hidden(cfg.replace(embedding_size=e), h, i_follows)
-            except ValueError:
-                continue
+            c = _at_hidden(cfg.replace(embedding_size=e), h, i_follows)
             rows.append({"embedding_size": e, "hidden_size": h, "params": count_params(c).total})
     return pd.DataFrame(rows, columns=["embedding_size", "hidden_size", "params"])
 
