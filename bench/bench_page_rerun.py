@@ -65,13 +65,14 @@ NOTES = [
     "not depend on depth are keyed at L = G (`any_depth`), the embedding frame narrowed to its charted columns; "
     "the H lines and the (E, H) grid are counted directly (`hidden_frame`, `heatmap_frame`: count_params on "
     "26 and 42 configs); the charts a config change does rebuild (H and L lines, memory bars, the sequence and "
-    "batch charts) are built from dicts validated once. The 12 charts' JSON and every caption are identical to "
-    "before for 20 configs and workloads.",
+    "batch charts) are built from dicts validated once; the caches key configs and workloads by repr "
+    "(`ui.state.CONFIG_HASH_FUNCS`, ~0.01 ms where Streamlit's hasher took ~0.2 ms a call). The 12 charts' JSON "
+    "and every caption were checked identical to before for 20 configs and workloads.",
     "Before / after (this bench against main at b8f49c7, interleaved, AMD EPYC, 2 logical CPUs, load average "
-    "0.3-0.8): Scaling 121 -> 65 ms per L move (median of the blocks' ratios 0.53); Explorer 64 -> 64, Compare "
-    "44 -> 44, Paper 34 -> 34 ms (not changed; each pays the shared sidebar, ~5 ms of py-spy samples: ~25 "
-    "widgets of Streamlit's own per-widget work).",
-    "Left on Scaling (~60 ms): Streamlit's per-element work (element ids, protobuf, the cross-thread hand-off "
+    "0.7-0.8): Scaling 109 -> 56 ms per L move (median of the blocks' ratios 0.51); Explorer 53 -> 54, Compare "
+    "38 -> 37, Paper 36 -> 35 ms (their pages not changed; each pays the shared sidebar, ~5 ms of py-spy "
+    "samples: ~25 widgets of Streamlit's own per-widget work).",
+    "Left on Scaling (~55 ms): Streamlit's per-element work (element ids, protobuf, the cross-thread hand-off "
     "and websocket writes, about a quarter), st.plotly_chart's to_dict and to_json of the 12 figures (~0.6 ms "
     "each, Plotly's json engine), the sidebar, Streamlit's hashing of the cached functions' arguments.",
     "Method: each page starts from a config series of its own (`load_test.start_query`), as each step of the "
