@@ -11,8 +11,9 @@ from albert_core.config import SHARING_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
+from ui import scaling_takeaways as tk
 from ui.render import takeaway
-from ui.state import cached_figure, cached_result, current
+from ui.state import CONFIG_HASH_FUNCS, cached_figure, cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -29,15 +30,15 @@ def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
 
 # st.cache_resource, not st.cache_data: cache_data pickles the frame on every hit (a dozen per rerun here).
 # The frames are shared between sessions, so nothing may mutate them (the page and the builders only read).
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
-                 *, wl: Workload, include_bert: bool = True) -> pd.DataFrame:
+                 *, wl: Workload) -> pd.DataFrame:
     """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
     return sweep(base, x, list(values), y, None if y_values is None else list(y_values), batch=wl.batch,
-                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, include_bert=include_bert)
+                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
     return fs.workload_frame(cfg, wl, field, values)
 
@@ -52,23 +53,21 @@ def cached_table4() -> pd.DataFrame:
     return fs.table4_frame()
 
 
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def cached_hidden_frame(cfg: ModelConfig, hs: tuple[int, ...]) -> tuple[pd.DataFrame, str]:
+    return fs.hidden_frame(cfg, hs)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def cached_heatmap_frame(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]) -> pd.DataFrame:
+    return fs.heatmap_frame(cfg, es, hs)
+
+
 def figure(builder: str, *args):
-    """``fs.<builder>(*args)``, built once per distinct input (`ui.state.cached_figure`): a move of L
-    rebuilds only the charts whose inputs depend on L."""
+    """``fs.<builder>(*args)``, built once per distinct input (`ui.state.cached_figure`). Each chart's
+    base is keyed by what it plots only, its current-config marks are added per run
+    (``fs.mark_<chart>``, ~1 ms): a move of L rebuilds only the charts whose data depend on L."""
     return cached_figure(getattr(fs, builder), *args)
-
-
-def h_sweep(cfg: ModelConfig, hs: tuple[int, ...], wl: Workload, include_bert: bool = True
-            ) -> tuple[pd.DataFrame, str]:
-    """A sweep over hidden sizes ``hs``. Heads change neither params nor matmul FLOPs, so one head
-    makes every H valid; when the config has I = 4H (as every published model) I follows H."""
-    base = cfg.replace(num_heads=1)
-    if cfg.intermediate_size != 4 * cfg.hidden_size:
-        return cached_sweep(base, "hidden_size", hs, wl=wl, include_bert=include_bert), \
-            f"I = {cfg.intermediate_size:,}"
-    df = cached_sweep(base, "hidden_size", hs, "intermediate_size", tuple(4 * h for h in hs), wl=wl,
-                      include_bert=include_bert)
-    return df[df["intermediate_size"] == 4 * df["hidden_size"]], "I = 4H"
 
 
 def albert_form(cfg: ModelConfig) -> ModelConfig:
@@ -95,14 +94,14 @@ st.caption(
 left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
-    df, i_note = h_sweep(cfg, hs, wl)
-    st.plotly_chart(figure("params_vs_hidden", df, cfg, total), key="fig_params_vs_hidden", **chart)
-    at = df[df["hidden_size"] == cfg.hidden_size].set_index("model")["params"]
-    top = df[df["hidden_size"] == max(hs)].set_index("model")["params"]
-    if {"ALBERT", "BERT"} <= set(at.index):
+    df, i_note = cached_hidden_frame(cfg, hs)
+    st.plotly_chart(fs.mark_params_vs_hidden(figure("params_vs_hidden_base", df), cfg, total),
+                    key="fig_params_vs_hidden", **chart)
+    at, top = tk.albert_share(df, cfg.hidden_size), tk.albert_share(df, max(hs))
+    if at is not None and top is not None:
         takeaway(
-            f"at H = {cfg.hidden_size:,} ALBERT holds {fmt_ratio(at['ALBERT'] / at['BERT'])} BERT's parameters, "
-            f"at H = {max(hs):,} {fmt_ratio(top['ALBERT'] / top['BERT'])} ({i_note}): both grow as H² "
+            f"at H = {cfg.hidden_size:,} ALBERT holds {fmt_ratio(at)} BERT's parameters, "
+            f"at H = {max(hs):,} {fmt_ratio(top)} ({i_note}): both grow as H² "
             "(a layer is 4H² + 2HI), so the gap is set by how many layer copies each holds."
         )
     else:
@@ -111,8 +110,9 @@ with left:
 
 with right:
     ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
-    df = cached_sweep(cfg, "num_layers", ls, wl=wl)
-    st.plotly_chart(figure("params_vs_layers", df, cfg, total), key="fig_params_vs_layers", **chart)
+    df = cached_sweep(fs.any_depth(cfg), "num_layers", ls, wl=wl)
+    st.plotly_chart(fs.mark_params_vs_layers(figure("params_vs_layers_base", df), cfg, total),
+                    key="fig_params_vs_layers", **chart)
     if cfg.family == "albert" and cfg.sharing == "all":
         takeaway(
             f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
@@ -130,9 +130,12 @@ with right:
 left, right = st.columns(2)
 with left:
     acfg = albert_form(cfg)
-    df = cached_sweep(acfg, "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
+    # embedding parameters do not depend on depth: one frame for every L, only the columns charted
+    df = cached_sweep(fs.any_depth(acfg), "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
                       _with(E_VALUES, acfg.embedding_size), wl=wl)
-    st.plotly_chart(figure("embedding_vs_vocab", df, cfg, res.own.groups["embeddings"]),
+    df = df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
+    st.plotly_chart(fs.mark_embedding_vs_vocab(figure("embedding_vs_vocab_base", df), cfg,
+                                               res.own.groups["embeddings"]),
                     key="fig_embedding_vs_vocab", **chart)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
@@ -160,52 +163,48 @@ left, right = st.columns(2)
 with left:
     seq = min(wl.seq_len, PRESET_MAX_SEQ)
     df = cached_presets(seq, cfg.head)
-    me = {"label": cfg.label, "params": total,
-          "forward_flops": fs.presets_frame({cfg.label: cfg}, seq, cfg.head)["forward_flops"].iloc[0]}
-    st.plotly_chart(figure("flops_vs_params", df, me), key="fig_flops_vs_params", **chart)
-    row = df.set_index("label")
+    st.plotly_chart(fs.mark_flops_vs_params(figure("flops_vs_params_base", df), fs.current_point(cfg, seq)),
+                    key="fig_flops_vs_params", **chart)
+    param_ratio, flop_ratio = tk.preset_ratios(df)
     takeaway(
-        f"ALBERT-xxlarge has {fmt_ratio(row.loc['albert-xxlarge', 'params'] / row.loc['bert-large', 'params'])} "
-        f"BERT-large's parameters but {fmt_ratio(row.loc['albert-xxlarge', 'forward_flops'] / row.loc['bert-large', 'forward_flops'])} "
+        f"ALBERT-xxlarge has {fmt_ratio(param_ratio)} BERT-large's parameters but {fmt_ratio(flop_ratio)} "
         f"its FLOPs per {seq}-token sequence: sharing saves parameters, never compute."
     )
 
 with right:
     acfg = albert_form(cfg)
-    df = pd.concat([h_sweep(acfg.replace(embedding_size=e), _with(HEAT_H, acfg.hidden_size), wl, False)[0]
-                    for e in _with(HEAT_E, acfg.embedding_size)], ignore_index=True)
-    st.plotly_chart(figure("params_heatmap", df, acfg, cfg.family == "albert"),
+    df = cached_heatmap_frame(acfg, _with(HEAT_E, acfg.embedding_size), _with(HEAT_H, acfg.hidden_size))
+    base = figure("params_heatmap_base", df)
+    st.plotly_chart(fs.mark_params_heatmap(base, acfg) if cfg.family == "albert" else base,
                     key="fig_params_heatmap", **chart)
     mode = SHARING_LABELS[acfg.sharing]
     note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
-    grid = df.set_index(["embedding_size", "hidden_size"])["params"]
-    e_lo, e_hi = grid.index.get_level_values(0).min(), grid.index.get_level_values(0).max()
-    h_lo, h_hi = grid.index.get_level_values(1).min(), grid.index.get_level_values(1).max()
-    at_h, at_e = acfg.hidden_size, acfg.embedding_size
-    takeaway(f"{mode}{note}: at H = {at_h:,}, E from {e_lo} to {e_hi:,} takes the total from "
-             f"{fmt_params(grid[(e_lo, at_h)])} to {fmt_params(grid[(e_hi, at_h)])}; at E = {at_e:,}, H from "
-             f"{h_lo} to {h_hi:,} takes it from {fmt_params(grid[(at_e, h_lo)])} to "
-             f"{fmt_params(grid[(at_e, h_hi)])}: the encoder grows as H², E only scales the V×E table.")
+    g = tk.grid_span(df, acfg.embedding_size, acfg.hidden_size)
+    takeaway(f"{mode}{note}: at H = {acfg.hidden_size:,}, E from {g.e_lo} to {g.e_hi:,} takes the total from "
+             f"{fmt_params(g.at_h_e_lo)} to {fmt_params(g.at_h_e_hi)}; at E = {acfg.embedding_size:,}, H from "
+             f"{g.h_lo} to {g.h_hi:,} takes it from {fmt_params(g.at_e_h_lo)} to "
+             f"{fmt_params(g.at_e_h_hi)}: the encoder grows as H², E only scales the V×E table.")
 
 # ----------------------------------------------------------------------------- sharing, memory
 left, right = st.columns(2)
 with left:
     t4 = cached_table4()
-    st.plotly_chart(figure("sharing_modes", t4, total, cfg.label), key="fig_sharing_modes", **chart)
-    e128 = t4[t4["embedding_size"] == 128].set_index("sharing")["exact"]
+    st.plotly_chart(fs.mark_sharing_modes(figure("sharing_modes_base", t4), total), key="fig_sharing_modes",
+                    **chart)
+    saved_attention, saved_ffn = tk.sharing_savings(t4, 128)
     takeaway(
         f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
-        f"{fmt_params(e128['none'] - e128['attention'])}, sharing the FFN {fmt_params(e128['none'] - e128['ffn'])}: "
+        f"{fmt_params(saved_attention)}, sharing the FFN {fmt_params(saved_ffn)}: "
         "the FFN (2HI) is twice the attention (4H²) when I = 4H."
     )
 
 with right:
     kind = res.own.memory_kind
-    rows = [{"label": cfg.label, **res.own.memory.as_dict()}]
+    rows = {cfg.label: res.own.memory}
     if cfg.family == "albert":
-        rows.append({"label": f"BERT twin: {res.twin.config.label}", **res.twin.memory.as_dict()})
-    mem = pd.DataFrame(rows)
-    st.plotly_chart(figure("memory_bars", mem, rows[0]["label"], kind, res.own.memory.part_labels()),
+        rows[f"BERT twin: {res.twin.config.label}"] = res.twin.memory
+    mem = fs.memory_frame(rows)
+    st.plotly_chart(figure("memory_bars", mem, cfg.label, kind, res.own.memory.part_labels()),
                     key="fig_memory_bars", **chart)
     if len(rows) == 2:
         a, b = mem.iloc[0], mem.iloc[1]
@@ -230,25 +229,25 @@ by_batch = cached_workload_frame(cfg, wl, "batch", batches)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(figure("flops_vs_seq", by_seq, wl.seq_len), key="fig_flops_vs_seq", **chart)
-    lo, hi = by_seq.iloc[0], by_seq.iloc[-1]
-    takeaway(f"attention scores are {fmt_pct(lo['attention_share'], 0)} of the forward FLOPs at S = "
-             f"{int(lo['seq_len']):,} and {fmt_pct(hi['attention_share'], 0)} at S = {int(hi['seq_len']):,}: "
+    span = tk.seq_span(by_seq)
+    takeaway(f"attention scores are {fmt_pct(span.attention_share_lo, 0)} of the forward FLOPs at S = "
+             f"{span.seq_lo:,} and {fmt_pct(span.attention_share_hi, 0)} at S = {span.seq_hi:,}: "
              "the weight matmuls grow as S, the scores as S², whatever the sharing.")
 with right:
     st.plotly_chart(figure("memory_vs_workload", by_seq, "seq_len", wl.seq_len),
                     key="fig_memory_vs_seq", **chart)
-    takeaway(f"from S = {int(lo['seq_len']):,} to {int(hi['seq_len']):,} the activations (an estimate) go from "
-             f"{fmt_bytes(lo['activations'])} to {fmt_bytes(hi['activations'])}; weights, gradients and "
+    takeaway(f"from S = {span.seq_lo:,} to {span.seq_hi:,} the activations (an estimate) go from "
+             f"{fmt_bytes(span.activations_lo)} to {fmt_bytes(span.activations_hi)}; weights, gradients and "
              "optimizer states do not depend on S.")
 left, right = st.columns(2)
 with left:
     st.plotly_chart(figure("memory_vs_workload", by_batch, "batch", wl.batch),
                     key="fig_memory_vs_batch", **chart)
-    one = by_batch.iloc[0]
-    takeaway(f"each sequence of {wl.seq_len} tokens adds about {fmt_bytes(one['activations'] / one['batch'])} of "
-             f"activations; the {fmt_bytes(one['total'] - one['activations'])} of weights and states are paid once.")
+    one = tk.per_sequence(by_batch)
+    takeaway(f"each sequence of {wl.seq_len} tokens adds about {fmt_bytes(one.activations)} of "
+             f"activations; the {fmt_bytes(one.fixed)} of weights and states are paid once.")
 with right:
     st.plotly_chart(figure("flops_vs_batch", by_batch, wl.batch), key="fig_flops_vs_batch", **chart)
-    takeaway(f"training FLOPs grow linearly with B: {fmt_flops(one['training_flops'] / one['batch'])} per "
+    takeaway(f"training FLOPs grow linearly with B: {fmt_flops(one.training_flops)} per "
              f"{wl.seq_len}-token sequence" + (" (with the recomputed forward of gradient checkpointing)."
                                                if wl.checkpointing else "."))

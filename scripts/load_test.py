@@ -186,10 +186,13 @@ def set_state_value(kind: str, state, value: Any) -> None:
         state.string_value = value
 
 
-def start_query(index: int) -> str:
-    """A different config per session: hidden size 256 + 64 i (heads H/64, I = 4H), within the sliders."""
+def start_query(index: int, series: int = 0) -> str:
+    """A different config per session: hidden size 256 + 64 i (heads H/64, I = 4H), within the sliders.
+    ``series`` sets the token types T = 2 + series: it changes no page's work, but keeps the configs of
+    one step (or page) apart from every other's, so that no move is answered from the caches another
+    step, page or the warm-up filled (Paper moves H from the same start as Explorer, Scaling L as Compare)."""
     hidden = 256 + 64 * (index % 12)
-    return f"H={hidden}&heads={hidden // 64}&I={4 * hidden}"
+    return f"H={hidden}&heads={hidden // 64}&I={4 * hidden}&T={2 + series}"
 
 
 def check_loopback(url: str) -> None:
@@ -215,6 +218,7 @@ class Visitor:
     page: str
     index: int
     timeout: float
+    series: int = 0  # start_query's: which step (or page) this session belongs to
     cookie: str = field(default_factory=lambda: uuid.uuid4().hex)
     query_string: str = ""
     page_script_hash: str = ""
@@ -337,7 +341,7 @@ class Visitor:
 
     async def open_page(self, url_path: str) -> None:
         """Load the page as a browser does: the first rerun names the page and carries the URL's query."""
-        self.query_string = start_query(self.index)
+        self.query_string = start_query(self.index, self.series)
         await self.rerun(page_name=url_path)
         await self.drain()
 
@@ -492,10 +496,11 @@ def _short(exc: BaseException) -> str:
 
 
 async def run_step(ws_url: str, page: str, sessions: int, moves: int, timeout: float, budget: float,
-                   probe: ServerProbe | None) -> dict[str, Any]:
-    """S sessions open ``page`` together, then move its widgets ``moves`` times each."""
+                   probe: ServerProbe | None, series: int = 0) -> dict[str, Any]:
+    """S sessions open ``page`` together (configs of `start_query`'s ``series``), then move its widgets
+    ``moves`` times each."""
     url_path, keys = PAGES[page]
-    visitors = [Visitor(ws_url, page, i, timeout) for i in range(sessions)]
+    visitors = [Visitor(ws_url, page, i, timeout, series=series) for i in range(sessions)]
     t_start = time.perf_counter()
 
     async def load(v: Visitor) -> None:
@@ -654,10 +659,13 @@ async def measure(targets: list[tuple[str, ServerProbe | None]], sessions: list[
     """Every (sessions, page) step on each target in turn (interleaved: targets see the same machine
     load); returns each target's steps."""
     ws_urls = [url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream" for url, _ in targets]
-    # Warm-up: one visitor opens every page (imports, first-run caches, the legacy pages/ switch).
+    # Warm-up: one visitor opens every page (imports, first-run caches, the legacy pages/ switch), in
+    # series 0; each measured (sessions, page) step has a series of its own (see start_query), the same
+    # on every target: a measured move is then never answered by the warm-up's or another step's caches.
     for ws_url in ws_urls:
         for page in pages:
             await run_step(ws_url, page, 1, 1, timeout, max(5.0, deadline - time.monotonic()), None)
+    series = {(s, page): 1 + i for i, (s, page) in enumerate((s, page) for s in sessions for page in pages)}
     out: list[list[dict[str, Any]]] = [[] for _ in targets]
     weight_left = sum(sessions) * len(pages) * len(targets)  # each step's share of the time left ~ its sessions
     for s in sessions:
@@ -674,7 +682,7 @@ async def measure(targets: list[tuple[str, ServerProbe | None]], sessions: list[
                 if probe:
                     probe.peak = probe.rss()
                 budget = min(left, max(20.0, left * share))
-                m = await run_step(ws_url, page, s, moves, timeout, budget, probe)
+                m = await run_step(ws_url, page, s, moves, timeout, budget, probe, series[(s, page)])
                 if not keep_latencies:
                     del m["latencies_s"]
                 out[t][-1]["pages"][page] = m

@@ -88,3 +88,29 @@ def test_content_key_follows_every_kind_of_column_and_nothing_else():
     assert len(keys) == 5
     assert state.content_key((df, 1)) != state.content_key((df, 2))
     assert state.content_key((ModelConfig(),)) != state.content_key((ModelConfig().replace(num_layers=3),))
+
+
+def test_config_hash_keys_differ_in_every_field():
+    """The caches key configs and workloads by repr (state.CONFIG_HASH_FUNCS): a change of any one field
+    must change the key, or two configs would share a cached result."""
+    import dataclasses
+
+    from albert_core import Workload
+
+    for obj, changed in ((ModelConfig(), dict(vocab_size=30_001, embedding_size=64, hidden_size=1536, num_heads=6,
+                                              intermediate_size=4096, num_layers=13, num_hidden_groups=2,
+                                              inner_group_num=2, max_position_embeddings=1024, type_vocab_size=3,
+                                              sharing="ffn", head="masked-lm", tie_word_embeddings=False,
+                                              hidden_act="relu", layer_norm_eps=1e-6)),
+                         (Workload(dtype="fp16"), dict(batch=3, seq_len=64, dtype="bf16", optimizer="sgd",
+                                                       precision="mixed", checkpointing=True))):
+        names = {f.name for f in dataclasses.fields(obj)}
+        assert names <= set(changed) | {"family"}, names - set(changed)
+        keys = {state.CONFIG_HASH_FUNCS[type(obj)](obj)}
+        for name in names & set(changed):
+            other = obj.replace(**{name: changed[name]})
+            assert other != obj
+            keys.add(state.CONFIG_HASH_FUNCS[type(obj)](other))
+        assert len(keys) == 1 + len(names & set(changed))
+    bert = ModelConfig(family="bert", sharing="none")
+    assert repr(bert) != repr(ModelConfig())

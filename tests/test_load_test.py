@@ -258,3 +258,20 @@ def test_a_widget_in_a_fragment_reruns_only_its_fragment():
     assert {w.id: w.int_value for w in sent.widget_states.widgets if w.id == layer.id} == {layer.id: 2}
     assert set(v.states) == {h.id, layer.id}  # the sidebar's widget survives the fragment run
     assert v.states[layer.id].int_value == 2
+
+
+def test_each_series_starts_from_configs_of_its_own():
+    """Steps (and the bench's pages) must not share configs, or one's moves are answered by another's caches;
+    the series only changes the token types, which no page's work depends on."""
+    from urllib.parse import parse_qsl
+
+    from albert_core import ModelConfig
+
+    def cfg(index, series):
+        return ModelConfig.from_query(dict(parse_qsl(lt.start_query(index, series))))
+
+    base = cfg(0, 0)
+    assert (base.hidden_size, base.num_heads, base.intermediate_size, base.type_vocab_size) == (256, 4, 1024, 2)
+    configs = {cfg(i, s) for i in range(12) for s in range(16)}
+    assert len(configs) == 12 * 16
+    assert cfg(3, 5) == cfg(3, 0).replace(type_vocab_size=7)

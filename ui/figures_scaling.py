@@ -7,14 +7,16 @@ a glance. No streamlit import: tests call these without a server.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.basedatatypes import BaseTraceType
 
 from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
+from albert_core.memory import MemoryEstimate
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
 
@@ -35,17 +37,39 @@ def family_label(cfg: ModelConfig) -> str:
     return "ALBERT" if cfg.family == "albert" else "BERT"
 
 
+_MARGIN = dict(l=10, r=10, t=50, b=10)
+
+
 def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Titles, legend, margins. Set property by property: `fig.update_layout(...)` goes through Plotly's
-    relayout machinery and cost ~2 ms per call, the largest share of building a chart (these take 0.2)."""
+    """Titles, legend, margins (`_layout_spec`). Set property by property: `fig.update_layout(...)` goes
+    through Plotly's relayout machinery and cost ~2 ms per call, the largest share of building a chart."""
     layout = fig.layout
-    layout.title = dict(text=title, font=TITLE_FONT)  # at most ~45 characters: a phone's width
+    spec = _layout_spec(title, x_title, y_title)
+    for key in ("title", "legend", "margin", "hovermode"):
+        layout[key] = spec[key]
     layout.xaxis.title.text = x_title
     layout.yaxis.title.text = y_title
-    layout.legend = LEGEND_BELOW  # under the axis labels: above the plot it collided with the title
-    layout.margin = dict(l=10, r=10, t=50, b=10)
-    layout.hovermode = "closest"
     return fig
+
+
+def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict:
+    """The layout every chart here shares, as a dict for `_figure_from_spec` (``more``: other keys)."""
+    return {
+        "title": dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
+        "xaxis": {"title": {"text": x_title}},
+        "yaxis": {"title": {"text": y_title}},
+        "legend": LEGEND_BELOW,  # under the axis labels: above the plot it collided with the title
+        "margin": _MARGIN,
+        "hovermode": "closest",
+        **more,
+    }
+
+
+def _figure_from_spec(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain dicts, validated once as a whole: a third of the cost of adding traces and
+    setting layout properties one by one (each goes through Plotly's validators and change callbacks).
+    The layout carries no template, so Plotly applies its default one, as for ``go.Figure()``."""
+    return go.Figure({"data": data, "layout": layout})
 
 
 def _set(obj, props: Mapping[str, object]):
@@ -88,17 +112,47 @@ def short_params(n: float) -> str:
 
 
 def _outline(fig: go.Figure, labels: list[str], tops: list[float], current_label: str | None) -> None:
-    """Outline the current config's bar (or bar group) with a shape: a per-bar marker line would
-    also draw on every legend swatch."""
+    """Outline the current config's bar (or bar group), `_outline_marks` added to ``fig``."""
+    shapes, traces = _outline_marks(labels, tops, current_label)
+    if shapes:
+        fig.layout.shapes = [*fig.layout.shapes, *shapes]  # appended, as add_shape does, without its lookup
+        fig.add_traces(traces)
+
+
+def _outline_marks(labels: list[str], tops: list[float], current_label: str | None
+                   ) -> tuple[list[dict], list[dict]]:
+    """(shapes, traces) that outline the current config's bar with a shape (a per-bar marker line would
+    also draw on every legend swatch) and give the outline its legend key; none if it is not charted."""
     if current_label not in labels:
-        return
+        return [], []
     i = labels.index(current_label)
-    fig.add_shape(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
-                  line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")
-    fig.add_trace(go.Scatter(  # the legend's key for the outline
-        x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)", hoverinfo="skip",
-        marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)),
-    ))
+    rect = dict(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
+                line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")
+    key = dict(type="scatter", x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)",
+               hoverinfo="skip", marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)))
+    return [rect], [key]
+
+
+def with_marks(base: go.Figure, traces: Sequence[BaseTraceType] = (), shapes: Sequence[Mapping] = (),
+               axes: Mapping[str, Mapping] | None = None) -> go.Figure:
+    """``base`` with the current config's marks: ``traces`` appended to its data, ``shapes`` to its
+    shapes, and per axis (``{"yaxis": {...}}``) properties that replace the base's. The same figure
+    as adding them to a copy of ``base`` one by one; but ``base`` (a figure that depends only on what
+    it shows, built and cached once) is not validated again: its dict is already Plotly's valid form,
+    and the marks are validated on their own. A chart then costs ~1 ms per rerun, not 3-8 ms."""
+    spec = base.to_dict()
+    spec["data"] += [t.to_plotly_json() for t in traces]
+    layout = spec["layout"]
+    if shapes:
+        layout["shapes"] = [*layout.get("shapes", ()), *(go.layout.Shape(s).to_plotly_json() for s in shapes)]
+    for name, props in (axes or {}).items():
+        layout[name] = {**layout.get(name, {}), **type(base.layout[name])(props).to_plotly_json()}
+    return go.Figure(spec, _validate=False)  # plotly's own trusted-dict path (as for its templates)
+
+
+def _extent(fig: go.Figure, axis: str) -> list[float]:
+    """Every plotted value of the figure's traces on ``axis`` ("x" or "y"), Nones left out."""
+    return [v for t in fig.data for v in (t[axis] or ()) if v is not None]
 
 
 def _current_point(x: float, y: float, text: str) -> go.Scatter:
@@ -108,13 +162,14 @@ def _current_point(x: float, y: float, text: str) -> go.Scatter:
     )
 
 
-def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[go.Scatter]:
+def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[dict]:
     traces = []
     for model, part in df.groupby("model", sort=True):
         part = part.sort_values(x)
-        traces.append(go.Scatter(
-            x=part[x].tolist(), y=part[y].tolist(), mode="lines+markers", name=str(model),
-            line=dict(color=FAMILY_COLORS.get(str(model))),
+        color = FAMILY_COLORS.get(str(model))
+        traces.append(dict(
+            type="scatter", x=part[x].tolist(), y=part[y].tolist(), mode="lines+markers", name=str(model),
+            line={} if color is None else dict(color=color),
             text=[fmt_params(v) for v in part[y]],
             hovertemplate=f"{hover_x}=%{{x}}<br>%{{text}} params<extra>{model}</extra>",
         ))
@@ -123,29 +178,53 @@ def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[go.S
 
 # ----------------------------------------------------------------------------- series charts
 def params_vs_hidden(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
-    """Total params against hidden size H for ALBERT and BERT (log y); ``df`` is a `sweep` over H."""
-    fig = go.Figure(_lines_by_model(df, "hidden_size", "params", "H"))
-    fig.add_trace(_current_point(cfg.hidden_size, current_params, f"{cfg.label}: {fmt_params(current_params)}"))
-    _layout(fig, "Parameters vs hidden size H", "hidden size H", "parameters (log scale)")
-    ys = [*df["params"], current_params]
-    _set(fig.layout.yaxis, log_ticks(min(ys), max(ys), fmt_params))
-    return fig
+    """Total params against hidden size H for ALBERT and BERT (log y); ``df`` is a `sweep` over H
+    (or a `hidden_frame`). `params_vs_hidden_base` and `mark_params_vs_hidden` in one."""
+    return mark_params_vs_hidden(params_vs_hidden_base(df), cfg, current_params)
+
+
+def params_vs_hidden_base(df: pd.DataFrame) -> go.Figure:
+    """The lines of `params_vs_hidden`, without the current config."""
+    return _figure_from_spec(_lines_by_model(df, "hidden_size", "params", "H"),
+                             _layout_spec("Parameters vs hidden size H", "hidden size H", "parameters (log scale)"))
+
+
+def mark_params_vs_hidden(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
+    ys = [*_extent(base, "y"), current_params]
+    return with_marks(base, [_current_point(cfg.hidden_size, current_params,
+                                            f"{cfg.label}: {fmt_params(current_params)}")],
+                      axes={"yaxis": log_ticks(min(ys), max(ys), fmt_params)})
 
 
 def params_vs_layers(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
-    """Total params against the number of layers L; ``df`` is a `sweep` over num_layers."""
-    fig = go.Figure(_lines_by_model(df, "num_layers", "params", "L"))
-    fig.add_trace(_current_point(cfg.num_layers, current_params, f"{cfg.label}: {fmt_params(current_params)}"))
-    _layout(fig, "Parameters vs number of layers L", "layers L", "parameters")
-    _set(fig.layout.yaxis, linear_ticks(max([*df["params"], current_params]), fmt_params))
-    return fig
+    """Total params against the number of layers L; ``df`` is a `sweep` over num_layers.
+    `params_vs_layers_base` and `mark_params_vs_layers` in one."""
+    return mark_params_vs_layers(params_vs_layers_base(df), cfg, current_params)
+
+
+def params_vs_layers_base(df: pd.DataFrame) -> go.Figure:
+    return _figure_from_spec(_lines_by_model(df, "num_layers", "params", "L"),
+                             _layout_spec("Parameters vs number of layers L", "layers L", "parameters"))
+
+
+def mark_params_vs_layers(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
+    return with_marks(base, [_current_point(cfg.num_layers, current_params,
+                                            f"{cfg.label}: {fmt_params(current_params)}")],
+                      axes={"yaxis": linear_ticks(max([*_extent(base, "y"), current_params]), fmt_params)})
 
 
 def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: int) -> go.Figure:
     """Embedding params against vocabulary size V: one ALBERT line per E, and BERT (E = H).
 
     ``df`` is a 2-D `sweep` over vocab_size x embedding_size (BERT rows repeat over E; kept once).
+    `embedding_vs_vocab_base` and `mark_embedding_vs_vocab` in one.
     """
+    return mark_embedding_vs_vocab(embedding_vs_vocab_base(df), cfg, current_embedding)
+
+
+def embedding_vs_vocab_base(df: pd.DataFrame) -> go.Figure:
+    """The lines of `embedding_vs_vocab` (columns model, vocab_size, embedding_size, hidden_size,
+    embedding_params are all it reads)."""
     traces = []
     albert = df[df["model"] == "ALBERT"]
     for e, part in albert.groupby("embedding_size", sort=True):
@@ -164,13 +243,15 @@ def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: in
             text=[fmt_params(v) for v in bert["embedding_params"]],
             hovertemplate="V=%{x:,}<br>%{text}<extra>BERT</extra>",
         ))
-    fig = go.Figure(traces)
-    fig.add_trace(_current_point(
-        cfg.vocab_size, current_embedding, f"{cfg.label}, V={cfg.vocab_size:,}: {fmt_params(current_embedding)}"
-    ))
-    _layout(fig, "Embedding parameters vs vocabulary size V", "vocabulary size V", "embedding parameters")
-    _set(fig.layout.yaxis, linear_ticks(max([*df["embedding_params"], current_embedding]), fmt_params))
-    return fig
+    return _layout(go.Figure(traces), "Embedding parameters vs vocabulary size V", "vocabulary size V",
+                   "embedding parameters")
+
+
+def mark_embedding_vs_vocab(base: go.Figure, cfg: ModelConfig, current_embedding: int) -> go.Figure:
+    point = _current_point(cfg.vocab_size, current_embedding,
+                           f"{cfg.label}, V={cfg.vocab_size:,}: {fmt_params(current_embedding)}")
+    top = max([*_extent(base, "y"), current_embedding])
+    return with_marks(base, [point], axes={"yaxis": linear_ticks(top, fmt_params)})
 
 
 # ----------------------------------------------------------------------------- seed embedding chart
@@ -218,7 +299,12 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
 # ----------------------------------------------------------------------------- presets
 def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.Figure:
     """Scatter of forward FLOPs against total params for named configs (columns label, model,
-    params, forward_flops); ``current`` holds label, params, forward_flops of the current config."""
+    params, forward_flops); ``current`` holds label, params, forward_flops of the current config.
+    `flops_vs_params_base` and `mark_flops_vs_params` in one."""
+    return mark_flops_vs_params(flops_vs_params_base(df), current)
+
+
+def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for model, part in df.groupby("model", sort=True):
         fig.add_trace(go.Scatter(
@@ -228,20 +314,29 @@ def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.
             customdata=[[fmt_params(p), fmt_flops(f)] for p, f in zip(part["params"], part["forward_flops"], strict=True)],
             hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>",
         ))
-    fig.add_trace(_current_point(
-        current["params"], current["forward_flops"],
-        f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
-    ))
-    xs, ys = [*df["params"], current["params"]], [*df["forward_flops"], current["forward_flops"]]
-    _set(fig.layout.xaxis, log_ticks(min(xs), max(xs), fmt_params))
-    _set(fig.layout.yaxis, log_ticks(min(ys), max(ys), fmt_flops))
     return _layout(fig, "Forward FLOPs per sequence vs parameters", "parameters (log scale)",
                    "forward FLOPs per sequence (log scale)")
 
 
+def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) -> go.Figure:
+    point = _current_point(
+        current["params"], current["forward_flops"],
+        f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
+    )
+    xs, ys = [*_extent(base, "x"), current["params"]], [*_extent(base, "y"), current["forward_flops"]]
+    return with_marks(base, [point], axes={"xaxis": log_ticks(min(xs), max(xs), fmt_params),
+                                           "yaxis": log_ticks(min(ys), max(ys), fmt_flops)})
+
+
 def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -> go.Figure:
     """Heatmap of total params over (E, H) (``df``: ALBERT rows over E and H); with ``highlight``
-    the cell of ``cfg``'s (E, H) is starred when it is in the grid."""
+    the cell of ``cfg``'s (E, H) is outlined when it is in the grid. `params_heatmap_base` and
+    `mark_params_heatmap` in one."""
+    base = params_heatmap_base(df)
+    return mark_params_heatmap(base, cfg) if highlight else base
+
+
+def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
     grid = df.pivot_table(index="hidden_size", columns="embedding_size", values="params", aggfunc="first")
     grid = grid.sort_index().sort_index(axis=1)
     x = [str(v) for v in grid.columns]
@@ -256,23 +351,35 @@ def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -
                       thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
                                        .items() if k != "range"}),
     ))
-    current = df[(df["embedding_size"] == cfg.embedding_size) & (df["hidden_size"] == cfg.hidden_size)]
-    if highlight and len(current):
-        total = int(current["params"].iloc[0])
-        # an open square around the cell: a star would hide the cell's number
-        cell = _current_point(str(cfg.embedding_size), str(cfg.hidden_size), f"{cfg.label}: {fmt_params(total)}")
-        fig.add_trace(cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
-                                              line=dict(width=3))))
     fig.layout.xaxis.type = fig.layout.yaxis.type = "category"
     fig.layout.height = 520
     return _layout(fig, "Total parameters over E and H", "embedding size E", "hidden size H")
+
+
+def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
+    """The cell of ``cfg``'s (E, H) outlined, when it is in the grid."""
+    heat = base.data[0]
+    e, h = str(cfg.embedding_size), str(cfg.hidden_size)
+    if e not in heat.x or h not in heat.y:
+        return base
+    total = int(heat.z[heat.y.index(h)][heat.x.index(e)])
+    # an open square around the cell: a star would hide the cell's number
+    cell = _current_point(e, h, f"{cfg.label}: {fmt_params(total)}")
+    return with_marks(base, [cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
+                                                     line=dict(width=3)))])
 
 
 def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:
     """Paper Table 4: exact params per sharing mode (bars) with the printed figures (diamonds).
 
     ``df`` columns: embedding_size, sharing, exact, paper. A dotted line marks the current config.
+    `sharing_modes_base` and `mark_sharing_modes` in one.
     """
+    base = sharing_modes_base(df)
+    return base if current_params is None else mark_sharing_modes(base, current_params)
+
+
+def sharing_modes_base(df: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     colors = {768: "#9ecae1", 128: FAMILY_COLORS["ALBERT"]}
     for e in sorted(df["embedding_size"].unique(), reverse=True):
@@ -291,19 +398,23 @@ def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_l
             hovertemplate="%{x}<br>paper %{text}<extra>E=" + str(e) + "</extra>",
         ))
     _set(fig.layout, dict(barmode="group", scattermode="group"))
-    line = dict(color=CURRENT_COLOR, dash="dot", width=2)
-    if current_params is not None:
-        # labelled in the legend: an annotation on the plot collided with the bar labels
-        # the shape add_hline draws, without its subplot lookup (a third of this chart's build)
-        fig.layout.shapes = [*fig.layout.shapes, dict(type="line", xref="x domain", x0=0, x1=1, yref="y",
-                                                     y0=current_params, y1=current_params, line=line)]
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
-                                 name=f"{CURRENT_NAME}: {fmt_params(current_params)}"))
     _layout(fig, "Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters")
-    top = max([*df["exact"], *df["paper"], current_params or 0])
-    _set(fig.layout.yaxis, linear_ticks(top, fmt_params))
+    _set(fig.layout.yaxis, linear_ticks(max([*df["exact"], *df["paper"], 0]), fmt_params))
     fig.layout.height = 480
     return fig
+
+
+def mark_sharing_modes(base: go.Figure, current_params: int) -> go.Figure:
+    """A dotted line at the current config's count, labelled in the legend (an annotation on the plot
+    collided with the bar labels); the y axis then spans it too."""
+    line = dict(color=CURRENT_COLOR, dash="dot", width=2)
+    # the shape add_hline draws, without its subplot lookup
+    shape = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=current_params, y1=current_params,
+                 line=line)
+    legend = go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                        name=f"{CURRENT_NAME}: {fmt_params(current_params)}")
+    top = max([*_extent(base, "y"), current_params])
+    return with_marks(base, [legend], [shape], axes={"yaxis": linear_ticks(top, fmt_params)})
 
 
 def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
@@ -317,28 +428,85 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
     labels = df["label"].tolist()
     totals = df[list(MEMORY_PARTS)].sum(axis=1)
     top = float(totals.max()) or 1.0
-    fig = go.Figure()
+    data = []
     for part in MEMORY_PARTS:
         sizes = [fmt_bytes(v) for v in df[part]]
-        fig.add_trace(go.Bar(
-            x=labels, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
+        data.append(dict(
+            type="bar", x=labels, y=df[part].tolist(), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
             # a label only on a segment tall enough to hold it; hover has every value
             text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, df[part], strict=True)],
             textposition="inside", insidetextanchor="middle", customdata=sizes,
             hovertemplate="%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
-    fig.add_trace(go.Scatter(
-        x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
+    data.append(dict(
+        type="scatter", x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
         text=[f"total {fmt_bytes(v)}" for v in totals], textposition="top center", hoverinfo="skip",
     ))
-    _outline(fig, labels, totals.tolist(), current_label)
-    fig.layout.barmode = "stack"
-    _layout(fig, f"{kind.capitalize()} memory by part", "", f"{kind} memory")
-    _set(fig.layout.yaxis, linear_ticks(top, fmt_bytes))
-    return fig
+    shapes, marks = _outline_marks(labels, totals.tolist(), current_label)
+    layout = _layout_spec(f"{kind.capitalize()} memory by part", "", f"{kind} memory", barmode="stack",
+                          shapes=shapes)
+    layout["yaxis"].update(linear_ticks(top, fmt_bytes))
+    return _figure_from_spec(data + marks, layout)
 
 
 # ----------------------------------------------------------------------------- data for the charts
+def _i_follows_h(cfg: ModelConfig) -> bool:
+    return cfg.intermediate_size == 4 * cfg.hidden_size
+
+
+def _at_hidden(cfg: ModelConfig, h: int, i_follows: bool) -> ModelConfig:
+    """``cfg`` at hidden size ``h`` with one head (heads change neither params nor matmul FLOPs, so every
+    H is valid) and I = 4H when ``i_follows``."""
+    return cfg.replace(num_heads=1, hidden_size=h, **({"intermediate_size": 4 * h} if i_follows else {}))
+
+
+def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str]:
+    """Total params of ``cfg`` over the hidden sizes ``hs`` (rows model, hidden_size, params: the config's
+    family and, for ALBERT, its BERT twin), and how I was set ("I = 4H" when the config has I = 4H, as
+    every published model: I then follows H; else the fixed I). One head makes every H valid, and 4H stays
+    within I's limit for every H allowed."""
+    i_follows = _i_follows_h(cfg)
+    rows = []
+    for h in hs:
+        c = _at_hidden(cfg, h, i_follows)
+        for m in (c, c.bert_twin()) if c.family == "albert" else (c,):
+            rows.append({"model": family_label(m), "hidden_size": h, "params": count_params(m).total})
+    note = "I = 4H" if i_follows else f"I = {cfg.intermediate_size:,}"
+    return pd.DataFrame(rows, columns=["model", "hidden_size", "params"]), note
+
+
+def heatmap_frame(cfg: ModelConfig, es: Sequence[int], hs: Sequence[int]) -> pd.DataFrame:
+    """Total params of ``cfg`` (an ALBERT) over every (E, H) of ``es`` x ``hs`` (I follows H when the
+    config has I = 4H), rows embedding_size, hidden_size, params (every combination is a valid model:
+    see `hidden_frame`)."""
+    i_follows = _i_follows_h(cfg)
+    rows = []
+    for e in es:
+        for h in hs:
+            c = _at_hidden(cfg.replace(embedding_size=e), h, i_follows)
+            rows.append({"embedding_size": e, "hidden_size": h, "params": count_params(c).total})
+    return pd.DataFrame(rows, columns=["embedding_size", "hidden_size", "params"])
+
+
+def any_depth(cfg: ModelConfig) -> ModelConfig:
+    """``cfg`` at the least depth it allows (L = G): the base of a sweep whose charted values do not
+    depend on L (a sweep over L itself, embedding parameters), so that its cached frame serves every
+    depth."""
+    return cfg.replace(num_layers=cfg.num_hidden_groups)
+
+
+def current_point(cfg: ModelConfig, seq_len: int) -> dict[str, float | str]:
+    """The current config as a point of `flops_vs_params`: label, params, forward FLOPs of one
+    sequence of ``seq_len`` tokens."""
+    return {"label": cfg.label, "params": count_params(cfg).total,
+            "forward_flops": count_flops(cfg, 1, seq_len).forward}
+
+
+def memory_frame(rows: Mapping[str, MemoryEstimate]) -> pd.DataFrame:
+    """One row per labelled memory estimate: label and its parts (`MemoryEstimate.as_dict`)."""
+    return pd.DataFrame([{"label": label, **mem.as_dict()} for label, mem in rows.items()])
+
+
 def table4_frame() -> pd.DataFrame:
     """Paper Table 4 recomputed: ALBERT-base (with pooler) at E = 768 and 128 in the four sharing
     modes; columns embedding_size, sharing, exact (count_params), paper (printed)."""
@@ -400,25 +568,29 @@ def workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int
 def flops_vs_seq(df: pd.DataFrame, current: int) -> go.Figure:
     """Stacked forward FLOPs per batch vs sequence length: the weight matmuls (linear in S) and the
     attention scores (4·B·S²·H per layer), each bar labelled with the attention share."""
-    x = df["seq_len"].tolist()
-    fig = go.Figure()
-    for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
-                             ("attention_scores_flops", "attention scores (∝ S²)", "#e45756")):
-        fig.add_trace(go.Bar(
-            x=[str(v) for v in x], y=df[col].tolist(), name=name, marker_color=color,
-            customdata=[fmt_flops(v) for v in df[col]],
-            hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>",
-        ))
-    fig.add_trace(go.Scatter(
-        x=[str(v) for v in x], y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
+    x = [str(v) for v in df["seq_len"]]
+    data = [dict(type="bar", x=x, y=df[col].tolist(), name=name, marker=dict(color=color),
+                 customdata=[fmt_flops(v) for v in df[col]],
+                 hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>")
+            for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
+                                     ("attention_scores_flops", "attention scores (∝ S²)", "#e45756"))]
+    data.append(dict(
+        type="scatter", x=x, y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
         text=[fmt_pct(s, 0) for s in df["attention_share"]], textposition="top center", textfont=dict(size=10),
     ))
-    fig.update_layout(barmode="stack")
-    _outline(fig, [str(v) for v in x], df["forward_flops"].tolist(), str(current))
-    _layout(fig, "Forward FLOPs vs sequence length", "sequence length S (label: attention share)",
-            "forward FLOPs per batch")
-    fig.update_xaxes(type="category")
-    return fig.update_yaxes(**linear_ticks(float(df["forward_flops"].max()), fmt_flops))
+    return _workload_figure(data, x, df["forward_flops"].tolist(), current, fmt_flops, (
+        "Forward FLOPs vs sequence length", "sequence length S (label: attention share)", "forward FLOPs per batch"),
+        barmode="stack")
+
+
+def _workload_figure(data: list[dict], x: list[str], tops: list[float], current: int, fmt: Callable[..., str],
+                     titles: tuple[str, str, str], **layout_more: object) -> go.Figure:
+    """A bar chart over workload values ``x`` (category axis) with the current one outlined."""
+    shapes, marks = _outline_marks(x, tops, str(current))
+    layout = _layout_spec(*titles, shapes=shapes, **layout_more)
+    layout["xaxis"]["type"] = "category"
+    layout["yaxis"].update(linear_ticks(float(max(tops)), fmt))
+    return _figure_from_spec(data + marks, layout)
 
 
 def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
@@ -426,36 +598,22 @@ def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
     and the activations that grow with it."""
     x = [str(v) for v in df[field]]
     names = {**{p: p for p in MEMORY_PARTS}, **df.attrs.get("names", {})}
-    fig = go.Figure()
-    for part in MEMORY_PARTS:
-        if not df[part].any():
-            continue
-        fig.add_trace(go.Bar(
-            x=x, y=df[part].tolist(), name=names[part], marker_color=MEMORY_COLORS[part],
-            customdata=[fmt_bytes(v) for v in df[part]],
-            hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
-        ))
-    fig.update_layout(barmode="stack")
-    _outline(fig, x, df["total"].tolist(), str(current))
+    data = [dict(type="bar", x=x, y=df[part].tolist(), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
+                 customdata=[fmt_bytes(v) for v in df[part]],
+                 hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>")
+            for part in MEMORY_PARTS if df[part].any()]
     kind = "Training" if df["memory_kind"].all() else "Inference"
     axis = "sequence length S" if field == "seq_len" else "batch B"
-    _layout(fig, f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}", axis,
-            f"{kind.lower()} memory")
-    fig.update_xaxes(type="category")
-    return fig.update_yaxes(**linear_ticks(float(df["total"].max()), fmt_bytes))
+    title = f"{kind} memory vs {'sequence length' if field == 'seq_len' else 'batch'}"
+    return _workload_figure(data, x, df["total"].tolist(), current, fmt_bytes, (title, axis, f"{kind.lower()} memory"),
+                            barmode="stack")
 
 
 def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
     """Training FLOPs per step vs batch (linear in B: the per-sequence cost times B)."""
     x = [str(v) for v in df["batch"]]
-    fig = go.Figure(go.Bar(
-        x=x, y=df["training_flops"].tolist(), name="training FLOPs per step", marker_color="#54a24b",
-        customdata=[fmt_flops(v) for v in df["training_flops"]],
-        hovertemplate="B=%{x}<br>%{customdata}<extra></extra>",
-    ))
-    _outline(fig, x, df["training_flops"].tolist(), str(current))
-    _layout(fig, "Training FLOPs per step vs batch", "batch B", "training FLOPs per step")
-    fig.update_xaxes(type="category")
-    return fig.update_yaxes(**linear_ticks(float(df["training_flops"].max()), fmt_flops))
-
-
+    data = [dict(type="bar", x=x, y=df["training_flops"].tolist(), name="training FLOPs per step",
+                 marker=dict(color="#54a24b"), customdata=[fmt_flops(v) for v in df["training_flops"]],
+                 hovertemplate="B=%{x}<br>%{customdata}<extra></extra>")]
+    return _workload_figure(data, x, df["training_flops"].tolist(), current, fmt_flops, (
+        "Training FLOPs per step vs batch", "batch B", "training FLOPs per step"))

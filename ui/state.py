@@ -65,7 +65,13 @@ def current() -> tuple[ModelConfig, Workload]:
     )
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+# Streamlit keys a cached function by hashing its arguments, walking a dataclass field by field (~0.2 ms for a
+# config and a workload, a dozen calls per Scaling rerun); their repr names every field and value (frozen
+# dataclasses, `test_config_hash_keys_differ_in_every_field`), a complete key at a twentieth of the cost.
+CONFIG_HASH_FUNCS = {ModelConfig: repr, Workload: repr}
+
+
+@st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_result(cfg: ModelConfig, workload: Workload) -> Result:
     """`albert_core.results.analyze`, cached per (frozen) config and workload: every number a page shows.
     Shared, not copied: a Result is frozen and never mutated."""
