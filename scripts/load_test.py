@@ -728,16 +728,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rule": "visitors = min(processes, vCPUs) * utilisation / server_cpu_s_per_rerun * seconds_between_reruns",
     }
     report["capacity"] = capacity_table(report["results"], cores, args.rates, args.utilisation)
-    at10 = [m for r in report["results"] for s in r["steps"] if s["sessions"] == GOALS["p95_sessions"]
-            for m in s["pages"].values()]
     report["goals_met"] = {
         "0 errors": all(m["errors"] == 0 for r in report["results"] for s in r["steps"] for m in s["pages"].values()),
         "every planned rerun measured": all(m["reruns"] == m["planned"] for r in report["results"]
                                             for s in r["steps"] for m in s["pages"].values()),
-        "p95 < 1 s at 10 sessions": bool(at10) and all(m["p95_s"] is not None and m["p95_s"] < GOALS["p95_s"]
-                                                       for m in at10),
     }
+    report["goals_met"].update(p95_goals(report["results"]))
     return report
+
+
+def p95_goals(results: list[dict[str, Any]]) -> dict[str, bool]:
+    """The latency goal, per serving setup measured (every page's p95 under `GOALS["p95_s"]` at
+    `GOALS["p95_sessions"]` sessions), and overall: met when one setup meets it on every page (a host
+    that one process cannot serve in time runs several behind nginx)."""
+    n, limit = GOALS["p95_sessions"], GOALS["p95_s"]
+    per_setup = {}
+    for r in results:
+        pages = [m for s in r["steps"] if s["sessions"] == n for m in s["pages"].values()]
+        if pages:
+            where = "1 process" if r["processes"] == 1 else f"{r['processes']} processes behind nginx"
+            per_setup[f"p95 < {limit:g} s at {n} sessions, {where}"] = all(
+                m["p95_s"] is not None and m["p95_s"] < limit for m in pages)
+    return {**per_setup, f"p95 < {limit:g} s at {n} sessions (one setup)": any(per_setup.values())}
 
 
 def run_load(sessions: int = 10, moves: int = 20, url: str | None = None, time_limit: float = 600.0,
@@ -822,7 +834,9 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(report["goals_met"]))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return 0 if all(report["goals_met"].values()) else 1
+    met = report["goals_met"]
+    overall = [k for k in met if not k.startswith("p95 <") or k.endswith("(one setup)")]
+    return 0 if all(met[k] for k in overall) else 1
 
 
 if __name__ == "__main__":
