@@ -62,6 +62,21 @@ def test_edges():
         max_batch_that_fits(cfg, 4096, GB)
 
 
+@pytest.mark.parametrize("total", [
+    lambda b: 1000 + 7 * b * b,  # grows faster than linearly: the two-point guess overshoots
+    lambda b: 1000 + 50 * b - (b % 3) * 10,  # monotonic but not affine: the guess is off by a few
+    lambda b: 1000 + (b // 4) * 40,  # steps of four batches: total(2) - total(1) is 0, no guess
+])
+def test_search_without_an_affine_estimate_falls_back_to_the_binary_search(monkeypatch, total):
+    from albert_core import memory
+
+    monkeypatch.setattr(memory, "_fit_total", lambda cfg, batch, seq_len, *a, **k: total(batch))
+    cfg = PRESETS["albert-base"]
+    for device in (1000, 1010, 5_000, 123_457, 10**6):
+        want = max((b for b in range(1, MAX_FIT_BATCH + 1) if total(b) <= device), default=0)  # a plain scan
+        assert max_batch_that_fits(cfg, 128, device) == want
+
+
 def test_fit_frame_rows_and_twin():
     res = analyze(PRESETS["albert-base"], Workload(seq_len=512))
     df = fit_frame(res)
