@@ -77,6 +77,8 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
     r.add_argument("--experiments", nargs="+", choices=EXPERIMENT_NAMES, metavar="NAME",
                    help=f"some of {', '.join(EXPERIMENT_NAMES)} (default all)")
     r.add_argument("--out", metavar="DIR", help="where the JSON files go (default albert_core/lab/reference)")
+    r.add_argument("--workers", type=_whole, default=2, metavar="N",
+                   help="processes training runs at once, one torch thread each (default 2)")
     r.set_defaults(handler=run_reference)
 
 
@@ -122,6 +124,17 @@ def report(result: Any, cost: Any) -> dict[str, Any]:
         "message": result.message,
         "out": str(result.checkpoint) if result.checkpoint else None,
     }
+    from albert_core.lab.baselines import mlm_verdict, order_verdict
+
+    base = result.baselines
+    if base is not None:  # the levels this run must beat, on the same held-out batches
+        verdicts = {"mlm": mlm_verdict(result.final["val_mlm_loss"], base)}
+        if result.spec.task != "none":
+            verdicts["order"] = order_verdict(result.final["val_order_acc"], result.final.get("val_order_ones", math.nan),
+                                              base.order_majority if base.order_majority is not None else 0.5)
+        data["baselines"] = {k: _clean(v) for k, v in base.to_dict().items()}
+        data["below_frequency_only"] = _clean(base.frequency_loss - result.final["val_mlm_loss"])
+        data["verdicts"] = verdicts
     if result.processes > 1:  # data parallel: the gradient bytes DDP all-reduced per step (comm hook)
         data["processes"] = result.processes
         data["allreduce_bytes_per_step"] = result.allreduce_bytes_per_step
@@ -145,6 +158,12 @@ def _text(data: dict[str, Any]) -> str:
         f"order accuracy {f(fin['val_order_acc'], 3)}, {fin['tokens']:,} tokens in {fin['seconds']:.1f} s "
         f"({f(fin['tokens_per_s'])} tokens/s)",
     ]
+    if "baselines" in data:
+        b = data["baselines"]
+        lines.append(f"baselines on the same held-out pairs: frequency-only {f(b['frequency_loss'])} nats "
+                     f"(accuracy {f(b['frequency_acc'], 3)}), neighbour {f(b['neighbour_loss'])} nats; this run is "
+                     f"{f(data['below_frequency_only'], 3)} nats below the frequency-only model: "
+                     + "; ".join(f"{k.upper()} {v}" for k, v in data["verdicts"].items()))
     if data["message"]:
         lines.append(f"stopped early: {data['message']}")
     if "processes" in data:
@@ -228,11 +247,18 @@ def run_reference(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     from albert_core.lab.reference import REFERENCE_DIR, build_reference
 
     def on_run(name: str, i: int, n: int, result: Any) -> None:
+        final = getattr(result, "final", None)
+        if final is None:  # a spec whose result is not in the cache
+            print(f"{name} {i}/{n}: {result.name} seed {result.seed}", file=sys.stderr, flush=True)
+            return
+        base = result.baselines
+        gap = f", {base.frequency_loss - final['val_mlm_loss']:+.3f} nat below frequency-only" if base else ""
         print(f"{name} {i}/{n}: {result.spec.name} seed {result.spec.seed}: val MLM loss "
-              f"{result.final['val_mlm_loss']:.4f} ({result.seconds:.0f} s)", file=sys.stderr, flush=True)
+              f"{final['val_mlm_loss']:.4f}{gap} ({result.seconds:.0f} s)", file=sys.stderr, flush=True)
 
     try:
-        written = build_reference(args.experiments, Path(args.out) if args.out else REFERENCE_DIR, on_run=on_run)
+        written = build_reference(args.experiments, Path(args.out) if args.out else REFERENCE_DIR, on_run=on_run,
+                                  workers=args.workers, with_live=True)
     except KeyboardInterrupt:
         print("train-reference: interrupted", file=sys.stderr)
         return 130

@@ -329,14 +329,15 @@ def build_model(
     budget_bytes: int | None = None,
     seed: int = 0,
     wait_s: float = 0.0,
+    init_std: float = INIT_STD,
 ) -> EncoderModel:
     """The live model of ``cfg`` in eval mode.
 
     On the meta device any size builds at once (shapes only, nothing allocated, no budget check).
     On a real device the bytes of the weights plus one forward pass at (batch, seq_len) are checked
     against the memory budget first (MemoryBudgetError above it); weights are then initialised
-    deterministically from ``seed`` as transformers does (normal(0, 0.02), LayerNorm ones/zeros,
-    biases zero), and the model refuses inputs larger than (batch, seq_len). ``seq_len`` defaults
+    deterministically from ``seed`` as transformers does (normal(0, ``init_std``, default transformers'
+    0.02), LayerNorm ones/zeros, biases zero), and the model refuses inputs larger than (batch, seq_len). ``seq_len`` defaults
     to 128, or the position table's length if that is shorter.
 
     Without ``budget_bytes`` the bytes are also reserved in the process-wide ledger
@@ -368,7 +369,7 @@ def build_model(
     held = ledger.reserve(weights + INIT_SCRATCH_BYTES, what, wait_s=wait_s) if ledger else None
     try:
         model.to_empty(device=device)
-        init_weights(model, seed)
+        init_weights(model, seed, init_std)
     except (RuntimeError, AssertionError) as exc:  # e.g. no CUDA in this torch build
         if held:
             held.release()
@@ -385,9 +386,9 @@ def default_seq_len(cfg: ModelConfig) -> int:
 
 
 @torch.no_grad()
-def init_weights(model: nn.Module, seed: int = 0) -> None:
+def init_weights(model: nn.Module, seed: int = 0, std: float = INIT_STD) -> None:
     """transformers' initialisation, drawn in float32 on the CPU so it is the same on every device
-    and dtype: weights normal(0, 0.02), biases zero, LayerNorm weights one.
+    and dtype: weights normal(0, ``std``) (transformers: 0.02), biases zero, LayerNorm weights one.
 
     Drawn in place, INIT_CHUNK elements at a time (fp32 CPU weights directly into the parameter,
     others through one fp32 scratch buffer of INIT_CHUNK elements), so the only memory beyond the
@@ -410,9 +411,9 @@ def init_weights(model: nn.Module, seed: int = 0) -> None:
             if n - stop < 16:
                 stop = n  # the tail joins this chunk (the last 16-element block of a draw is special)
             if direct:
-                flat[start:stop].normal_(0.0, INIT_STD, generator=gen)
+                flat[start:stop].normal_(0.0, std, generator=gen)
             else:
                 if scratch is None:
                     scratch = torch.empty(INIT_SCRATCH_BYTES // 4)
-                flat[start:stop].copy_(scratch[: stop - start].normal_(0.0, INIT_STD, generator=gen))
+                flat[start:stop].copy_(scratch[: stop - start].normal_(0.0, std, generator=gen))
             start = stop

@@ -8,7 +8,7 @@ import streamlit as st
 from albert_core.config import SHARING_LABELS
 from albert_core.format import escape_markdown
 from albert_core.lab import trainer
-from albert_core.lab.spec import TASKS
+from albert_core.lab.spec import DEFAULT_STEPS, TASKS
 from ui import train_experiments, train_view
 from ui import train_runs as tr
 from ui.state import current
@@ -38,15 +38,19 @@ mode = st.segmented_control("What to train", ["twins", "custom"], key="train_mod
                             ) or "twins"
 c = st.columns(2)
 size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="train_size",
-                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (seconds to "
-                  "minutes per run). The sidebar's own size is checked against the lab's limits (steps, compute, "
+                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (about two "
+                  "CPU-minutes per run at the default steps, measured). The sidebar's own size is checked against the lab's limits (steps, compute, "
                   "training memory, vocabulary) before anything starts.")
 task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",
                       help="SOP: two consecutive segments, swapped half the time (ALBERT). NSP: the second "
                       "segment follows the first or comes from another document (BERT).")
 c = st.columns(2)
-steps = c[0].number_input("Steps", 1, limits.max_steps, 200, step=50, key="train_steps",
-                          help=f"Training steps (at most {limits.max_steps:,} per run on this server).")
+steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limits.max_steps), step=100,
+                          key="train_steps",
+                          help=f"Training steps (at most {limits.max_steps:,} per run on this server). A model first "
+                          "learns how often each piece occurs (the frequency-only line on the chart) and only then "
+                          f"context: at the tiny size that takes several hundred steps; {DEFAULT_STEPS:,} steps go "
+                          "clearly below it.")
 seeds_text = c[1].text_input("Seeds", "0", key="train_seeds", max_chars=40,
                              help="One run per seed (comma separated, at most 5): several seeds draw a band.")
 
@@ -79,8 +83,8 @@ except ValueError as exc:
 if specs:
     problems = train_view.show_plan(specs)
     if size == "sidebar" and problems:
-        st.info("The sidebar's size is too big for this server: pick **Tiny twins** for runs that train in "
-                "seconds.")
+        st.info("The sidebar's size is too big for this server: pick **Tiny twins** for runs of a few "
+                "CPU-minutes.")
     st.button(f"Train {len(specs)} run{'s' if len(specs) > 1 else ''}", key="train_submit", type="primary",
               disabled=bool(problems), icon=":material/play_arrow:", on_click=train_view.submit, args=(specs,))
     train_view.show_submit_errors()  # the click's callback ran before this script: `ids` holds the new runs

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from albert_core.lab.baselines import Baselines
 from ui import figures_train as ft
 
 COLUMNS = ["step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss", "val_mlm_loss",
@@ -114,11 +115,24 @@ def test_separation_marker_and_honest_not_separated_annotation():
     assert note.text == "A vs B: not separated yet (seed ranges overlap)"
 
 
-def test_reference_line_and_bad_metric():
-    fig = ft.curves_figure({"A": [history(3.0, 0)]}, "mlm_loss", reference=math.log(300),
-                           reference_label="ln V")
-    (line,) = fig.layout.shapes
-    assert line.y0 == line.y1 == pytest.approx(math.log(300))
+BASE = Baselines(frequency_loss=6.02, frequency_acc=0.056, neighbour_loss=5.25, neighbour_acc=0.13, masked=3981,
+                 order_majority=0.5, pairs=451)
+
+
+@pytest.mark.parametrize(("metric", "levels"), [
+    ("mlm_loss", [("frequency-only", 6.02), ("neighbour (bigram)", 5.25)]),
+    ("val_mlm_acc", [("always the most frequent", 0.056), ("neighbour (bigram)", 0.13)]),
+    ("val_order_acc", [("majority class", 0.5)]),
+])
+def test_every_chart_draws_the_baselines_it_must_beat(metric, levels):
+    fig = ft.curves_figure({"A": [history(3.0, 0)]}, metric, baselines=BASE)
+    assert [s.y0 for s in fig.layout.shapes] == [v for _, v in levels]
+    texts = [a.text for a in fig.layout.annotations]
+    assert texts == [f"{label} {value:.3g}" for label, value in levels]
+    assert not any("ln V" in t or "uniform" in t for t in texts)  # a uniform guess is not a baseline
+
+
+def test_bad_metric():
     with pytest.raises(ValueError, match="metric must be one of"):
         ft.curves_figure({}, "loss")
 
@@ -151,36 +165,19 @@ def test_smoothness_runs_overlay_models_on_the_live_page_panels():
 
 def test_depth_dial_highlights_the_trained_depth():
     df = pd.DataFrame({"depth": [2, 4, 8], "val_mlm_loss": [4.1, 3.2, 3.9]})
-    fig = ft.depth_dial_bars(df, trained_depth=4, reference=math.log(300))
+    fig = ft.depth_dial_bars(df, trained_depth=4, baselines=BASE)
     bar = fig.data[0]
     assert list(bar.x) == ["L=2", "L=4 (trained)", "L=8"]
     assert list(bar.y) == [4.1, 3.2, 3.9]
     assert bar.marker.color[1] != bar.marker.color[0] == bar.marker.color[2]
-    assert fig.layout.shapes[0].y0 == pytest.approx(math.log(300))
-
-
-def test_paper_and_measured_panels_are_labelled_apart():
-    paper = pd.DataFrame({"setting": ["E=64", "E=128"], "value": [81.3, 82.3]})
-    measured = pd.DataFrame({"setting": ["E=16", "E=32"], "value": [4.0, 3.8], "lo": [3.9, 3.7],
-                             "hi": [4.2, 3.85]})
-    fig = ft.paper_vs_measured(paper, measured, paper_metric="Avg score", measured_metric="val MLM loss",
-                               title="Embedding size")
-    p, m = fig.data
-    assert p.name == "paper (Lan et al.)" and m.name == "measured here"
-    assert p.type == "bar" and m.type == "scatter"  # measured losses as points: an axis from 0 hides them
-    assert fig.layout.yaxis.range == (0, pytest.approx(82.3 * 1.2)) and fig.layout.yaxis2.range is None
-    assert list(p.y) == [81.3, 82.3] and list(m.y) == [4.0, 3.8]
-    assert p.yaxis == "y" and m.yaxis == "y2"  # own axes: the metrics differ
-    assert list(m.error_y.array) == pytest.approx([0.2, 0.05])
-    assert list(m.error_y.arrayminus) == pytest.approx([0.1, 0.1])
-    titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["paper (Lan et al.): Avg score", "measured here: val MLM loss"]
+    assert [s.y0 for s in fig.layout.shapes] == [6.02, 5.25]  # frequency-only and neighbour, not ln V
 
 
 # ----------------------------------------------------------------------------- real tiny runs
 @pytest.fixture(scope="module")
 def real_runs():
-    """Two seeds of a learning run (lr 3e-3) and two of a frozen one (lr 1e-9), 12 steps at H 32, L 2."""
+    """Two seeds of a learning run (lr 1e-2) and two of a frozen one (lr 1e-9), 30 steps at H 32, L 2 (both start
+    at the frequency-only model: the learning runs leave it within the first evaluations)."""
     import torch
 
     from albert_core.lab.spec import RunSpec
@@ -189,9 +186,9 @@ def real_runs():
     torch.set_num_threads(1)
     from lab_helpers import TINY as cfg
     runs = {}
-    for label, lr in (("learning", 3e-3), ("frozen", 1e-9)):
-        runs[label] = [train(RunSpec(cfg, task="sop", steps=12, batch_size=4, seq_len=32, seed=s, lr=lr, warmup=0,
-                                     eval_every=3, tokenizer="unigram", max_ngram=3), threads=1).history
+    for label, lr in (("learning", 1e-2), ("frozen", 1e-9)):
+        runs[label] = [train(RunSpec(cfg, task="sop", steps=30, batch_size=8, seq_len=32, seed=s, lr=lr, warmup=0,
+                                     eval_every=6, tokenizer="unigram", max_ngram=3), threads=1).history
                        for s in (0, 1)]
     return runs
 
@@ -199,9 +196,9 @@ def real_runs():
 def test_real_histories_draw_validation_points_at_the_evaluation_steps(real_runs):
     fig = ft.curves_figure(real_runs, "mlm_loss")
     (val,) = traces_named(fig, "learning · validation")
-    assert list(val.x) == [0, 3, 6, 9, 12]  # evaluated at step 0, every 3 steps and at the end
+    assert list(val.x) == [0, 6, 12, 18, 24, 30]  # evaluated at step 0, every 6 steps and at the end
     (train,) = traces_named(fig, "learning · training")
-    assert list(train.x) == list(range(1, 13))  # step 0 has no training loss
+    assert list(train.x) == list(range(1, 31))  # step 0 has no training loss
     bands = [t for t in fig.data if t.fill == "toself"]
     assert len(bands) == 2  # two seeds each: one band per run
 
@@ -212,7 +209,7 @@ def test_real_runs_separate_and_identical_runs_do_not(real_runs):
     sep = tr.separation(real_runs["learning"], real_runs["frozen"], "val_mlm_loss", "learning", "frozen")
     assert sep.step is not None
     # independent check: from that step on, the learning runs' worst loss is below the frozen runs' best
-    for step in (3, 6, 9, 12):
+    for step in (6, 12, 18, 24, 30):
         if step < sep.step:
             continue
         worst = max(h.loc[h.step == step, "val_mlm_loss"].item() for h in real_runs["learning"])

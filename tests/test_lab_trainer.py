@@ -54,12 +54,17 @@ def test_spec_rejects_bad_values_naming_the_field(changes, field):
 def test_bounds_refuse_over_budget_runs_with_a_message():
     spec = tiny_spec()
     cost = check_run(spec, LabLimits())
-    assert cost.flops == cost.flops_per_step * spec.steps > 0
+    # the evaluations count too: steps 0, 4 and 8, each a forward pass over at most 1,024 held-out pairs
+    from albert_core.flops import count_flops
+
+    evals = 3 * trainer.MAX_EVAL_EXAMPLES * count_flops(spec.config, 1, spec.seq_len).forward
+    assert cost.eval_flops == evals > 0
+    assert cost.flops == cost.flops_per_step * spec.steps + evals
     with pytest.raises(LabLimitError, match=r"steps \(8\) is over the lab's limit of 5 steps"):
         check_run(spec, LabLimits(max_steps=5))
     with pytest.raises(LabLimitError, match="over the memory budget of 1.0 MB"):
         check_run(spec, LabLimits(memory_budget=2**20))
-    with pytest.raises(LabLimitError, match="training compute .* over the lab's limit"):
+    with pytest.raises(LabLimitError, match="compute .* plus .* for its evaluations.* over the lab's limit"):
         check_run(spec, LabLimits(max_flops=cost.flops - 1))
     with pytest.raises(LabLimitError):  # train() checks before building anything
         train(spec, limits=LabLimits(max_steps=1))
@@ -82,18 +87,21 @@ def test_time_limit_stops_a_run_during_training():
 
 
 # ----------------------------------------------------------------------------- training
-def test_a_short_run_lowers_validation_mlm_loss_well_below_ln_v():
-    spec = tiny_spec(steps=60, eval_every=20, warmup=6, lr=1e-2, batch_size=8)
+def test_a_short_run_logs_evaluates_and_starts_at_the_frequency_level():
+    spec = tiny_spec(steps=60, eval_every=20, warmup=6, batch_size=8)
     result = train(spec)
     h = result.history
     assert list(h.columns[:10]) == ["step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
                                     "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s"]
-    start, end = h["val_mlm_loss"].iloc[0], result.final["val_mlm_loss"]
-    assert abs(start - math.log(V)) < 0.3  # an untrained model is near uniform over the vocabulary
-    assert end < math.log(V) - 0.8, (start, end)  # a real drop (perplexity / 2.2), not noise
+    base = result.baselines
+    assert base is not None and base.frequency_loss < math.log(V)
+    # the output bias starts at the frequency-only model: the untrained model scores about its loss (a little
+    # above: the random tied embeddings add noise to the logits), far below a uniform guess's ln V
+    assert 0 <= h["val_mlm_loss"].iloc[0] - base.frequency_loss < 0.25 < math.log(V) - base.frequency_loss
     assert h.dropna(subset=["val_mlm_loss"])["step"].tolist() == [0, 20, 40, 60]
     assert result.final["steps"] == 60 and result.final["tokens"] == h["tokens"].iloc[-1] > 0
     assert 0 <= result.final["val_order_acc"] <= 1 and not result.cancelled
+    assert 0 <= result.final["val_order_ones"] <= 1
     assert h["lr"].max() == pytest.approx(spec.lr, rel=1e-6)
 
 
@@ -140,7 +148,7 @@ def test_checkpoint_loads_in_transformers_with_our_outputs(tmp_path, config, cls
     assert {"config.json", "model.safetensors", "tokenizer.json", "run.json", "history.json"} <= {
         p.name for p in folder.iterdir()}
     hf = getattr(transformers, cls).from_pretrained(folder, local_files_only=True).eval()
-    batch = trainer.validation_batches(spec)[0]
+    batch = {k: v[: spec.batch_size] for k, v in trainer.validation_batches(spec)[0].items()}
     kw = trainer.model_inputs(batch, torch.device("cpu"))
     with torch.no_grad():
         ours, theirs = result.model(**kw), hf(**kw)
@@ -163,7 +171,8 @@ def test_partial_sharing_is_saved_in_our_layout(tmp_path):
     result = train(spec, out_dir=tmp_path / "ck")
     names = {p.name for p in result.checkpoint.iterdir()}
     assert "lab_model.safetensors" in names and "config.json" not in names
-    batch = trainer.model_inputs(trainer.validation_batches(spec)[0], torch.device("cpu"))
+    batch = trainer.model_inputs({k: v[: spec.batch_size] for k, v in trainer.validation_batches(spec)[0].items()},
+                                 torch.device("cpu"))
     with torch.no_grad():
         torch.testing.assert_close(load_model(result.checkpoint, batch=spec.batch_size)(**batch).prediction_logits,
                                    result.model(**batch).prediction_logits)
@@ -278,7 +287,7 @@ def test_a_shipped_reference_run_reproduces_its_first_steps():
     runs = load_runs("table5")
     assert runs, "albert_core/lab/reference/table5.json is shipped"
     shipped = min(runs, key=lambda r: (r.spec.task != "none", r.spec.seed))
-    n = min(shipped.spec.eval_every, 30)  # through the first evaluation after step 0
+    n = shipped.spec.eval_every  # through the first evaluation after step 0
     steps_seen = []
     result = train(shipped.spec, lambda p: steps_seen.append(p.step), should_stop=lambda: steps_seen[-1] >= n,
                    threads=1)
@@ -286,7 +295,7 @@ def test_a_shipped_reference_run_reproduces_its_first_steps():
     ours = result.history.set_index("step")
     theirs = shipped.history.set_index("step")
     common = [s for s in theirs.index if s <= n and s in ours.index]
-    assert len(common) >= 5
+    assert len(common) >= 3 and n in common
     for column in ("train_mlm_loss", "train_order_loss", "val_mlm_loss"):
         a, b = ours.loc[common, column].to_numpy(float), theirs.loc[common, column].to_numpy(float)
         np.testing.assert_allclose(a, b, rtol=2e-4, equal_nan=True, err_msg=column)

@@ -61,7 +61,7 @@ def _history(step_s: float, steps: int = 10) -> pd.DataFrame:
         "train_mlm_loss": np.where(step > 0, 6.0 - step * 0.1, np.nan), "train_order_loss": 0.69,
         "val_mlm_loss": np.where(step % 5 == 0, 6.1 - step * 0.1, np.nan),
         "val_mlm_acc": np.where(step % 5 == 0, step / 100, np.nan), "val_order_acc": np.nan,
-        "tokens_per_s": 128 / step_s,
+        "tokens_per_s": 128 / step_s, "val_order_ones": np.nan,
     })
 
 
@@ -82,3 +82,26 @@ def test_runs_table_shows_final_numbers_or_the_latest_of_a_running_run():
     assert second["step_ms"] == pytest.approx(40.0)
     assert math.isnan(tr.measured_step_ms(_history(0.02).iloc[:2]))  # one training row: no step time yet
     assert list(tr.groups_of([done, running])) == ["mine"] and len(tr.groups_of([done, running])["mine"]) == 2
+
+
+def test_runs_table_and_summary_put_every_result_beside_its_baselines():
+    from albert_core.lab.baselines import Baselines
+
+    base = Baselines(frequency_loss=6.0, frequency_acc=0.05, neighbour_loss=5.25, neighbour_acc=0.13, masked=100,
+                     order_majority=0.5, pairs=400)
+    spec = RunSpec(TINY, task="sop", steps=10, batch_size=4, seq_len=32, seed=0, warmup=2, label="ALBERT")
+    final = {"val_mlm_loss": 5.55, "val_order_acc": 0.62, "val_order_ones": 0.4, "steps": 10}
+    learned = tr.RunRow("a" * 20, "ALBERT", spec, "done", _history(0.02), final, 1, 1, base)
+    flat = tr.RunRow("b" * 20, "ALBERT", spec.replace(seed=1), "done", _history(0.02),
+                     {**final, "val_mlm_loss": 5.98, "val_order_acc": 0.5, "val_order_ones": 1.0}, 1, 1, base)
+    a, b = tr.runs_frame([learned, flat]).to_dict("records")
+    assert a["frequency_loss"] == 6.0 and a["neighbour_loss"] == 5.25 and a["frequency_acc"] == 0.05
+    assert a["below_frequency"] == pytest.approx(0.45) and a["mlm_verdict"] == "learned context"
+    assert a["order_verdict"] == "learned"  # 62 % with both answers, majority 50 %
+    assert b["below_frequency"] == pytest.approx(0.02) and b["mlm_verdict"] == "frequencies only"
+    assert b["order_verdict"] == "not learned"  # one answer for every pair
+    (line,) = tr.learning_summary([learned, flat])
+    assert line == ("ALBERT: +0.02 to +0.45 nats below the frequency-only model (frequencies only, learned context); "
+                    "SOP learned / not learned")
+    unknown = tr.runs_frame([tr.RunRow("c" * 20, "x", spec, "running", _history(0.02), {}, 1, 1)]).iloc[0]
+    assert math.isnan(unknown["below_frequency"]) and unknown["mlm_verdict"] == ""

@@ -17,12 +17,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
+from albert_core.lab.baselines import Baselines
 from ui import figures_live
 
 PALETTE = qualitative.Plotly
 PAPER_COLOR = "#9e9e9e"
+BASELINE_COLOR = "#555555"
 MEASURED_COLOR = "#1f77b4"
 PAPER_LABEL = "paper (Lan et al.)"
 MEASURED_LABEL = "measured here"
@@ -91,17 +92,17 @@ def curves_figure(
     metric: str = "mlm_loss",
     separation: Separation | None = None,
     *,
-    reference: float | None = None,
-    reference_label: str = "",
+    baselines: Baselines | None = None,
     title_suffix: str = "",
     training: bool = True,
 ) -> go.Figure:
     """Curves of several runs on one chart: for each label its median over seeds (one seed: the run
     itself), with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the
     validation value solid and the training value dotted (loss and MLM accuracy). ``separation`` marks the step where two runs
-    separate beyond their seed ranges, or says honestly that they have not. ``reference`` draws a
-    horizontal line (e.g. ln V, the loss of a uniform guess). ``training`` False leaves the training
-    curves out (many runs on one chart)."""
+    separate beyond their seed ranges, or says honestly that they have not. ``baselines`` (of the held-out
+    batches the runs were scored on) draws the levels the metric must beat as labelled horizontal lines:
+    the frequency-only and neighbour models for MLM, the majority class for the sentence task.
+    ``training`` False leaves the training curves out (many runs on one chart)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r:.40}")
     title, y_title, columns = METRICS[metric]
@@ -132,13 +133,31 @@ def curves_figure(
                                + ("<br>seeds %{customdata[2]}: %{customdata[0]:.4g} to %{customdata[1]:.4g}"
                                   if seeds > 1 else "") + "<extra></extra>"),
             ))
-    if reference is not None:
-        fig.add_hline(y=reference, line=dict(color=PAPER_COLOR, dash="dash", width=1),
-                      annotation_text=reference_label, annotation_position="top right",
-                      annotation_font_size=11)
+    if baselines is not None:
+        add_baselines(fig, baselines, metric)
     if separation is not None:
         _mark_separation(fig, separation)
     return _layout(fig, f"{title} · {title_suffix}" if title_suffix else title, "training step", y_title)
+
+
+def baseline_levels(baselines: Baselines, metric: str) -> list[tuple[str, float]]:
+    """(label, level) of each baseline ``metric`` must beat, on the same held-out batches."""
+    if metric == "mlm_loss":
+        return [("frequency-only", baselines.frequency_loss), ("neighbour (bigram)", baselines.neighbour_loss)]
+    if metric == "val_mlm_acc":
+        return [("always the most frequent", baselines.frequency_acc),
+                ("neighbour (bigram)", baselines.neighbour_acc)]
+    if metric == "val_order_acc" and baselines.order_majority is not None:
+        return [("majority class", baselines.order_majority)]
+    return []
+
+
+def add_baselines(fig: go.Figure, baselines: Baselines, metric: str, **where: int) -> None:
+    """The baselines of ``metric`` as grey labelled lines (frequency-only dashed, neighbour dotted)."""
+    for (label, level), dash in zip(baseline_levels(baselines, metric), ("dash", "dot"), strict=False):
+        fig.add_hline(y=level, line=dict(color=BASELINE_COLOR, dash=dash, width=1.3),
+                      annotation_text=f"{label} {level:.3g}", annotation_position="bottom right",
+                      annotation_font_size=11, annotation_font_color=BASELINE_COLOR, **where)
 
 
 def _mark_separation(fig: go.Figure, sep: Separation) -> None:
@@ -193,9 +212,9 @@ def smoothness_runs(frames: Mapping[str, pd.DataFrame], title: str = "") -> go.F
     return fig
 
 
-def depth_dial_bars(df: pd.DataFrame, trained_depth: int, reference: float | None = None) -> go.Figure:
+def depth_dial_bars(df: pd.DataFrame, trained_depth: int, baselines: Baselines | None = None) -> go.Figure:
     """The same all-shared weights run at several depths: validation MLM loss per depth (``df``:
-    columns depth, val_mlm_loss), the trained depth highlighted; ``reference`` e.g. ln V."""
+    columns depth, val_mlm_loss), the trained depth highlighted, beside the ``baselines``."""
     depths = [int(d) for d in df["depth"]]
     colors = [MEASURED_COLOR if d == trained_depth else "#9ecae1" for d in depths]
     fig = go.Figure(go.Bar(
@@ -204,45 +223,12 @@ def depth_dial_bars(df: pd.DataFrame, trained_depth: int, reference: float | Non
         textposition="outside", cliponaxis=False, name=MEASURED_LABEL,
         hovertemplate="%{x}<br>validation MLM loss %{y:.4g}<extra></extra>",
     ))
-    if reference is not None:
-        fig.add_hline(y=reference, line=dict(color=PAPER_COLOR, dash="dash", width=1),
-                      annotation_text="ln V (uniform guess)", annotation_position="top right",
-                      annotation_font_size=11)
-    top = max([*df["val_mlm_loss"], reference or 0.0])
-    fig.update_yaxes(range=[0, top * 1.18])
+    levels = [v for _, v in baseline_levels(baselines, "mlm_loss")] if baselines is not None else []
+    if baselines is not None:
+        add_baselines(fig, baselines, "mlm_loss")
+    values = [*df["val_mlm_loss"], *levels]
+    lo, hi = min(values), max(values)
+    pad = max(0.1, (hi - lo) * 0.25)
+    fig.update_yaxes(range=[max(0.0, lo - pad), hi + pad])  # a loss axis from 0 hides what moved
     return _layout(fig, "Depth dial: one shared layer, run L times", "depth at evaluation",
                    "validation MLM loss", height=340)
-
-
-def paper_vs_measured(
-    paper: pd.DataFrame, measured: pd.DataFrame, *, paper_metric: str, measured_metric: str, title: str
-) -> go.Figure:
-    """An experiment's paper figures beside what was measured here, in two labelled panels with their
-    own axes (the paper's metric is usually not ours: GLUE/SQuAD scores at full scale vs our MLM loss).
-
-    ``paper``: columns setting, value. ``measured``: columns setting, value and optionally lo, hi
-    (seed range, drawn as error bars).
-    """
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.22,
-                        subplot_titles=(f"{PAPER_LABEL}: {paper_metric}", f"{MEASURED_LABEL}: {measured_metric}"))
-    fig.add_trace(go.Bar(
-        x=paper["setting"].astype(str).tolist(), y=paper["value"].tolist(), name=PAPER_LABEL,
-        marker_color=PAPER_COLOR, text=[f"{v:.4g}" for v in paper["value"]], textposition="outside",
-        cliponaxis=False, hovertemplate=f"{PAPER_LABEL}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
-    ), row=1, col=1)
-    error = None
-    if {"lo", "hi"} <= set(measured.columns) and measured[["lo", "hi"]].notna().all().all():
-        error = dict(type="data", symmetric=False, array=(measured["hi"] - measured["value"]).tolist(),
-                     arrayminus=(measured["value"] - measured["lo"]).tolist(), color="#333", thickness=1)
-    # measured: points with their seed range, on an axis fitted to them (a loss axis from 0 would flatten
-    # the differences the experiment is about)
-    fig.add_trace(go.Scatter(
-        x=measured["setting"].astype(str).tolist(), y=measured["value"].tolist(), name=MEASURED_LABEL,
-        mode="markers+text", marker=dict(color=MEASURED_COLOR, size=10), error_y=error,
-        text=[f"{v:.4g}" for v in measured["value"]], textposition="middle right", cliponaxis=False,
-        hovertemplate=f"{MEASURED_LABEL}<br>%{{x}}: %{{y:.4g}}<extra></extra>",
-    ), row=2, col=1)
-    top = float(np.nanmax(paper["value"])) if len(paper) else 1.0
-    fig.update_yaxes(range=[0, top * 1.2], row=1, col=1)
-    fig.update_annotations(font_size=12)
-    return _layout(fig, title, height=520)

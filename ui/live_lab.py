@@ -135,6 +135,32 @@ def fill_mask(model: Any, folder: str | Path, text: str, max_len: int, k: int = 
     return pd.DataFrame(rows)
 
 
+def baseline_guesses(folder: str | Path, text: str, model_config: Any, max_len: int, k: int = TOP_K) -> list[str]:
+    """For every [MASK] in ``text``: what the two baselines of the run's tokenizer would answer (top ``k``):
+    the frequency-only model (the same for every mask) and the neighbour model (from the visible pieces
+    left and right of it). A trained model that beats them answers from context."""
+    from albert_core.lab import baselines
+    from albert_core.lab.checkpoint import load_run
+
+    spec = load_run(folder).spec
+    tok = checkpoint_tokenizer(str(Path(folder).resolve()))
+    counts = baselines.train_counts(spec.tokenizer_kind, spec.vocab_size)
+    enc = encode(text, model_config, max_len, None, folder)
+    ids = list(enc.ids)
+    p = baselines.frequency_probs(counts)
+
+    def top(dist: Any) -> str:
+        return ", ".join(tok.convert_ids_to_tokens(int(i)) for i in dist.argsort()[::-1][:k])
+
+    lines = [f"frequency-only model, every mask: {top(p)}"]
+    positions = [i for i, t in enumerate(ids) if t == tok.mask_token_id][:MAX_MASKS]
+    for m, pos in enumerate(positions, start=1):
+        left = ids[pos - 1] if pos > 0 and ids[pos - 1] >= baselines.N_SPECIAL else None
+        right = ids[pos + 1] if pos + 1 < len(ids) and ids[pos + 1] >= baselines.N_SPECIAL else None
+        lines.append(f"neighbour model, mask {m}: {top(baselines.neighbour_distribution(counts, left, right, p))}")
+    return lines
+
+
 def order_prediction(model: Any, folder: str | Path, a: str, b: str, max_len: int) -> pd.DataFrame:
     """The order head's P(class 0) for [CLS] A [SEP] B [SEP] and for the swapped pair: class 0 is
     "in order" (SOP) / "B follows A" (NSP), as transformers labels them."""
@@ -191,8 +217,14 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
         best = preds[preds["rank"] == 1]
         st.caption("Top guess per mask: " + ", ".join(f"{escape_markdown(t)} ({p:.1%})" for t, p in
                                                       zip(best["token"], best["probability"], strict=True))
-                   + f". The model saw {run.steps} training steps of a small corpus: expect plausible "
-                   "word kinds more than the right word.")
+                   + f". The model saw {run.steps:,} training steps of a small corpus (Python's documentation).")
+        try:
+            lines = baseline_guesses(folder, text, model.config, max_tokens)
+        except (ValueError, OSError) as exc:
+            st.caption(escape_markdown(f"No baseline guesses for this run: {exc}"))
+        else:
+            st.markdown("**Beside it, the baselines** (top 5): a model that only learned frequencies answers the "
+                        "first line for every mask.\n" + "\n".join(f"- {escape_markdown(x)}" for x in lines))
 
     task = {"sop": "sentence order (SOP)", "nsp": "next sentence (NSP)"}.get(run.task)
     st.subheader("Sentence order" if run.task != "nsp" else "Next sentence")

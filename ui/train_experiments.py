@@ -7,17 +7,15 @@ paper's."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from albert_core import ModelConfig
 from albert_core.format import escape_markdown
 from albert_core.lab import experiments as lab_experiments
-from albert_core.lab import reference
+from albert_core.lab import findings, reference, trainer
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
 from albert_core.lab.worker import get_worker
 from ui import figures_train as ft
@@ -54,7 +52,7 @@ def _rows(results: Sequence[Any], state: str = "done") -> list[tr.RunRow]:
     for r in results:
         cost = run_cost(r.spec)
         rows.append(tr.RunRow(r.spec.key, r.spec.name, r.spec, state, r.history, r.final, cost.params,
-                              cost.flops_per_step))
+                              cost.flops_per_step, r.baselines))
     return rows
 
 
@@ -73,30 +71,10 @@ def chosen_experiment() -> str:
     return name
 
 
-def paper_frames(name: str, summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str] | None:
-    """(paper settings and values, measured settings and values, paper metric) for the bar panels."""
-    table = EXPERIMENTS[name].paper.table
-    if table is None or name not in ("table3", "table4"):
-        return None
-    if name == "table3":
-        paper = pd.DataFrame({"setting": [f"E={e} {s}" for s, e in zip(table["sharing"], table["E"], strict=True)],
-                              "value": table["params_M"]})
-    else:
-        paper = pd.DataFrame({"setting": [f"{s} E={e}" for e, s in zip(table["E"], table["sharing"], strict=True)],
-                              "value": table["params_M"]})
-    measured = summary.rename(columns={"variant": "setting"})[["setting", "value", "lo", "hi"]]
-    return paper, measured, "parameters (millions, base size)"
-
-
 def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who: str = "reference") -> None:
     """The experiment's figure: paper beside measured here (``who``: whose runs, in keys and titles)."""
-    exp = EXPERIMENTS[name]
     measured = f"{ft.MEASURED_LABEL} ({who} runs)"
-    if "summary" in ev and (frames := paper_frames(name, ev["summary"])):
-        paper, measured, metric = frames
-        st.plotly_chart(ft.paper_vs_measured(paper, measured, paper_metric=metric,
-                                             measured_metric=f"val MLM loss, {who} runs",
-                                             title=exp.title), key=f"fig_exp_{name}_{who}_paper", width="stretch")
+    show_findings(name, results, ev, who)
     if "cross_accuracy" in ev:
         c = st.columns(2)
         paper = (PAPER_TABLE5[["NSP", "SOP"]] / 100).rename(columns=str.lower)
@@ -109,15 +87,27 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
                         key=f"fig_exp_figure2_{who}", width="stretch")
     if "depth" in ev:
         depth = ev["depth"]
-        vocab = results[0].spec.vocab_size if results else None
         st.plotly_chart(ft.depth_dial_bars(depth, int(depth["trained_depth"].iloc[0]),
-                                           reference=math.log(vocab) if vocab else None),
+                                           baselines=results[0].baselines if results else None),
                         key=f"fig_exp_depth_{who}", width="stretch")
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
         st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
             f"{escape_markdown(a)} vs {escape_markdown(b)}: " + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
             for a, b, s in seps[["a", "b", "step"]].itertuples(index=False)))
+
+
+def show_findings(name: str, results: Sequence[Any], ev: dict[str, Any], who: str) -> None:
+    """The paper beside our runs, like with like: one plain sentence per comparison, its verdict last."""
+    found = findings.for_experiment(name, results, ev)
+    if not found:
+        return
+    st.markdown(f"**The paper beside the {who} runs** (which setting is better; the sizes are not comparable: "
+                "the paper's downstream averages after 125,000 steps at batch 4,096, our held-out MLM loss after "
+                "minutes of CPU):")
+    st.markdown("\n".join(f"- {escape_markdown(f.question)} Paper: {escape_markdown(f.paper)}. Here: "
+                           f"{escape_markdown(f.measured)}. **{escape_markdown(f.verdict.capitalize())}.**"
+                           for f in found))
 
 
 def render(cfg: ModelConfig) -> None:
@@ -131,10 +121,11 @@ def render(cfg: ModelConfig) -> None:
         st.caption(f"**{ft.MEASURED_LABEL}:** {len(results)} shipped reference runs of this experiment, trained by "
                    "this repository's own code (tiny models, minutes of CPU), shown at once; train your own below.")
         rows = _rows(results)
-        train_view.curves(rows, f"exp_{name}", reference=math.log(results[0].spec.vocab_size),
-                          title_suffix="reference runs",
+        train_view.curves(rows, f"exp_{name}", title_suffix="reference runs",
                           default=exp.metric if exp.metric in ft.METRICS else "mlm_loss",
                           training=len({r.spec.label for r in results}) <= 4)  # 8 variants: validation only
+        if lines := tr.learning_summary(rows):
+            st.markdown("\n".join(f"- {escape_markdown(x)}" for x in lines), help=train_view.LEARNED_HELP)
         show_measurements(name, reference_evaluation(name), results)
         with st.expander("Reference runs table"):
             train_view.runs_table(rows, f"exp_{name}_runs")
@@ -144,10 +135,12 @@ def render(cfg: ModelConfig) -> None:
     seeds = c[0].number_input("Seeds per variant", 1, 3, 1, key="train_exp_seeds",
                               help="Each variant is trained once per seed; two or more draw seed bands and "
                               "let the page mark where two variants separate.")
-    steps = c[1].number_input("Steps per run", 10, lab_experiments.STEPS * 4, lab_experiments.STEPS, step=50,
-                              key="train_exp_steps")
+    steps = c[1].number_input("Steps per run", 10, trainer.LabLimits.from_env().max_steps, lab_experiments.STEPS,
+                              step=50, key="train_exp_steps",
+                              help="The shipped reference runs trained 3,000 steps; the default takes about two "
+                              "CPU-minutes a run at the lab's base size.")
     try:
-        specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps), **schedule(int(steps)))
+        specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps))
     except ValueError as exc:
         st.error(escape_markdown(f"Cannot plan this experiment: {exc}"))
         return
@@ -161,13 +154,6 @@ def render(cfg: ModelConfig) -> None:
               help="Queues the experiment's runs on this server's lab worker; they appear under Your runs.")
     train_view.show_submit_errors()
     own_measurements(name)
-
-
-def schedule(steps: int) -> dict[str, int]:
-    """Warmup and evaluation cadence for ``steps``: the experiments' own at their default length (so the
-    runs are the shipped ones), scaled down for shorter runs."""
-    d = lab_experiments.RUN_DEFAULTS
-    return {"warmup": min(d["warmup"], steps // 10), "eval_every": min(d["eval_every"], max(1, steps // 10))}
 
 
 def submit(name: str, specs: Sequence[Any]) -> None:

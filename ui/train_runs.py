@@ -19,6 +19,8 @@ import pandas as pd
 from albert_core import ModelConfig
 from albert_core.config import SHARING_LABELS
 from albert_core.lab import experiments
+from albert_core.lab import spec as spec_defaults
+from albert_core.lab.baselines import Baselines, mlm_verdict, order_verdict
 from albert_core.lab.spec import RunSpec
 from ui.figures_train import Separation
 
@@ -74,13 +76,8 @@ def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, emb
     return specs
 
 
-def default_eval_every(steps: int) -> int:
-    """About 10 evaluations per run (at least every step for very short runs)."""
-    return max(1, steps // 10)
-
-
-def default_warmup(steps: int) -> int:
-    return min(40, steps // 10)
+default_eval_every = spec_defaults.default_eval_every
+default_warmup = spec_defaults.default_warmup
 
 
 def parse_ints(text: str, field: str, limit: int = 5, lo: int = 0, hi: int = 10**9) -> list[int]:
@@ -132,6 +129,7 @@ class RunRow:
     final: Mapping[str, float]
     params: int
     flops_per_step: int
+    baselines: Baselines | None = None  # of the held-out batches it is scored on (None: not known yet)
 
 
 def measured_step_ms(history: pd.DataFrame) -> float:
@@ -143,14 +141,14 @@ def measured_step_ms(history: pd.DataFrame) -> float:
     return float(per_step.iloc[1:].median() * 1e3)
 
 
-METRIC_COLUMNS = ("train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc")
+METRIC_COLUMNS = ("train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "val_order_ones")
 
 
 def latest(history: pd.DataFrame) -> dict[str, float]:
     """A running run's latest values: the last logged value of each metric, tokens, steps, seconds."""
     if not len(history):
         return {}
-    out = {c: float(history[c].dropna().iloc[-1]) if history[c].notna().any() else math.nan
+    out = {c: float(history[c].dropna().iloc[-1]) if c in history and history[c].notna().any() else math.nan
            for c in METRIC_COLUMNS}
     last = history.iloc[-1]
     return {**out, "steps": int(last["step"]), "tokens": int(last["tokens"]), "seconds": float(last["elapsed_s"])}
@@ -173,6 +171,7 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
             "steps": int(f.get("steps", 0)),
             "tokens": int(f.get("tokens", 0)),
             **{c: f.get(c, math.nan) for c in METRIC_COLUMNS},
+            **baseline_columns(r, f),
             "seconds": f.get("seconds", math.nan),
             "state": r.state,
             "run_id": r.run_id,
@@ -181,7 +180,30 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
 
 
 RUNS_COLUMNS = ["run", "config", "task", "seed", "params", "train_flops_per_step", "step_ms", "steps", "tokens",
-                "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "seconds", "state", "run_id"]
+                "train_mlm_loss", "val_mlm_loss", "frequency_loss", "below_frequency", "neighbour_loss", "mlm_verdict",
+                "val_mlm_acc", "frequency_acc", "val_order_acc", "val_order_ones", "order_verdict", "seconds", "state",
+                "run_id"]
+
+
+def baseline_columns(r: RunRow, f: Mapping[str, float]) -> dict[str, object]:
+    """The run's baselines beside its results: frequency-only and neighbour MLM loss, how far below the
+    frequency-only loss it is (nats; positive = better), the verdicts in words."""
+    b = r.baselines
+    loss = f.get("val_mlm_loss", math.nan)
+    order = f.get("val_order_acc", math.nan)
+    if b is None:
+        return {"frequency_loss": math.nan, "below_frequency": math.nan, "neighbour_loss": math.nan,
+                "mlm_verdict": "", "frequency_acc": math.nan, "order_verdict": ""}
+    majority = b.order_majority if b.order_majority is not None else 0.5
+    return {
+        "frequency_loss": b.frequency_loss,
+        "below_frequency": b.frequency_loss - loss if math.isfinite(loss) else math.nan,
+        "neighbour_loss": b.neighbour_loss,
+        "mlm_verdict": mlm_verdict(loss, b) if math.isfinite(loss) else "",
+        "frequency_acc": b.frequency_acc,
+        "order_verdict": (order_verdict(order, f.get("val_order_ones", math.nan), majority)
+                          if r.spec.task != "none" and math.isfinite(order) else ""),
+    }
 
 
 def rows_by_label(rows: Sequence[RunRow]) -> dict[str, list[RunRow]]:
@@ -204,3 +226,25 @@ def separation(a: Sequence[pd.DataFrame], b: Sequence[pd.DataFrame], column: str
         return Separation(name_a, name_b, None, "needs two seeds or more of each to compare seed ranges")
     step = experiments.separation_step(a, b, column)
     return Separation(name_a, name_b, step, "" if step is not None else "seed ranges overlap")
+
+
+def learning_summary(rows: Sequence[RunRow]) -> list[str]:
+    """One plain line per run label: how far its held-out MLM loss is below the frequency-only model (seed
+    range), whether that is context or frequencies only, and whether its sentence task was learned."""
+    lines = []
+    for label, group in rows_by_label(rows).items():
+        cols = [baseline_columns(r, dict(r.final or latest(r.history))) for r in group]
+        gaps = [c["below_frequency"] for c in cols if isinstance(c["below_frequency"], float)
+                and math.isfinite(c["below_frequency"])]
+        if not gaps:
+            continue
+        lo, hi = min(gaps), max(gaps)
+        gap = f"{lo:+.2f}" if round(lo, 2) == round(hi, 2) else f"{lo:+.2f} to {hi:+.2f}"
+        verdicts = sorted({c["mlm_verdict"] for c in cols if c["mlm_verdict"]})
+        line = f"{label}: {gap} nats below the frequency-only model ({', '.join(verdicts)})"
+        order = sorted({c["order_verdict"] for c in cols if c["order_verdict"]})
+        if order:
+            task = group[0].spec.task.upper()
+            line += f"; {task} {' / '.join(order)}"
+        lines.append(line)
+    return lines

@@ -15,6 +15,7 @@ import streamlit as st
 
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from albert_core.lab import trainer
+from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
@@ -132,7 +133,7 @@ def statuses(ids: Sequence[str]) -> tuple[list[RunStatus], list[str]]:
 def row_of(s: RunStatus) -> tr.RunRow:
     cost = trainer.run_cost(s.spec)
     return tr.RunRow(s.run_id, s.spec.name, s.spec, s.state, s.history, s.final if s.finished else {},
-                     cost.params, cost.flops_per_step)
+                     cost.params, cost.flops_per_step, s.baselines)
 
 
 def about(seconds: float | None) -> str:
@@ -183,7 +184,17 @@ def pair_for(labels: Sequence[str]) -> tuple[str, str] | None:
     return (labels[0], labels[1]) if len(labels) >= 2 else None
 
 
-def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, title_suffix: str = "",
+def common_baselines(rows: Sequence[tr.RunRow]) -> Baselines | None:
+    """The baselines the rows share (runs scored on the same held-out batches), else None."""
+    known = {r.baselines for r in rows if r.baselines is not None}
+    if len(known) == 1:
+        return known.pop()
+    # the sentence-task majority differs between NSP and SOP pairs; the MLM levels are what must agree
+    mlm = {(b.frequency_loss, b.neighbour_loss) for b in known}
+    return next(iter(known)) if len(mlm) == 1 and known else None
+
+
+def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
            default: str = "mlm_loss", training: bool = True) -> None:
     """The metric picker and the curves of ``rows`` on one chart."""
     titles = {k: v[0] for k, v in ft.METRICS.items()}
@@ -195,10 +206,19 @@ def curves(rows: Sequence[tr.RunRow], key: str, reference: float | None = None, 
     sep = None
     if (pair := pair_for(drawn)) is not None:  # e.g. an MLM-only run has no sentence-task curve to compare
         sep = tr.separation(groups[pair[0]], groups[pair[1]], column, *pair)
-    fig = ft.curves_figure(groups, metric, sep, reference=reference if metric == "mlm_loss" else None,
-                           reference_label="ln V: a uniform guess", title_suffix=title_suffix, training=training)
+    fig = ft.curves_figure(groups, metric, sep, baselines=common_baselines(rows), title_suffix=title_suffix,
+                           training=training)
     with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
         st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
+
+
+LEARNED_HELP = (
+    "Scored on the same held-out pairs as the baselines. Frequency-only: a model that knows only how often each "
+    "piece occurs in the training text; a run 0.1 nat or more below it has learned context (\"learned context\"), "
+    "near it has learned frequencies only. Neighbour: a bigram model of the left and right pieces. A sentence task "
+    "is learned at 5 points above the majority class (50 % on the balanced held-out pairs) with answers that are "
+    "not all one class."
+)
 
 
 def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
@@ -213,6 +233,22 @@ def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
         "seconds": st.column_config.NumberColumn("seconds", format="%.1f"),
         **{c: st.column_config.NumberColumn(c, format="%.4f") for c in
            ("train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc")},
+        "frequency_loss": st.column_config.NumberColumn(
+            "frequency-only loss", format="%.4f", help="The loss of a model that knows only how often each piece "
+            "occurs (training text), on the same held-out pairs: the level a run must go below."),
+        "below_frequency": st.column_config.NumberColumn(
+            "below frequency-only (nats)", format="%+.3f", help=LEARNED_HELP),
+        "neighbour_loss": st.column_config.NumberColumn(
+            "neighbour loss", format="%.4f", help="A bigram model of the masked piece's left and right neighbours, "
+            "on the same held-out pairs."),
+        "mlm_verdict": st.column_config.TextColumn("MLM", help=LEARNED_HELP),
+        "frequency_acc": st.column_config.NumberColumn(
+            "always-most-frequent accuracy", format="%.4f", help="How often the single most frequent piece is "
+            "the right answer on the same held-out pairs."),
+        "val_order_ones": st.column_config.NumberColumn(
+            "share of \"1\" answers", format="%.2f", help="0 or 1: the sentence head answers one class for "
+            "every pair (a constant answer scores 50 % on the balanced held-out pairs)."),
+        "order_verdict": st.column_config.TextColumn("sentence task", help=LEARNED_HELP),
     })
     st.download_button("Download the runs table (CSV)", df.to_csv(index=False), file_name=f"{key}.csv",
                        mime="text/csv", key=f"dl_{key}", icon=":material/download:")
@@ -247,9 +283,10 @@ def live_panel(ids: Sequence[str]) -> None:
         show_progress(now)
         rows = [row_of(s) for s in now]
         if any(len(r.history) for r in rows):
-            vocab = {r.spec.vocab_size for r in rows}
-            curves(rows, "train_runs", reference=math.log(vocab.pop()) if len(vocab) == 1 else None)
+            curves(rows, "train_runs")
             st.caption(escape_markdown(summary(rows)))
+            if lines := tr.learning_summary(rows):
+                st.markdown("\n".join(f"- {escape_markdown(x)}" for x in lines), help=LEARNED_HELP)
         runs_table(rows, "train_runs")
         if active and not any(not s.finished for s in now):
             st.rerun()  # all finished: one full run draws the final state and stops the polling

@@ -56,6 +56,8 @@ def history_from_json(text: str) -> pd.DataFrame:
     from albert_core.lab.trainer import HISTORY_COLUMNS
 
     frame = pd.read_json(io.StringIO(text), orient="split")
+    if "val_order_ones" not in frame.columns:  # recorded before the share of "1" answers was logged
+        frame["val_order_ones"] = math.nan
     missing = [c for c in HISTORY_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"history has no column(s) {', '.join(missing)}")

@@ -116,10 +116,22 @@ def _truncate_pair(a: list[int], b: list[int], max_tokens: int, rng: random.Rand
 
 
 def _instances(
-    docs: Sequence[Sequence[Sequence[int]]], task: str, seq_len: int, short_seq_prob: float, rng: random.Random
+    docs: Sequence[Sequence[Sequence[int]]], task: str, seq_len: int, short_seq_prob: float, rng: random.Random,
+    balanced: bool = False,
 ) -> list[Instance]:
+    """One pass over ``docs``. ``balanced`` (held-out pairs): the label alternates 0, 1, 0, ... instead of
+    a coin flip, and single-sentence chunks (which could only be NSP negatives) are left out, so exactly
+    half the pairs (+-1) are positives and a constant answer scores 50 %."""
     max_tokens = seq_len - 3
     out: list[Instance] = []
+    turn = 0
+
+    def flip() -> bool:
+        nonlocal turn
+        if not balanced:
+            return rng.random() < 0.5
+        turn += 1
+        return turn % 2 == 0
     for d, document in enumerate(docs):
         target = max_tokens
         if rng.random() < short_seq_prob:
@@ -130,11 +142,15 @@ def _instances(
             chunk.append(document[i])
             length += len(document[i])
             if i == len(document) - 1 or length >= target:
+                if balanced and len(chunk) < 2:
+                    chunk, length = [], 0
+                    i += 1
+                    continue
                 a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
                 a = [t for seg in chunk[:a_end] for t in seg]
                 b: list[int] = []
                 label, doc_b = 0, d
-                if task == "nsp" and len(docs) > 1 and (len(chunk) == 1 or rng.random() < 0.5):
+                if task == "nsp" and len(docs) > 1 and (len(chunk) == 1 or flip()):
                     label = 1
                     target_b = max(1, target - len(a))
                     doc_b = rng.randrange(len(docs) - 1)
@@ -147,7 +163,7 @@ def _instances(
                     i -= len(chunk) - a_end  # the unused sentences go back into the document
                 elif len(chunk) >= 2:
                     b = [t for seg in chunk[a_end:] for t in seg]
-                    if task == "sop" and rng.random() < 0.5:
+                    if task == "sop" and flip():
                         a, b, label = b, a, 1
                 if a and b:
                     _truncate_pair(a, b, max_tokens, rng)
@@ -216,7 +232,8 @@ class PretrainingData:
             rng = random.Random(f"albert-lab|{self.seed}|{self.task}|{self.seq_len}|epoch|{epoch}")
             if len(self._epochs) >= _MAX_EPOCH_CACHE:
                 self._epochs.pop(min(self._epochs))
-            self._epochs[epoch] = _instances(self.documents, self.task, self.seq_len, self.short_seq_prob, rng)
+            self._epochs[epoch] = _instances(self.documents, self.task, self.seq_len, self.short_seq_prob, rng,
+                                             balanced=self.split == "validation")
         return self._epochs[epoch]
 
     @property

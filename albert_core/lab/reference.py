@@ -30,9 +30,31 @@ from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 CHECKPOINTS_DIR = REFERENCE_DIR / "checkpoints"
-# The one run shipped with its weights (about 0.5 MB): the all-shared ALBERT trained with SOP, seed 0,
-# so the Live model page has trained weights on a fresh install. (experiment, variant label, seed)
-SHIPPED_CHECKPOINTS = (("table5", "SOP", 0),)
+# No experiment run ships its weights: the Live model page gets the two twins below, trained longer.
+SHIPPED_CHECKPOINTS: tuple[tuple[str, str, int], ...] = ()  # (experiment, variant label, seed)
+# The trained twins the Live model page offers on a fresh install (about 1 MB each): the lab's base ALBERT
+# (E 32, all-shared) with SOP and its BERT twin with its own recipe (WordPiece, single-piece masking, NSP),
+# each about 15-20 CPU-minutes. Their limits are the maintainer's, not a visitor's (`LIVE_LIMITS`).
+LIVE_STEPS = 12_000
+
+
+def live_twins() -> dict[str, Any]:
+    """{"ALBERT": spec, "BERT": spec} of the shipped Live-model twins."""
+    from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec, default_eval_every, default_warmup
+
+    common = {**RUN_DEFAULTS, "steps": LIVE_STEPS, "warmup": default_warmup(LIVE_STEPS),
+              "eval_every": default_eval_every(LIVE_STEPS), "seed": 0}
+    return {
+        "ALBERT": RunSpec(LAB_BASE, task="sop", label="ALBERT twin (E 32, all-shared, SOP)", **common),
+        "BERT": RunSpec(LAB_BASE.bert_twin(), task="nsp", label="BERT twin (WordPiece, NSP)",
+                        **{**common, "tokenizer": None, "max_ngram": None}),
+    }
+
+
+def live_limits() -> Any:
+    from albert_core.lab.trainer import LabLimits
+
+    return LabLimits(max_steps=LIVE_STEPS, max_seconds=4 * 3600.0, max_flops=1e15)
 KEEP_EVERY = 2  # every other logged row is kept, and every evaluation row
 DIGITS = 7
 
@@ -95,18 +117,27 @@ def build_reference(
     *,
     cache: Any = None,
     on_run: Callable[[str, int, int, Any], Any] | None = None,
+    workers: int = 1,
+    with_live: bool = False,
     **spec_kwargs: Any,
 ) -> dict[str, Path]:
     """Train (or take from ``cache``) every run of the named experiments (default all) and write one
-    JSON per experiment into ``out_dir``. ``on_run(experiment, i, n, result)`` after each run."""
-    from albert_core.lab.experiments import EXPERIMENTS
+    JSON per experiment into ``out_dir``. ``on_run(experiment, i, n, result)`` after each run.
+    ``workers`` > 1 first trains the distinct runs in that many processes (one torch thread each)
+    into the cache; a run already cached is not trained again, so an interrupted build resumes.
+    ``with_live`` also trains (or takes from the cache) the Live-model twins (`live_twins`) and ships their
+    checkpoints into ``out_dir``/checkpoints."""
+    from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
     from albert_core.lab.runs import RunCache, run_cached
 
+    spec_kwargs.setdefault("steps", REFERENCE_STEPS)
     names = list(EXPERIMENTS) if names is None else list(names)
     unknown = [n for n in names if n not in EXPERIMENTS]
     if unknown:
         raise ValueError(f"experiment must be one of {', '.join(EXPERIMENTS)}; got {', '.join(unknown)}")
     cache = RunCache() if cache is None else cache
+    if workers > 1:
+        pretrain(names, cache, workers, on_run=on_run, with_live=with_live, **spec_kwargs)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
@@ -136,9 +167,62 @@ def build_reference(
         path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
         written[name] = path
         ship += [r for r in results if (name, r.spec.label, r.spec.seed) in SHIPPED_CHECKPOINTS]
+    if with_live:
+        for spec in live_twins().values():
+            result = run_cached(spec, cache, threads=1, limits=live_limits())
+            if result.cancelled:
+                raise ValueError(f"the Live-model twin {spec.name!r} stopped early: {result.message}")
+            ship.append(result)
+            if on_run is not None:
+                on_run("live", len(ship), 2, result)
     if ship:
         _ship_checkpoints(ship, out_dir / CHECKPOINTS_DIR.name)
     return written
+
+
+def _train_one(spec_dict: dict[str, Any], root: str, max_bytes: int, live: bool = False) -> tuple[str, float, float]:
+    """In a worker process: train one run into the cache; (key, validation MLM loss, seconds)."""
+    import torch
+
+    from albert_core.lab.runs import RunCache, run_cached
+    from albert_core.lab.spec import RunSpec
+
+    torch.set_num_threads(1)
+    extra = {"limits": live_limits()} if live else {}
+    result = run_cached(RunSpec.from_dict(spec_dict), RunCache(root, max_bytes), threads=1, **extra)
+    if result.cancelled:
+        raise ValueError(f"reference run {result.spec.name!r} (seed {result.spec.seed}) stopped: {result.message}")
+    return result.spec.key, float(result.final["val_mlm_loss"]), float(result.seconds)
+
+
+def pretrain(names: Iterable[str], cache: Any, workers: int,
+             on_run: Callable[[str, int, int, Any], Any] | None = None, with_live: bool = False,
+             **spec_kwargs: Any) -> None:
+    """Train the distinct runs of the named experiments that are not cached yet, ``workers`` at a time,
+    each in its own process with one torch thread (the longest first, so the pool ends together)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    from albert_core.lab.experiments import EXPERIMENTS
+
+    todo: dict[str, Any] = {}
+    live = {s.key for s in live_twins().values()} if with_live else set()
+    wanted = [s for name in names for s in EXPERIMENTS[name].specs(**spec_kwargs)]
+    wanted += list(live_twins().values()) if with_live else []
+    for spec in wanted:
+        if spec.key not in todo and cache.get(spec.key) is None:
+            todo[spec.key] = spec
+    if not todo:
+        return
+    order = sorted(todo.values(), key=lambda s: -s.steps * s.batch_size * s.config.hidden_size)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(_train_one, s.to_dict(), str(cache.root), cache.max_bytes, s.key in live): s
+                   for s in order}
+        for i, done in enumerate(as_completed(futures), 1):
+            spec = futures[done]
+            key, loss, seconds = done.result()
+            if on_run is not None:
+                on_run("pretrain", i, len(futures), cache.get(key) or spec)
 
 
 def _ship_checkpoints(results: list[Any], folder: Path) -> None:

@@ -24,7 +24,7 @@ from albert_core.config import ModelConfig, check_field_names
 
 # Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
 # produces: every cached result is then recomputed instead of served stale.
-CODE_VERSION = "lab-1"
+CODE_VERSION = "lab-2"
 
 TASKS = ("none", "nsp", "sop")
 TOKENIZER_KINDS = ("unigram", "wordpiece")
@@ -46,15 +46,43 @@ MIN_VOCAB = 64  # room for the special tokens and a real vocabulary
 
 # The lab's defaults (here rather than in experiments.py so that the CLI parser needs no pandas).
 LAB_BASE = ModelConfig(
-    family="albert", vocab_size=2048, embedding_size=16, hidden_size=64, num_layers=4, num_heads=4,
+    family="albert", vocab_size=2048, embedding_size=32, hidden_size=64, num_layers=4, num_heads=4,
     intermediate_size=256, max_position_embeddings=128, sharing="all", head="pretraining",
 )
-DEFAULT_STEPS = 300
+DEFAULT_STEPS = 1500  # about two CPU-minutes at the lab's base size: past the frequency plateau (docs/lab.md)
+# The lab's recipe (docs/lab.md, "The recipe"): peak learning rate 3e-3 (1e-2 and 6e-3 collapse a post-LN
+# encoder to the frequency-only model), warmup 5 % of the steps, linear decay to 0.
 RUN_DEFAULTS: Mapping[str, Any] = {
-    "batch_size": 16, "seq_len": 64, "lr": 1e-3, "warmup": 30, "eval_every": 25,
+    "batch_size": 16, "seq_len": 64, "lr": 3e-3, "warmup": 75, "eval_every": 150,
     "tokenizer": "unigram", "max_ngram": 3,
 }
+
+
+def default_warmup(steps: int) -> int:
+    """The recipe's warmup: 5 % of the steps (at least 1 for a run of 2 steps or more)."""
+    return min(steps, max(1, steps // 20)) if steps > 1 else 0
+
+
+def default_eval_every(steps: int) -> int:
+    """15 evaluations per run of 1,500 steps or more, fewer for shorter runs (4 up to 400 steps): each is
+    a forward pass over every held-out pair, about 10 training steps' compute at the base size."""
+    evaluations = min(15, max(4, steps // 100))
+    return max(1, steps // evaluations)
+
+
 EXPERIMENT_NAMES = ("table3", "table4", "table5", "figure2", "depth")
+
+
+BERT_BASE_HIDDEN = 768
+TRANSFORMERS_INIT_STD = 0.02  # transformers' initializer_range, chosen for BERT-base's width
+
+
+def width_scaled_std(hidden_size: int) -> float:
+    """transformers' 0.02 scaled to the width: 0.02 * sqrt(768 / H). A weight matrix then turns a
+    unit-scale input into outputs (attention scores, projections) of the scale BERT-base starts with;
+    at H 64 plain 0.02 starts 3.5x smaller, attention stays uniform for hundreds of steps and a tiny
+    model spends its budget on the frequency plateau (docs/lab.md, "Why the lab did not learn")."""
+    return TRANSFORMERS_INIT_STD * math.sqrt(BERT_BASE_HIDDEN / hidden_size)
 
 
 def _show(value: Any, limit: int = 40) -> str:
@@ -79,13 +107,14 @@ class RunSpec:
     batch_size: int = 16
     seq_len: int = 64
     seed: int = 0
-    lr: float = 1e-3
+    lr: float = 3e-3
     warmup: int = 40
     eval_every: int = 50
     label: str = ""
     tokenizer: str | None = None
     max_ngram: int | None = None
     weight_decay: float = 0.01
+    init_std: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, ModelConfig):
@@ -118,6 +147,11 @@ class RunSpec:
                 rule = "in (0, 1)" if name == "lr" else "in [0, 1)"
                 raise ValueError(f"{name} must be a number {rule}, got {_show(value)}")
             object.__setattr__(self, name, float(value))
+        if self.init_std is not None:
+            ok = not isinstance(self.init_std, bool) and isinstance(self.init_std, (int, float))
+            if not ok or not math.isfinite(self.init_std) or not 0 < self.init_std <= 1:
+                raise ValueError(f"init_std must be a number in (0, 1] (or None), got {_show(self.init_std)}")
+            object.__setattr__(self, "init_std", float(self.init_std))
         if self.tokenizer is not None and self.tokenizer not in TOKENIZER_KINDS:
             raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); got {_show(self.tokenizer)}")
         if not isinstance(self.label, str) or len(self.label) > 80:
@@ -131,6 +165,11 @@ class RunSpec:
     @property
     def ngram(self) -> int:
         return self.max_ngram if self.max_ngram is not None else FAMILY_MAX_NGRAM[self.config.family]
+
+    @property
+    def weight_std(self) -> float:
+        """The standard deviation the weights start with: ``init_std``, else `width_scaled_std`."""
+        return self.init_std if self.init_std is not None else width_scaled_std(self.config.hidden_size)
 
     @property
     def vocab_size(self) -> int:

@@ -18,6 +18,7 @@ The live model has no dropout (ALBERT pretrains with dropout 0; BERT used 0.1, n
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -32,17 +33,21 @@ import torch
 import torch.nn.functional as F
 
 from albert_core.format import fmt_bytes, fmt_flops
+from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import LAB_BASE, RunSpec
 
 HISTORY_COLUMNS = (
     "step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
     "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s",
     "train_mlm_acc",  # beyond the page contract's columns: MLM accuracy on the training batches
+    "val_order_ones",  # the share of "1" answers on the held-out sentence pairs (a constant answer: 0 or 1)
 )
 FINAL_KEYS = (
-    "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens", "seconds", "tokens_per_s", "steps",
+    "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "val_order_ones", "tokens", "seconds",
+    "tokens_per_s", "steps",
 )
-MAX_EVAL_BATCHES = 8
+EVAL_BATCH = 64  # examples per evaluation forward (independent of the run's batch)
+MAX_EVAL_EXAMPLES = 1024  # a bound; the lab corpus holds about 440 SOP and 640 NSP held-out pairs at sequence 64
 VALIDATION_SEED = 0
 GRAD_CLIP = 1.0
 ADAM_BETAS = (0.9, 0.999)
@@ -101,9 +106,16 @@ class RunCost:
 
     params: int
     flops_per_step: int  # training FLOPs (forward + backward), count_flops convention "matmul"
-    flops: int  # per step x steps
+    flops: int  # training (per step x steps) plus every evaluation pass (`eval_flops`)
     memory_bytes: int  # estimate_memory(training=True, AdamW, fp32): weights, grads, states, activations
     tokens: int  # token positions (batch x seq_len x steps)
+    eval_flops: int = 0  # forward FLOPs of the evaluations, at most (`eval_examples_bound` examples each)
+
+
+def eval_examples_bound(spec: RunSpec) -> int:
+    """At most this many held-out examples per evaluation (the MLM pairs, plus the NSP pairs for NSP),
+    known without building the data (a request is checked before any work)."""
+    return MAX_EVAL_EXAMPLES * (2 if spec.task == "nsp" else 1)
 
 
 def run_cost(spec: RunSpec) -> RunCost:
@@ -117,12 +129,14 @@ def run_cost(spec: RunSpec) -> RunCost:
         cfg, spec.batch_size, spec.seq_len, "fp32", optimizer="adamw", training=True, dropout=0.0,
         device="cuda" if _device().type == "cuda" else "cpu",
     )
+    evals = count_flops(cfg, 1, spec.seq_len).forward * eval_examples_bound(spec) * eval_count(spec)
     return RunCost(
         params=count_params(cfg).total,
         flops_per_step=per_step,
-        flops=per_step * spec.steps,
+        flops=per_step * spec.steps + evals,
         memory_bytes=mem.total,
         tokens=spec.tokens_per_step * spec.steps,
+        eval_flops=evals,
     )
 
 
@@ -149,8 +163,8 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
         )
     if cost.flops > limits.max_flops:
         raise LabLimitError(
-            f"the run needs {fmt_flops(cost.flops)} of training compute ({fmt_flops(cost.flops_per_step)} per "
-            f"step x {spec.steps:,} steps), over the lab's limit of {fmt_flops(limits.max_flops)} per run "
+            f"the run needs {fmt_flops(cost.flops)} of compute ({fmt_flops(cost.flops_per_step)} per "
+            f"step x {spec.steps:,} steps, plus {fmt_flops(cost.eval_flops)} for its evaluations), over the lab's limit of {fmt_flops(limits.max_flops)} per run "
             f"({ENV_PREFIX}MAX_FLOPS); use fewer steps or a smaller model, batch or sequence"
         )
     return cost
@@ -167,6 +181,7 @@ class Progress:
     eta_s: float | None
     tokens_per_s: float | None
     row: dict[str, float] | None  # the new history row when this step logged one
+    baselines: Baselines | None = None  # of the held-out batches the run is scored on
 
 
 @dataclass
@@ -189,6 +204,11 @@ class RunResult:
             return None
         return max(self.allreduce_bytes)
 
+    @property
+    def baselines(self) -> Baselines | None:
+        """The baselines of the held-out batches this run was scored on (None: recorded without them)."""
+        return baselines_from_final(self.final)
+
 
 # ----------------------------------------------------------------------------- data
 def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | None = None):
@@ -207,18 +227,41 @@ def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | No
 
 
 def validation_batches(spec: RunSpec, task: str | None = None) -> list[dict[str, torch.Tensor]]:
-    """The fixed validation batches of ``spec``'s data (seed 0, whatever the run's seed), at most
-    MAX_EVAL_BATCHES; built once per data pipeline setting (the tensors are only read)."""
-    task = task or spec.task
-    return list(_validation(spec.tokenizer_kind, spec.vocab_size, spec.seq_len, task, spec.ngram, spec.batch_size))
+    """The fixed held-out batches of ``spec``'s data pipeline (tokenizer, vocabulary, sequence length,
+    masking), seed 0 whatever the run's seed, EVAL_BATCH examples a batch, every held-out pair up to
+    MAX_EVAL_EXAMPLES. Sentence pairs are balanced (half of them label 1). ``task`` None gives the MLM
+    batches: the SOP pairs whatever the run's task, so every run of an experiment (MLM only, NSP, SOP,
+    any architecture) is scored on the same masked pieces. Built once per setting (only read)."""
+    task = "sop" if task is None or task == "none" else task
+    return list(_validation(spec.tokenizer_kind, spec.vocab_size, spec.seq_len, task, spec.ngram))
 
 
 @functools.lru_cache(maxsize=16)
-def _validation(kind: str, vocab: int, seq_len: int, task: str, ngram: int, batch_size: int) -> tuple:
-    probe = RunSpec(LAB_BASE.replace(vocab_size=vocab), task=task, steps=1, batch_size=batch_size, seq_len=seq_len,
-                    warmup=0, tokenizer=kind, max_ngram=ngram)
+def _validation(kind: str, vocab: int, seq_len: int, task: str, ngram: int) -> tuple:
+    probe = RunSpec(LAB_BASE.replace(vocab_size=vocab, max_position_embeddings=max(seq_len, 8)), task=task, steps=1,
+                    batch_size=EVAL_BATCH, seq_len=seq_len, warmup=0, tokenizer=kind, max_ngram=ngram)
     data = make_data(probe, "validation", seed=VALIDATION_SEED)
-    return tuple(data.eval_batches(batch_size, max_batches=MAX_EVAL_BATCHES))
+    return tuple(data.eval_batches(EVAL_BATCH, max_batches=-(-MAX_EVAL_EXAMPLES // EVAL_BATCH)))
+
+
+def baselines_of(spec: RunSpec) -> Baselines:
+    """The baselines of ``spec``'s held-out batches (albert_core.lab.baselines): frequency-only and
+    neighbour MLM models on the MLM batches, the majority class of the run's sentence pairs."""
+    return _baselines(spec.tokenizer_kind, spec.vocab_size, spec.seq_len, spec.ngram, spec.task)
+
+
+@functools.lru_cache(maxsize=16)
+def _baselines(kind: str, vocab: int, seq_len: int, ngram: int, task: str) -> Baselines:
+    from albert_core.lab import baselines
+
+    probe = RunSpec(LAB_BASE.replace(vocab_size=vocab, max_position_embeddings=max(seq_len, 8)), task=task, steps=1,
+                    seq_len=seq_len, warmup=0, tokenizer=kind, max_ngram=ngram)
+    counts = baselines.train_counts(kind, vocab)
+    mlm = baselines.score(validation_batches(probe), counts)
+    if task == "none":
+        return mlm
+    order = baselines.score(validation_batches(probe, task), counts, order_key="order_labels")
+    return dataclasses.replace(mlm, order_majority=order.order_majority, pairs=order.pairs)
 
 
 # ----------------------------------------------------------------------------- model pieces
@@ -278,31 +321,97 @@ def losses(out: Any, batch: dict[str, torch.Tensor], task: str) -> tuple[torch.T
     return mlm, order
 
 
+def _chunks(batch: dict[str, torch.Tensor], rows: int) -> list[dict[str, torch.Tensor]]:
+    n = batch["input_ids"].shape[0]
+    return [{k: v[i : i + rows] for k, v in batch.items()} for i in range(0, n, rows)]
+
+
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, batches: list[dict[str, torch.Tensor]], task: str) -> dict[str, float]:
-    """Validation MLM loss (mean over masked tokens), MLM accuracy and, unless task is 'none', the
-    order accuracy, of ``model`` on ``batches``."""
+def evaluate(model: torch.nn.Module, batches: list[dict[str, torch.Tensor]], task: str,
+             order_batches: list[dict[str, torch.Tensor]] | None = None) -> dict[str, float]:
+    """Validation MLM loss (mean over masked pieces) and accuracy of ``model`` on ``batches``; unless
+    task is 'none', the sentence-order accuracy and the share of "1" answers on ``order_batches``
+    (default: ``batches``). Batches larger than the model's memory check covered run in slices."""
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
-    loss_sum, correct, masked, order_ok, pairs = 0.0, 0, 0, 0, 0
+    guard = getattr(model, "guard", None)
+    rows = guard.batch * guard.seq_len // max(1, batches[0]["input_ids"].shape[1]) if guard is not None else 1 << 30
+    loss_sum, correct, masked, order_ok, pairs, ones = 0.0, 0, 0, 0, 0, 0
+    same = order_batches is None
     for batch in batches:
-        out = model(**model_inputs(batch, device))
-        logits = out.prediction_logits
-        labels = batch["mlm_labels"].to(device)
-        keep = labels != -100
-        loss_sum += F.cross_entropy(logits[keep], labels[keep], reduction="sum").item()
-        correct += int((logits[keep].argmax(-1) == labels[keep]).sum())
-        masked += int(keep.sum())
-        if task != "none":
-            order_ok += int((out.order_logits.argmax(-1) == batch["order_labels"].to(device)).sum())
-            pairs += batch["order_labels"].numel()
+        for part in _chunks(batch, rows):
+            out = model(**model_inputs(part, device))
+            labels = part["mlm_labels"].to(device)
+            keep = labels != -100
+            logits = out.prediction_logits[keep]
+            loss_sum += F.cross_entropy(logits, labels[keep], reduction="sum").item()
+            correct += int((logits.argmax(-1) == labels[keep]).sum())
+            masked += int(keep.sum())
+            if task != "none" and same:
+                answers = out.order_logits.argmax(-1)
+                order_ok += int((answers == part["order_labels"].to(device)).sum())
+                pairs += answers.numel()
+                ones += int(answers.sum())
+    if task != "none" and not same:
+        for batch in order_batches:
+            for part in _chunks(batch, rows):
+                answers = model(**model_inputs(part, device)).order_logits.argmax(-1)
+                order_ok += int((answers == part["order_labels"].to(device)).sum())
+                pairs += answers.numel()
+                ones += int(answers.sum())
     model.train(was_training)
     return {
         "val_mlm_loss": loss_sum / max(masked, 1),
         "val_mlm_acc": correct / max(masked, 1),
         "val_order_acc": order_ok / pairs if pairs else math.nan,
+        "val_order_ones": ones / pairs if pairs else math.nan,
     }
+
+
+def eval_count(spec: RunSpec) -> int:
+    """Evaluations in a full run: step 0, every ``eval_every`` steps, and the last step."""
+    return 1 + spec.steps // spec.eval_every + (spec.steps % spec.eval_every != 0)
+
+
+BASELINE_PREFIX = "baseline_"
+
+
+def baseline_fields(base: Baselines) -> dict[str, float]:
+    """The baselines as entries of a run's ``final`` dict (``baseline_<field>``; None as NaN)."""
+    return {BASELINE_PREFIX + k: math.nan if v is None else float(v) for k, v in base.to_dict().items()}
+
+
+def baselines_from_final(final: dict[str, float]) -> Baselines | None:
+    """The baselines stored in a run's ``final`` dict, None for a run recorded without them."""
+    values = {k[len(BASELINE_PREFIX):]: v for k, v in final.items() if k.startswith(BASELINE_PREFIX)}
+    if "frequency_loss" not in values:
+        return None
+    if "order_majority" in values and not math.isfinite(values["order_majority"]):
+        values["order_majority"] = None
+    for k in ("masked", "pairs"):
+        if k in values:
+            values[k] = int(values[k])
+    return Baselines.from_dict(values)
+
+
+@torch.no_grad()
+def start_output_bias(model: torch.nn.Module, spec: RunSpec) -> None:
+    """The MLM output bias starts at the log-frequencies of the train split's pieces (the frequency-only
+    model), not at 0: the encoder's first steps then go to context instead of to fitting frequencies,
+    which Adam's bounded steps take hundreds of steps to do (docs/lab.md, "Why the lab did not learn").
+    An initialisation, not an architecture change: the bias is a parameter of both papers' MLM heads."""
+    from albert_core.lab import baselines
+
+    head = getattr(model, "predictions", None)
+    if head is None:
+        return
+    p = baselines.frequency_probs(baselines.train_counts(spec.tokenizer_kind, spec.vocab_size))
+    floor = float(p[p > 0].min())
+    log_p = torch.tensor(p, dtype=torch.float64).clamp_min(floor).log()
+    log_p -= log_p.mean()
+    target = head.decoder.bias if hasattr(head, "decoder") else head.bias
+    target.copy_(log_p.to(target.dtype))
 
 
 def _optimizer(model: torch.nn.Module, spec: RunSpec) -> torch.optim.Optimizer:
@@ -404,10 +513,13 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     torch.manual_seed(spec.seed)
     train_data = make_data(spec, "train")
     val_batches = validation_batches(spec)
+    order_batches = validation_batches(spec, "nsp") if spec.task == "nsp" else None
+    base = baselines_of(spec)
     # the run's own reservation covers the model (weights, gradients, states, activations): the model is
     # built against the budget's total without reserving its weights a second time
     model = build_model(spec.config, device=device, batch=spec.batch_size, seq_len=spec.seq_len, seed=spec.seed,
-                        budget_bytes=limits.budget())
+                        budget_bytes=limits.budget(), init_std=spec.weight_std)
+    start_output_bias(model, spec)
     model.train()
     for name, p in model.named_parameters():
         p.requires_grad_(trains(name, spec.task))
@@ -429,10 +541,10 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         done = step / spec.steps
         eta = elapsed * (1 - done) / done if done > 0 else None
         rate = rows[-1]["tokens_per_s"] if rows and rows[-1]["tokens_per_s"] == rows[-1]["tokens_per_s"] else None
-        on_progress(Progress(step, spec.steps, elapsed, eta, rate, row))
+        on_progress(Progress(step, spec.steps, elapsed, eta, rate, row, base))
 
     first = {"step": 0, "tokens": 0, "elapsed_s": time.perf_counter() - t_start, "lr": spec.lr * lr_factor(spec, 0),
-             "train_mlm_loss": nan, "train_order_loss": nan, **evaluate(model, val_batches, spec.task),
+             "train_mlm_loss": nan, "train_order_loss": nan, **evaluate(model, val_batches, spec.task, order_batches),
              "tokens_per_s": nan, "train_mlm_acc": nan}
     rows.append(first)
     emit(0, first)
@@ -496,12 +608,12 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
                 "step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": lr_now,
                 "train_mlm_loss": acc_mlm / acc_n,
                 "train_order_loss": acc_order / acc_n if spec.task != "none" else nan,
-                "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan,
+                "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan, "val_order_ones": nan,
                 "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9),
                 "train_mlm_acc": train_acc,
             }
             if is_eval:
-                row.update(evaluate(model, val_batches, spec.task))
+                row.update(evaluate(model, val_batches, spec.task, order_batches))
             rows.append(row)
             acc_mlm, acc_order, acc_n, acc_tokens, acc_correct, acc_masked = 0.0, 0.0, 0, 0, 0, 0
             t_interval = time.perf_counter()
@@ -512,7 +624,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         row = {"step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": opt.param_groups[0]["lr"],
                "train_mlm_loss": acc_mlm / acc_n if acc_n else nan,
                "train_order_loss": acc_order / acc_n if acc_n and spec.task != "none" else nan,
-               **evaluate(model, val_batches, spec.task),
+               **evaluate(model, val_batches, spec.task, order_batches),
                "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9) if acc_n else nan,
                "train_mlm_acc": acc_correct / acc_masked if acc_masked else nan}
         rows.append(row)
@@ -521,7 +633,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
     history["step"] = history["step"].astype(int)
     history["tokens"] = history["tokens"].astype(int)
-    final = final_metrics(history, seconds)
+    final = {**final_metrics(history, seconds), **baseline_fields(base)}
     result = RunResult(spec, history, final, None, seconds, cancelled=bool(message), message=message, model=model,
                        processes=group.world, allreduce_bytes=list(group.bytes_per_step))
     if out_dir is not None and not result.cancelled and group.rank == 0:  # rank 0 alone writes
@@ -545,6 +657,7 @@ def final_metrics(history: pd.DataFrame, seconds: float) -> dict[str, float]:
         "val_mlm_loss": float(last_eval["val_mlm_loss"]) if last_eval is not None else math.nan,
         "val_mlm_acc": float(last_eval["val_mlm_acc"]) if last_eval is not None else math.nan,
         "val_order_acc": float(last_eval["val_order_acc"]) if last_eval is not None else math.nan,
+        "val_order_ones": float(last_eval["val_order_ones"]) if last_eval is not None else math.nan,
         "tokens": tokens,
         "seconds": float(seconds),
         "tokens_per_s": tokens / train_time if train_time > 0 else math.nan,

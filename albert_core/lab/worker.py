@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from albert_core.lab import trainer
+from albert_core.lab.baselines import Baselines
 from albert_core.lab.runs import RunCache
 from albert_core.lab.spec import RunSpec
 
@@ -57,6 +58,7 @@ class RunStatus:
     final: dict[str, float]
     message: str
     checkpoint: Path | None
+    baselines: Baselines | None = None  # of the held-out batches it is scored on (known once it trains)
 
     @property
     def finished(self) -> bool:
@@ -75,6 +77,7 @@ class _Job:
     message: str = ""
     checkpoint: Path | None = None
     history: pd.DataFrame | None = None
+    baselines: Baselines | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     finished_at: float = 0.0
 
@@ -216,7 +219,7 @@ class Worker:
         return RunStatus(
             run_id=run_id, spec=job.spec, state=job.state, position=position, step=job.step,
             steps=job.spec.steps, elapsed_s=job.elapsed_s, eta_s=job.eta_s, history=history.copy(),
-            final=dict(job.final), message=job.message, checkpoint=job.checkpoint,
+            final=dict(job.final), message=job.message, checkpoint=job.checkpoint, baselines=job.baselines,
         )
 
     @staticmethod
@@ -225,6 +228,7 @@ class Worker:
             result.spec, state="done", step=int(result.final.get("steps", result.spec.steps)),
             elapsed_s=result.seconds, eta_s=0.0, final=dict(result.final), checkpoint=result.checkpoint,
             history=result.history, message="from the cache of finished runs", finished_at=time.time(),
+            baselines=result.baselines,
         )
 
     def _remember(self, run_id: str, job: _Job) -> _Job:
@@ -260,6 +264,8 @@ class Worker:
                 job.step, job.elapsed_s, job.eta_s = p.step, p.elapsed_s, p.eta_s
                 if p.row is not None:
                     job.rows.append(p.row)
+                if p.baselines is not None:
+                    job.baselines = p.baselines
 
         def on_wait(message: str) -> None:
             with self._cond:
@@ -298,6 +304,7 @@ class Worker:
         with self._cond:
             job.history = result.history
             job.final = dict(result.final)
+            job.baselines = result.baselines or job.baselines
             job.elapsed_s = result.seconds
             job.eta_s = 0.0
             job.finished_at = time.time()

@@ -1,0 +1,174 @@
+"""The paper beside what the lab measured, like with like, one plain sentence each.
+
+Each experiment's comparisons are pairs of variants. The paper's side is its downstream average (Tables
+3 and 4: SQuAD 1.1/2.0, MNLI, SST-2, RACE, in points; Table 5: intrinsic accuracies) for the two settings;
+ours is the final validation MLM loss of the same two settings here, on identical held-out batches, with
+its seed range. Only the direction is compared (which of the two is better), never the size: the paper
+trains ALBERT-base for 125,000 steps at batch 4,096, the lab trains a 64-wide model for minutes.
+
+Verdicts: **agrees** (our seed ranges are apart, in the paper's direction), **disagrees** (apart, the
+other way), **not separated yet** (our ranges overlap, or fewer than two seeds a side). Where the paper's
+two settings are within `PAPER_TIE` points of each other it found no clear difference: then ours
+separated either way is reported as "separated here; the paper found no clear difference".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from albert_core.lab.baselines import order_verdict
+
+PAPER_TIE = 0.5  # points of the paper's average below which it found no clear difference
+MIN_SEEDS = 2
+
+# Downstream averages from the paper (ICLR 2020 version), ALBERT-base, copied from its Tables 3 and 4.
+TABLE3_AVG = {("none", 64): 81.3, ("none", 128): 81.7, ("none", 256): 81.8, ("none", 768): 82.3,
+              ("all", 64): 79.0, ("all", 128): 80.1, ("all", 256): 79.6, ("all", 768): 79.8}
+TABLE4_AVG = {(768, "all"): 79.8, (768, "attention"): 81.6, (768, "ffn"): 79.5, (768, "none"): 82.3,
+              (128, "all"): 80.1, (128, "attention"): 81.7, (128, "ffn"): 80.2, (128, "none"): 81.6}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One comparison: ``a`` against ``b`` (variant labels here), the paper's settings and values."""
+
+    question: str
+    paper: str  # the paper's two values, in words
+    measured: str  # ours, in words (seed ranges)
+    verdict: str  # "agrees", "disagrees", "not separated yet", "separated here; ..." or "not learned ..."
+
+    def sentence(self) -> str:
+        return f"{self.question} Paper: {self.paper}. Here: {self.measured}. **{self.verdict[:1].upper()}{self.verdict[1:]}.**"
+
+
+def _finals(results: Sequence[Any], label: str, column: str = "val_mlm_loss") -> list[float]:
+    return [float(r.final.get(column, math.nan)) for r in results if r.spec.label == label]
+
+
+def _range(values: Sequence[float], digits: int = 3) -> str:
+    if not values:
+        return "no runs"
+    lo, hi = min(values), max(values)
+    seeds = f"{len(values)} seed{'s' if len(values) > 1 else ''}"
+    if len(values) == 1 or round(lo, digits) == round(hi, digits):
+        return f"{lo:.{digits}f} ({seeds})"
+    return f"{lo:.{digits}f}-{hi:.{digits}f} ({seeds})"
+
+
+def compare_losses(results: Sequence[Any], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
+                   paper_names: tuple[str, str]) -> Finding:
+    """Is ``a`` better than ``b`` (lower validation MLM loss), as the paper's ``paper_a`` > ``paper_b``?"""
+    la, lb = _finals(results, a), _finals(results, b)
+    paper = f"{paper_names[0]} {paper_a:.1f} vs {paper_names[1]} {paper_b:.1f} points"
+    measured = f"validation MLM loss {a} {_range(la)} vs {b} {_range(lb)} nats"
+    if min(len(la), len(lb)) < MIN_SEEDS:
+        return Finding(question, paper, measured, f"not separated yet (needs {MIN_SEEDS} seeds a side)")
+    if max(la) < min(lb):
+        ours = 1  # a better
+    elif max(lb) < min(la):
+        ours = -1
+    else:
+        return Finding(question, paper, measured, "not separated yet (the seed ranges overlap)")
+    if abs(paper_a - paper_b) < PAPER_TIE:
+        better = a if ours == 1 else b
+        return Finding(question, paper, measured, f"separated here ({better} better); the paper found no clear difference")
+    theirs = 1 if paper_a > paper_b else -1
+    return Finding(question, paper, measured, "agrees with the paper" if ours == theirs else "disagrees with the paper")
+
+
+def _labels(results: Sequence[Any]) -> list[str]:
+    seen: list[str] = []
+    for r in results:
+        if r.spec.label not in seen:
+            seen.append(r.spec.label)
+    return seen
+
+
+def table3(results: Sequence[Any]) -> list[Finding]:
+    """E = H against E = H/4, not-shared and all-shared (the paper's E = 768 against E = 256: the same
+    ratios of E to H)."""
+    out = []
+    labels = _labels(results)
+    for sharing, word in (("none", "not shared"), ("all", "all-shared")):
+        mine = sorted((r.spec.config.embedding_size, r.spec.label) for r in results
+                      if r.spec.config.sharing == sharing and r.spec.label in labels)
+        if not mine:
+            continue
+        (e_lo, small), (e_hi, large) = mine[0], mine[-1]
+        if e_lo == e_hi:
+            continue
+        out.append(compare_losses(
+            results, large, small, TABLE3_AVG[(sharing, 768)], TABLE3_AVG[(sharing, 256)],
+            question=f"{word.capitalize()}: is E = H better than E = H/4?", paper_names=("E 768", "E 256"),
+        ))
+    return out
+
+
+def table4(results: Sequence[Any]) -> list[Finding]:
+    """The sharing modes at a factorized E (the paper's E = 128 row)."""
+    by_mode = {r.spec.config.sharing: r.spec.label for r in results}
+    pairs = [("none", "all", "Does sharing every layer's weights cost accuracy?"),
+             ("attention", "ffn", "Does sharing the FFN cost more than sharing attention?"),
+             ("none", "attention", "Does sharing only attention cost accuracy?")]
+    names = {"none": "not shared", "all": "all-shared", "attention": "shared attention", "ffn": "shared FFN"}
+    out = []
+    for a, b, question in pairs:
+        if a in by_mode and b in by_mode:
+            out.append(compare_losses(results, by_mode[a], by_mode[b], TABLE4_AVG[(128, a)], TABLE4_AVG[(128, b)],
+                                      question=question, paper_names=(names[a], names[b])))
+    return out
+
+
+def table5(results: Sequence[Any], cross: Any = None) -> list[Finding]:
+    """Whether each sentence task was learned at all (the paper: NSP 90.5 %, SOP 86.5 % on their own task;
+    SOP-trained 78.9 % on NSP, NSP-trained 52.0 % on SOP), from the runs' own held-out accuracy and share of
+    "1" answers."""
+    paper = {"nsp": "90.5 % on NSP pairs", "sop": "86.5 % on SOP pairs"}
+    out = []
+    for task in ("nsp", "sop"):
+        runs = [r for r in results if r.spec.task == task]
+        if not runs:
+            continue
+        acc = [float(r.final.get("val_order_acc", math.nan)) for r in runs]
+        ones = [float(r.final.get("val_order_ones", math.nan)) for r in runs]
+        verdicts = [order_verdict(a, o) for a, o in zip(acc, ones, strict=True)]
+        learned = sum(v == "learned" for v in verdicts)
+        measured = (f"{_range([100 * a for a in acc], 1)} % on balanced held-out pairs (a constant answer scores 50 %), "
+                    f"\"1\" answered {_range([100 * o for o in ones], 0)} % of the time")
+        verdict = ("learned in every seed" if learned == len(runs) else
+                   "not learned yet" if learned == 0 else f"learned in {learned} of {len(runs)} seeds")
+        out.append(Finding(f"Is {task.upper()} learned by a model trained on it?", paper[task], measured, verdict))
+    return out
+
+
+def figure2(smoothness: dict[str, Any]) -> list[Finding]:
+    """Mean angle between each layer's input and output: smaller for ALBERT than for BERT, as the paper's
+    plot (its Figure 1 in the ICLR 2020 version, Figure 2 in the first arXiv version)?"""
+    bert = next((k for k in smoothness if k.startswith("BERT")), None)
+    albert = next((k for k in smoothness if k.startswith("ALBERT")), None)
+    if bert is None or albert is None:
+        return []
+    b = float(smoothness[bert]["angle_degrees"].mean())
+    a = float(smoothness[albert]["angle_degrees"].mean())
+    verdict = "agrees with the paper" if a < b else "disagrees with the paper"
+    return [Finding("Do shared layers change the hidden state less from layer to layer?",
+                    "ALBERT-large's transitions much smoother than BERT-large's (smaller L2 distance and angle)",
+                    f"mean angle per layer {albert} {a:.1f} degrees vs {bert} {b:.1f} degrees (mean over 2 seeds)",
+                    verdict)]
+
+
+def for_experiment(name: str, results: Sequence[Any], evaluation: dict[str, Any] | None = None) -> list[Finding]:
+    """The findings of experiment ``name`` from its finished runs (and its stored ``evaluation``)."""
+    evaluation = evaluation or {}
+    if name == "table3":
+        return table3(results)
+    if name == "table4":
+        return table4(results)
+    if name == "table5":
+        return table5(results)
+    if name == "figure2" and "smoothness" in evaluation:
+        return figure2(evaluation["smoothness"])
+    return []
