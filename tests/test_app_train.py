@@ -308,14 +308,17 @@ def test_live_model_page_offers_the_shipped_reference_checkpoint(worker):
     folders = sorted(p for p in CHECKPOINTS_DIR.glob("*") if (p / "run.json").is_file())
     if not folders:
         pytest.skip("no shipped reference checkpoint in this checkout (tests/test_lab_trainer.py requires one)")
-    run = load_run(folders[0])
     live = AppTest.from_file(LIVE_PAGE, default_timeout=120).run()
-    live.radio(key="live_source").set_value("lab").run()  # the runs cache is empty: only the shipped run
+    live.radio(key="live_source").set_value("lab").run()  # the runs cache is empty: only the shipped twins
     assert not live.exception, live.exception
     pick = live.selectbox(key="live_lab_run")
-    assert pick.value == str(folders[0]) and "shipped reference" in pick.format_func(pick.value)
+    assert sorted(pick.options) == sorted(pick.format_func(str(f)) for f in folders)
+    assert "shipped reference" in pick.format_func(pick.value)
+    run = load_run(pick.value)
     assert frame(live, "match").iloc[-1]["live"] == count_params(run.spec.config).total
     assert len(frame(live, "rank")) == 5
+    text = " ".join(m.value for m in live.markdown).replace("\\", "")
+    assert "frequency-only model, every mask:" in text and "neighbour model, mask 1:" in text
     heading = "Sentence order" if run.spec.task != "nsp" else "Next sentence"
     assert heading in [h.value for h in live.subheader]
 

@@ -301,15 +301,20 @@ def test_a_shipped_reference_run_reproduces_its_first_steps():
         np.testing.assert_allclose(a, b, rtol=2e-4, equal_nan=True, err_msg=column)
 
 
-def test_the_shipped_checkpoint_gives_its_recorded_validation_loss():
-    from albert_core.lab.reference import CHECKPOINTS_DIR
+def test_the_shipped_twins_give_their_recorded_validation_loss_and_beat_the_frequency_model():
+    from albert_core.lab.reference import CHECKPOINTS_DIR, live_twins
 
-    folders = [p for p in CHECKPOINTS_DIR.iterdir() if (p / "run.json").is_file()]
-    assert len(folders) == 1  # the repository stays lean
-    run = load_run(folders[0])
-    assert run.spec.key == folders[0].name
-    model = load_model(folders[0], batch=run.spec.batch_size)
-    again = trainer.evaluate(model, trainer.validation_batches(run.spec), run.spec.task)
-    assert again["val_mlm_loss"] == pytest.approx(run.final["val_mlm_loss"], rel=1e-5)
-    assert again["val_order_acc"] == pytest.approx(run.final["val_order_acc"])
-    assert load_tokenizer(folders[0]).get_vocab_size() == run.spec.vocab_size
+    folders = sorted(p for p in CHECKPOINTS_DIR.iterdir() if (p / "run.json").is_file())
+    assert {f.name for f in folders} == {s.key for s in live_twins().values()}  # the two Live twins, nothing more
+    for folder in folders:
+        run = load_run(folder)
+        assert run.spec.key == folder.name
+        model = load_model(folder, batch=run.spec.batch_size)
+        order = trainer.validation_batches(run.spec, "nsp") if run.spec.task == "nsp" else None
+        again = trainer.evaluate(model, trainer.validation_batches(run.spec), run.spec.task, order)
+        assert again["val_mlm_loss"] == pytest.approx(run.final["val_mlm_loss"], rel=1e-5)
+        assert again["val_order_acc"] == pytest.approx(run.final["val_order_acc"])
+        # the baselines it was shipped with are those of today's held-out pairs
+        assert run.baselines == trainer.baselines_of(run.spec)
+        assert run.baselines.frequency_loss - again["val_mlm_loss"] > 0.4
+        assert load_tokenizer(folder).get_vocab_size() == run.spec.vocab_size

@@ -48,14 +48,14 @@ def _finals(results: Sequence[Any], label: str, column: str = "val_mlm_loss") ->
     return [float(r.final.get(column, math.nan)) for r in results if r.spec.label == label]
 
 
-def _range(values: Sequence[float], digits: int = 3) -> str:
+def _range(values: Sequence[float], digits: int = 3, unit: str = "") -> str:
     if not values:
         return "no runs"
     lo, hi = min(values), max(values)
     seeds = f"{len(values)} seed{'s' if len(values) > 1 else ''}"
     if len(values) == 1 or round(lo, digits) == round(hi, digits):
-        return f"{lo:.{digits}f} ({seeds})"
-    return f"{lo:.{digits}f}-{hi:.{digits}f} ({seeds})"
+        return f"{lo:.{digits}f}{unit} ({seeds})"
+    return f"{lo:.{digits}f}-{hi:.{digits}f}{unit} ({seeds})"
 
 
 def compare_losses(results: Sequence[Any], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
@@ -136,8 +136,8 @@ def table5(results: Sequence[Any], cross: Any = None) -> list[Finding]:
         ones = [float(r.final.get("val_order_ones", math.nan)) for r in runs]
         verdicts = [order_verdict(a, o) for a, o in zip(acc, ones, strict=True)]
         learned = sum(v == "learned" for v in verdicts)
-        measured = (f"{_range([100 * a for a in acc], 1)} % on balanced held-out pairs (a constant answer scores 50 %), "
-                    f"\"1\" answered {_range([100 * o for o in ones], 0)} % of the time")
+        measured = (f"{_range([100 * a for a in acc], 1, ' %')} on balanced held-out pairs (a constant answer "
+                    f"scores 50 %), \"1\" answered {_range([100 * o for o in ones], 0, ' %')} of the time")
         verdict = ("learned in every seed" if learned == len(runs) else
                    "not learned yet" if learned == 0 else f"learned in {learned} of {len(runs)} seeds")
         out.append(Finding(f"Is {task.upper()} learned by a model trained on it?", paper[task], measured, verdict))
@@ -160,6 +160,26 @@ def figure2(smoothness: dict[str, Any]) -> list[Finding]:
                     verdict)]
 
 
+def depth(table: Any, results: Sequence[Any]) -> list[Finding]:
+    """The depth dial in words: the shared layer run at L/2, L and 2L (not in the paper)."""
+    if table is None or not len(table):
+        return []
+    trained = int(table["trained_depth"].iloc[0])
+    losses = {int(d): float(v) for d, v in zip(table["depth"], table["val_mlm_loss"], strict=True)}
+    base = results[0].baselines if results else None
+    parts = [f"L={d}: {v:.3f}" for d, v in losses.items()]
+    best = min(losses, key=losses.get)
+    verdict = (f"the trained depth (L={trained}) is best" if best == trained else
+               f"L={best} beats the trained depth (L={trained})")
+    if base is not None:
+        above = [d for d, v in losses.items() if v >= base.frequency_loss]
+        if above:
+            verdict += "; at " + ", ".join(f"L={d}" for d in above) + " it is no better than the frequency-only model"
+    return [Finding("Does one shared layer still work when run fewer or more times than it was trained?",
+                    "not in the paper (each depth is trained separately there)",
+                    "validation MLM loss " + ", ".join(parts) + " nats (mean over seeds)", verdict)]
+
+
 def for_experiment(name: str, results: Sequence[Any], evaluation: dict[str, Any] | None = None) -> list[Finding]:
     """The findings of experiment ``name`` from its finished runs (and its stored ``evaluation``)."""
     evaluation = evaluation or {}
@@ -171,4 +191,6 @@ def for_experiment(name: str, results: Sequence[Any], evaluation: dict[str, Any]
         return table5(results)
     if name == "figure2" and "smoothness" in evaluation:
         return figure2(evaluation["smoothness"])
+    if name == "depth" and "depth" in evaluation:
+        return depth(evaluation["depth"], results)
     return []
