@@ -189,9 +189,12 @@ def common_baselines(rows: Sequence[tr.RunRow]) -> Baselines | None:
     known = {r.baselines for r in rows if r.baselines is not None}
     if len(known) == 1:
         return known.pop()
-    # the sentence-task majority differs between NSP and SOP pairs; the MLM levels are what must agree
+    # the sentence-task majority differs a little between NSP and SOP pairs (both balanced, to one pair) and an
+    # MLM-only run has none; the MLM levels are what must agree. The first with a majority rate, by value.
     mlm = {(b.frequency_loss, b.neighbour_loss) for b in known}
-    return next(iter(known)) if len(mlm) == 1 and known else None
+    if len(mlm) != 1:
+        return None
+    return min(known, key=lambda b: (b.order_majority is None, b.order_majority or 0.0))
 
 
 def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
