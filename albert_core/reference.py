@@ -46,3 +46,8 @@ QUOTED_BASELINE_ROW = (24_030_720, -0.025)
 QUOTED_ESTIMATES: Mapping[str, float] = MappingProxyType({
     "albert-base": 15.8e6, "albert-large": 21.8e6, "albert-xlarge": 63.0e6, "albert-xxlarge": 227.1e6,
 })
+
+# The layer-smoothness plot (L2 distance and angle between each layer's input and output, BERT-large vs
+# ALBERT-large): Figure 1 in the ICLR 2020 version (arXiv v6), Figure 2 in the first arXiv version.
+SMOOTHNESS_FIGURE = "Figure 1 of the ICLR 2020 paper (Figure 2 in arXiv v1)"
+SMOOTHNESS_FIGURE_SHORT = "paper Fig. 1"

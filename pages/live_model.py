@@ -31,6 +31,7 @@ from albert_core.format import (
     fmt_share,
 )
 from albert_core.model import TORCH_DTYPES
+from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
 from ui import figures_live as fl
 from ui import live, live_lab
 from ui.render import takeaway
@@ -328,7 +329,7 @@ def text_section(ref: live.ModelRef, seq_cap: int) -> None:
         )
 
     # ------------------------------------------------------------------------- inside the model
-    st.subheader("Layer smoothness (paper Figure 2)")
+    st.subheader(f"Layer smoothness ({SMOOTHNESS_FIGURE_SHORT})")
     smooth = layer_smoothness(run.output.hidden_states, enc.tensors()["attention_mask"])
     st.plotly_chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
     last = smooth.iloc[-1]

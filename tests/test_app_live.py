@@ -70,7 +70,7 @@ def test_small_configs_build_run_and_match(cfg):
     assert metrics["Median latency"].endswith(" ms")
     assert metrics["Share of matmul limit"].endswith("%")
     specs = charts(at)
-    layers = specs["Input vs output of every layer (paper Figure 2)"]["data"][0]["x"]
+    layers = specs["Input vs output of every layer (paper Fig. 1)"]["data"][0]["x"]
     assert layers == list(range(1, cfg.executed_layers + 1))
     assert "Attention weights, executed layer 1, head 1" in specs
     # saved activations: measured > 0, estimate = estimate_memory for this many tokens
@@ -218,7 +218,7 @@ def test_slow_model_waits_for_a_click_before_timing(monkeypatch):
     assert (match_table(at)["match"] == live.MATCH).all()  # the proof and one run come at once
     assert "Median latency" not in [m.label for m in at.metric]
     assert "Activations saved for backward, one sequence" not in charts(at)
-    assert "Input vs output of every layer (paper Figure 2)" in charts(at)  # from the one run
+    assert "Input vs output of every layer (paper Fig. 1)" in charts(at)  # from the one run
     at.button(key="live_time_button").click().run()
     assert not at.exception
     assert "Median latency" in [m.label for m in at.metric]

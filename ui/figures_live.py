@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from albert_core.format import fmt_bytes
+from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
 from ui.figures_explorer import TITLE_FONT, si_ticks
 
 MEASURED_COLOR = "#1f77b4"
@@ -55,7 +56,7 @@ def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
     ), row=1, col=2)
     fig.update_xaxes(title_text="layer (executed)", dtick=max(1, len(layers) // 12))
     fig.update_annotations(font=dict(size=13))
-    fig.update_layout(title=dict(text=title or "Input vs output of every layer (paper Figure 2)", font=TITLE_FONT),
+    fig.update_layout(title=dict(text=title or f"Input vs output of every layer ({SMOOTHNESS_FIGURE_SHORT})", font=TITLE_FONT),
                       showlegend=False,
                       margin=dict(l=10, r=10, t=70, b=10))
     return fig

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 
 from albert_core.lab.baselines import Baselines
+from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
 from ui import figures_live
 
 PALETTE = qualitative.Plotly
@@ -197,7 +198,7 @@ def smoothness_runs(frames: Mapping[str, pd.DataFrame], title: str = "") -> go.F
         raise ValueError("frames must hold at least one model's layer smoothness")
     fig: go.Figure | None = None
     for i, (label, df) in enumerate(frames.items()):
-        one = figures_live.smoothness_figure(df, title=title or "Layer smoothness (Figure 2)")
+        one = figures_live.smoothness_figure(df, title=title or f"Layer smoothness ({SMOOTHNESS_FIGURE_SHORT})")
         if fig is None:
             fig, traces = one, list(one.data)
             fig.data = ()

@@ -19,6 +19,7 @@ from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
+from albert_core.reference import SMOOTHNESS_FIGURE
 from ui import figures_train as ft
 from ui import train_runs as tr
 
@@ -323,5 +324,6 @@ def show_smoothness(found: Sequence[RunStatus]) -> None:
     st.plotly_chart(ft.smoothness_runs(mean, title="Layer smoothness of your trained runs"),
                     key="fig_train_smoothness", width="stretch")
     st.caption("Per layer: the L2 distance and the angle between its input and output hidden states, averaged "
-               "over the tokens of one validation batch (the paper's Figure 2, on the weights trained here). The "
+               "over the tokens of the first 16 held-out pairs (the smoothness plot of the paper, "
+               f"{SMOOTHNESS_FIGURE}, on the weights trained here). The "
                "paper finds ALBERT's transitions much smoother than BERT's.")

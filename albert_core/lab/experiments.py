@@ -38,6 +38,7 @@ from albert_core.lab.spec import (
     default_eval_every,
     default_warmup,
 )
+from albert_core.reference import SMOOTHNESS_FIGURE
 
 SOURCE = "Lan et al., ALBERT: A Lite BERT for Self-supervised Learning of Language Representations, ICLR 2020"
 
@@ -372,9 +373,9 @@ EXPERIMENTS: Mapping[str, Experiment] = {
         _table5, _evaluate_table5, metric="val_order_acc",
     ),
     "figure2": Experiment(
-        "figure2", "Layer-to-layer smoothness (Figure 2)",
+        "figure2", "Layer-to-layer smoothness (the paper's Figure 1)",
         "Do shared layers change the hidden state less from layer to layer than unshared ones?",
-        Paper(f"{SOURCE}, Figure 2 (BERT-large vs ALBERT-large)",
+        Paper(f"{SOURCE}, {SMOOTHNESS_FIGURE} (BERT-large vs ALBERT-large)",
               "Transitions from layer to layer are much smoother for ALBERT than for BERT (smaller L2 distance, "
               "smaller angle); they oscillate rather than converge to 0 even after 24 layers."),
         _figure2, _evaluate_figure2,
