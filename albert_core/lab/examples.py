@@ -17,7 +17,8 @@ The pair is trimmed to ``seq_len - 3`` tokens (from the longer segment, at a ran
 ``[CLS] A [SEP] B [SEP] [PAD]...``. Masking as ALBERT: ``mlm_prob`` of the non-special tokens (rounded,
 at least one) in n-gram spans of whole words, n <= ``max_ngram`` with p(n) proportional to 1/n
 (`albert_core.pretraining.ngram_spans`); each chosen token becomes [MASK] with probability 0.8, a random
-non-special token 0.1, itself 0.1. Words: a WordPiece "##" piece continues the word before it; a Unigram
+non-special token 0.1, itself 0.1 (training); on the validation split every chosen token is [MASK], so a
+held-out score measures what a model infers from context, not the copy of a piece left visible. Words: a WordPiece "##" piece continues the word before it; a Unigram
 piece continues it unless it starts with "▁" or is punctuation (ALBERT's ``_is_start_piece``).
 ``whole_word=False`` masks single tokens (original BERT, with ``max_ngram=1``).
 
@@ -222,6 +223,9 @@ class PretrainingData:
         self._epochs: dict[int, list[Instance]] = {}
         self._epoch_starts = [0]  # example index where each built epoch starts (the last: where the next does)
         self._eval: dict[int, tuple[dict[str, torch.Tensor], ...]] = {}
+        # held-out pairs show every chosen piece as [MASK]: a model is scored on what it infers from context,
+        # not on copying the 10 % of pieces training leaves as they are (worth 0.4 nat on its own)
+        self.mask_token_prob = 1.0 if split == "validation" else 0.8
         if not self.instances(0):
             raise ValueError(f"the {split} documents give no {task} example of seq_len {seq_len}")
 
@@ -284,7 +288,7 @@ class PretrainingData:
         for span, _ in ngram_spans(words, budget, rng, self.max_ngram):
             for p in span:
                 labels[p] = ids[p]
-                if rng.random() < 0.8:
+                if rng.random() < self.mask_token_prob:
                     ids[p] = MASK_ID
                 elif rng.random() < 0.5:
                     pass  # kept
