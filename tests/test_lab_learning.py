@@ -61,14 +61,22 @@ def test_frequency_and_neighbour_baselines_equal_a_hand_computation():
     assert b.neighbour_acc == pytest.approx(1 / 3)
 
 
-def test_baselines_of_the_lab_corpus_are_the_measured_levels():
-    spec = RunSpec(LAB_BASE, steps=1, warmup=0)
+@pytest.mark.parametrize(("vocab", "seq_len", "frequency", "neighbour"), [(2048, 64, 6.02, 5.25), (512, 32, 5.38, 4.63)])
+def test_baselines_of_the_lab_corpus_are_the_measured_levels(vocab, seq_len, frequency, neighbour):
+    spec = RunSpec(LAB_BASE.replace(vocab_size=vocab), steps=1, warmup=0, seq_len=seq_len)
     b = trainer.baselines_of(spec)
-    # measured independently on the lab's held-out pairs (Unigram V 2,048, sequence 64): frequency-only
-    # about 6.0 nats, neighbour 5.2, always "the" about 5 % right
-    assert 5.8 < b.frequency_loss < 6.2 and 4.9 < b.neighbour_loss < 5.5
-    assert 0.03 < b.frequency_acc < 0.08 and b.neighbour_acc > b.frequency_acc
-    assert b.order_majority == pytest.approx(0.5, abs=0.01) and b.pairs > 300 and b.masked > 3000
+    # the levels measured on the lab's held-out pairs (Unigram): the independent check of the arithmetic is the
+    # hand computation above; this pins the corpus, tokenizer and masking they come from
+    assert b.frequency_loss == pytest.approx(frequency, abs=0.01) and b.neighbour_loss == pytest.approx(neighbour, abs=0.01)
+    assert 0.02 < b.frequency_acc < 0.08 and b.neighbour_acc > 2 * b.frequency_acc
+    assert b.order_majority == pytest.approx(0.5, abs=0.01) and b.pairs > 400 and b.masked > 1500
+
+
+def test_held_out_pieces_are_all_shown_as_mask():
+    spec = RunSpec(LAB_BASE, steps=1, warmup=0, seq_len=32)
+    for batch in trainer.validation_batches(spec):
+        chosen = batch["mlm_labels"] != -100
+        assert bool((batch["input_ids"][chosen] == MASK_ID).all())  # nothing left to copy
 
 
 @pytest.mark.parametrize("task", ["sop", "nsp"])
@@ -156,8 +164,9 @@ def test_a_short_real_run_learns_context_every_weight_moves_and_attention_leaves
                    warmup=20, tokenizer="unigram", max_ngram=3)
     result = trainer.train(spec, threads=1)
     base = result.baselines
-    # measured: 0.34 nat below the frequency-only model of the same held-out pairs after 600 steps (11 CPU-s)
-    assert base.frequency_loss - result.final["val_mlm_loss"] > 0.25
+    # measured: 0.17 nat below the frequency-only model of the same held-out pairs (every chosen piece shown as
+    # [MASK]: nothing to copy) after 600 steps, 11 CPU-s
+    assert base.frequency_loss - result.final["val_mlm_loss"] > 0.12
     assert result.final["val_mlm_acc"] > 1.5 * base.frequency_acc
     start = build_model(spec.config, batch=spec.batch_size, seq_len=spec.seq_len, seed=spec.seed,
                         init_std=spec.weight_std)

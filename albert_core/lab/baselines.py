@@ -176,7 +176,7 @@ def score(batches: Iterable[Mapping[str, Any]], counts: Counts, order_key: str |
             ones += int(labels_o.sum())
     n = max(masked, 1)
     majority = max(ones, pairs - ones) / pairs if pairs else None
-    return Baselines(f_loss / n, f_ok / n, n_loss / n, n_ok / n, masked, majority, pairs)
+    return Baselines(float(f_loss / n), f_ok / n, float(n_loss / n), n_ok / n, masked, majority, pairs)
 
 
 def mlm_verdict(loss: float, baselines: Baselines) -> str:
