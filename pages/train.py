@@ -38,7 +38,7 @@ mode = st.segmented_control("What to train", ["twins", "custom"], key="train_mod
                             ) or "twins"
 c = st.columns(2)
 size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="train_size",
-                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (about two "
+                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (about three "
                   "CPU-minutes per run at the default steps, measured). The sidebar's own size is checked against the lab's limits (steps, compute, "
                   "training memory, vocabulary) before anything starts.")
 task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",

@@ -265,6 +265,13 @@ def test_cli_train_json(tmp_path, capsys):
                 "seconds"):
         assert isinstance(data["final"][key], float), key
     assert data["params"] > 0 and data["training_flops_per_step"] > 0
+    # the baselines of the same held-out pairs, and what the run is worth against them
+    base = trainer.baselines_of(RunSpec.from_dict(data["spec"]))
+    assert data["baselines"]["frequency_loss"] == pytest.approx(base.frequency_loss)
+    assert data["baselines"]["neighbour_loss"] == pytest.approx(base.neighbour_loss)
+    assert data["baselines"]["order_majority"] == pytest.approx(0.5, abs=0.01)
+    assert data["below_frequency_only"] == pytest.approx(base.frequency_loss - data["final"]["val_mlm_loss"])
+    assert data["verdicts"]["order"] in ("learned", "not learned") and "mlm" in data["verdicts"]
 
 
 @pytest.mark.parametrize(

@@ -68,7 +68,7 @@ class LabLimits:
     $ALBERT_EXPLORER_LAB_<NAME> (e.g. ALBERT_EXPLORER_LAB_MAX_STEPS=5000). ``memory_budget`` None
     means the live model's budget (`albert_core.model.memory_budget`, $ALBERT_EXPLORER_MEMORY_BUDGET)."""
 
-    max_steps: int = 3000
+    max_steps: int = 10_000
     max_seconds: float = 900.0
     max_flops: float = 6e13  # training FLOPs of the whole run (60 TFLOP: minutes on 2 cores)
     memory_budget: int | None = None
