@@ -58,3 +58,12 @@ def test_depth_dial_in_words():
     table = pd.DataFrame({"depth": [2, 4, 8], "trained_depth": [4, 4, 4], "val_mlm_loss": [6.1, 5.6, 5.9]})
     (f,) = findings.depth(table, [run("x", 5.6)])
     assert f.verdict == "the trained depth (L=4) is best; at L=2 it is no better than the frequency-only model"
+
+
+def test_figure2_compares_layers_two_and_deeper_like_with_like():
+    bert = pd.DataFrame({"layer": [1, 2, 3], "angle_degrees": [36.0, 25.0, 21.0]})
+    albert = pd.DataFrame({"layer": [1, 2, 3], "angle_degrees": [53.0, 23.0, 16.0]})  # layer 1 absorbs E -> H
+    (f,) = findings.figure2({"BERT H=64": bert, "ALBERT all-shared": albert})
+    assert f.verdict == "agrees with the paper"
+    assert "layers 2-3 ALBERT all-shared 19.5 degrees vs BERT H=64 23.0 degrees" in f.measured
+    assert "layer 1, whose input differs: 53.0 vs 36.0" in f.measured

@@ -146,18 +146,26 @@ def table5(results: Sequence[Any], cross: Any = None) -> list[Finding]:
 
 def figure2(smoothness: dict[str, Any]) -> list[Finding]:
     """Mean angle between each layer's input and output: smaller for ALBERT than for BERT, as the paper's
-    plot (its Figure 1 in the ICLR 2020 version, Figure 2 in the first arXiv version)?"""
+    plot (its Figure 1 in the ICLR 2020 version, Figure 2 in the first arXiv version)? Compared like with
+    like, over layers 2 to L: there both input and output are encoder layers' outputs (after a LayerNorm).
+    Layer 1's input is not: BERT's normalised embeddings, ALBERT's unnormalised E -> H projection."""
     bert = next((k for k in smoothness if k.startswith("BERT")), None)
     albert = next((k for k in smoothness if k.startswith("ALBERT")), None)
     if bert is None or albert is None:
         return []
-    b = float(smoothness[bert]["angle_degrees"].mean())
-    a = float(smoothness[albert]["angle_degrees"].mean())
+    deep_b = smoothness[bert][smoothness[bert]["layer"] >= 2]
+    deep_a = smoothness[albert][smoothness[albert]["layer"] >= 2]
+    if deep_a.empty or deep_b.empty:
+        return []
+    b, a = float(deep_b["angle_degrees"].mean()), float(deep_a["angle_degrees"].mean())
+    first_b = float(smoothness[bert]["angle_degrees"].iloc[0])
+    first_a = float(smoothness[albert]["angle_degrees"].iloc[0])
     verdict = "agrees with the paper" if a < b else "disagrees with the paper"
     return [Finding("Do shared layers change the hidden state less from layer to layer?",
                     "ALBERT-large's transitions much smoother than BERT-large's (smaller L2 distance and angle)",
-                    f"mean angle per layer {albert} {a:.1f} degrees vs {bert} {b:.1f} degrees (mean over 2 seeds)",
-                    verdict)]
+                    f"mean angle of layers 2-{int(smoothness[albert]['layer'].max())} {albert} {a:.1f} degrees vs "
+                    f"{bert} {b:.1f} degrees (layer 1, whose input differs: {first_a:.1f} vs {first_b:.1f}; mean "
+                    "over the seeds)", verdict)]
 
 
 def depth(table: Any, results: Sequence[Any]) -> list[Finding]:
