@@ -138,7 +138,7 @@ def render(cfg: ModelConfig) -> None:
     steps = c[1].number_input("Steps per run", 10, trainer.LabLimits.from_env().max_steps, lab_experiments.STEPS,
                               step=50, key="train_exp_steps",
                               help="The shipped reference runs trained 3,000 steps (about 1.5 CPU-minutes a run at the "
-                              "lab's base size); the default takes about three.")
+                              "lab's base size); the default takes about two.")
     try:
         specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps))
     except ValueError as exc:
