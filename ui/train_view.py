@@ -214,8 +214,15 @@ def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
                            training=training)
     with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
         st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
+    if metric != "val_order_acc":
+        st.caption(CURVES_NOTE)
 
 
+CURVES_NOTE = (
+    "Solid: the held-out pairs, every masked piece shown as [MASK]. Dotted: the training batches, where BERT's "
+    "masking leaves 1 in 10 masked pieces as they are (easy to copy), so the training loss sits lower. Grey: "
+    "the baselines of the same held-out pairs."
+)
 LEARNED_HELP = (
     "Scored on the same held-out pairs as the baselines. Frequency-only: a model that knows only how often each "
     "piece occurs in the training text; a run 0.1 nat or more below it has learned context (\"learned context\"), "
