@@ -4,7 +4,7 @@
         --seed 0 [--batch 16 --seq-len 64 --lr 1e-3 --warmup N --eval-every N] [--out DIR] [--json]
     python -m albert_core train-reference [--experiments table3 table5 ...] [--out DIR]
 
-Without a preset the model is the lab's base (a 4-layer ALBERT, H 64, E 16, V 2048). `train` checks
+Without a preset the model is the lab's base (a 4-layer ALBERT, H 64, E 32, V 512). `train` checks
 the run against the lab's limits first, shows a progress bar on a terminal (stderr) and prints the
 evaluations and final metrics (with --json: one JSON object). Without --out the run goes through
 the disk cache of finished runs (a repeated request is instant) and its folder is reported. Under

@@ -1,7 +1,7 @@
 """The ALBERT paper's experiments in miniature: presets of runs plus their extra measurements.
 
 Each `Experiment` builds its runs from a base config (default `BASE`: a 4-layer ALBERT, H 64,
-E 16, 4 heads, I 256) with ``specs(base, seeds=..., steps=...)``, shows the paper's own figures
+E 32, 4 heads, I 256, V 512) with ``specs(base, seeds=..., steps=...)``, shows the paper's own figures
 (`paper`, with their source; never presented as measured here) and computes what the training curves
 alone do not show with ``evaluate(results)``:
 
