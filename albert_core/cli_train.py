@@ -32,7 +32,11 @@ from albert_core.lab.spec import (
     TASKS,
     TOKENIZER_KINDS,
     RunSpec,
+    default_eval_every,
+    default_warmup,
 )
+
+MAX_WORKERS = 16  # train-reference processes (each one torch thread)
 
 EVAL_FIELDS = ("step", "tokens", "elapsed_s", "train_mlm_loss", "train_mlm_acc", "val_mlm_loss", "val_mlm_acc",
                "val_order_acc", "tokens_per_s")
@@ -63,8 +67,9 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
     run.add_argument("--seq-len", type=_whole, default=RUN_DEFAULTS["seq_len"], metavar="N",
                      help=f"(default {RUN_DEFAULTS['seq_len']})")
     run.add_argument("--lr", type=_number, default=RUN_DEFAULTS["lr"], help=f"peak learning rate (default {RUN_DEFAULTS['lr']})")
-    run.add_argument("--warmup", type=_whole, metavar="N", help="warmup steps (default 10%% of steps)")
-    run.add_argument("--eval-every", type=_whole, metavar="N", help="steps between evaluations (default steps/12)")
+    run.add_argument("--warmup", type=_whole, metavar="N", help="warmup steps (default 5%% of steps, as the page)")
+    run.add_argument("--eval-every", type=_whole, metavar="N",
+                     help="steps between evaluations (default: 15 evaluations from 1,500 steps on, as the page)")
     run.add_argument("--tokenizer", choices=TOKENIZER_KINDS, help="default: the family's (ALBERT unigram, BERT wordpiece)")
     run.add_argument("--threads", type=_whole, metavar="N", help="torch threads for the run (default 1)")
     run.add_argument("--out", metavar="DIR", help="save the checkpoint here (a new or empty folder) instead of the cache")
@@ -78,7 +83,7 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
                    help=f"some of {', '.join(EXPERIMENT_NAMES)} (default all)")
     r.add_argument("--out", metavar="DIR", help="where the JSON files go (default albert_core/lab/reference)")
     r.add_argument("--workers", type=_whole, default=2, metavar="N",
-                   help="processes training runs at once, one torch thread each (default 2)")
+                   help=f"processes training runs at once, one torch thread each (default 2, at most {MAX_WORKERS})")
     r.set_defaults(handler=run_reference)
 
 
@@ -87,8 +92,8 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     steps = args.steps
     return RunSpec(
         cfg, task=args.task, steps=steps, batch_size=args.batch, seq_len=args.seq_len, seed=args.seed, lr=args.lr,
-        warmup=args.warmup if args.warmup is not None else steps // 10,
-        eval_every=args.eval_every if args.eval_every is not None else max(1, steps // 12),
+        warmup=args.warmup if args.warmup is not None else default_warmup(steps),
+        eval_every=args.eval_every if args.eval_every is not None else default_eval_every(steps),
         tokenizer=args.tokenizer,
     )
 
@@ -245,6 +250,9 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, parallel: 
 
 def run_reference(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from albert_core.lab.reference import REFERENCE_DIR, build_reference
+
+    if not 1 <= args.workers <= MAX_WORKERS:
+        parser.error(f"train-reference: --workers must be between 1 and {MAX_WORKERS}, got {args.workers}")
 
     def on_run(name: str, i: int, n: int, result: Any) -> None:
         final = getattr(result, "final", None)

@@ -64,7 +64,7 @@ def test_bounds_refuse_over_budget_runs_with_a_message():
         check_run(spec, LabLimits(max_steps=5))
     with pytest.raises(LabLimitError, match="over the memory budget of 1.0 MB"):
         check_run(spec, LabLimits(memory_budget=2**20))
-    with pytest.raises(LabLimitError, match="compute .* plus .* for its evaluations.* over the lab's limit"):
+    with pytest.raises(LabLimitError, match="compute .* plus at most .* for its evaluations.* over the lab's limit"):
         check_run(spec, LabLimits(max_flops=cost.flops - 1))
     with pytest.raises(LabLimitError):  # train() checks before building anything
         train(spec, limits=LabLimits(max_steps=1))
@@ -287,7 +287,29 @@ def test_cli_train_bad_input_exits_2_with_one_line(capsys, args, message):
     assert message in err and len(err.splitlines()) == 1
 
 
-# ----------------------------------------------------------------------------- shipped reference runs
+@pytest.mark.parametrize("workers", ["0", "99"])
+def test_train_reference_refuses_a_worker_count_before_any_work(capsys, workers):
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["train-reference", "--workers", workers, "--out", "/nonexistent/never-written"])
+    assert exc.value.code == 2
+    assert "--workers must be between 1 and 16" in capsys.readouterr().err
+
+
+def test_the_command_line_and_the_page_plan_the_same_default_run():
+    from albert_core.cli import build_parser
+    from albert_core.cli_train import spec_from_args
+    from albert_core.lab.spec import DEFAULT_STEPS
+    from albert_core.lab.trainer import LabLimits
+    from ui import train_runs as tr
+
+    cli = spec_from_args(build_parser().parse_args(["train"]))
+    (page,) = tr.twin_specs(tr.TINY, ["ALBERT"], task="sop", steps=DEFAULT_STEPS, seeds=[0],
+                            batch_size=tr.RUN_DEFAULTS["batch_size"], seq_len=tr.RUN_DEFAULTS["seq_len"])
+    # the visitor's default run is the one the docs measured (the page names the family's tokenizer and masking,
+    # the command line leaves them to the family: the same run)
+    assert cli.replace(label="ALBERT", tokenizer=cli.tokenizer_kind, max_ngram=cli.ngram) == page
+    assert page.steps <= LabLimits().max_steps
+
 def test_a_shipped_reference_run_reproduces_its_first_steps():
     from albert_core.lab.reference import load_runs
 

@@ -79,22 +79,12 @@ def compare_losses(results: Sequence[Any], a: str, b: str, paper_a: float, paper
     return Finding(question, paper, measured, "agrees with the paper" if ours == theirs else "disagrees with the paper")
 
 
-def _labels(results: Sequence[Any]) -> list[str]:
-    seen: list[str] = []
-    for r in results:
-        if r.spec.label not in seen:
-            seen.append(r.spec.label)
-    return seen
-
-
 def table3(results: Sequence[Any]) -> list[Finding]:
     """E = H against E = H/4, not-shared and all-shared (the paper's E = 768 against E = 256: the same
     ratios of E to H)."""
     out = []
-    labels = _labels(results)
     for sharing, word in (("none", "not shared"), ("all", "all-shared")):
-        mine = sorted((r.spec.config.embedding_size, r.spec.label) for r in results
-                      if r.spec.config.sharing == sharing and r.spec.label in labels)
+        mine = sorted({(r.spec.config.embedding_size, r.spec.label) for r in results if r.spec.config.sharing == sharing})
         if not mine:
             continue
         (e_lo, small), (e_hi, large) = mine[0], mine[-1]
@@ -122,7 +112,7 @@ def table4(results: Sequence[Any]) -> list[Finding]:
     return out
 
 
-def table5(results: Sequence[Any], cross: Any = None) -> list[Finding]:
+def table5(results: Sequence[Any]) -> list[Finding]:
     """Whether each sentence task was learned at all (the paper: NSP 90.5 %, SOP 86.5 % on their own task;
     SOP-trained 78.9 % on NSP, NSP-trained 52.0 % on SOP), from the runs' own held-out accuracy and share of
     "1" answers."""

@@ -5,9 +5,9 @@
 cache of runs) and writes albert_core/lab/reference/<experiment>.json: each run's spec, key, final
 metrics, seconds and a thinned history (every evaluation row plus every few logged steps, floats to
 7 significant digits), and the experiment's evaluation (cross-accuracy, smoothness, depth dial,
-summaries). One small run is shipped with its weights (`SHIPPED_CHECKPOINTS`, in
-albert_core/lab/reference/checkpoints/<key>, a checkpoint folder as albert_core.lab.checkpoint writes
-it) so that a fresh install has a trained model. Deterministic from the seeds: the same command on the same code
+summaries). With ``with_live`` (the command's default) it also trains the Live model page's two twins
+(`live_twins`, longer runs) and ships their weights in albert_core/lab/reference/checkpoints/<key> (a
+checkpoint folder as albert_core.lab.checkpoint writes it), so a fresh install has trained models. Deterministic from the seeds: the same command on the same code
 and corpus gives the same losses (times differ: they are measured).
 
 `load_reference()` -> {experiment: [RunResult, ...]} (checkpoint None); `load_evaluation(name)` ->
@@ -30,11 +30,9 @@ from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 CHECKPOINTS_DIR = REFERENCE_DIR / "checkpoints"
-# No experiment run ships its weights: the Live model page gets the two twins below, trained longer.
-SHIPPED_CHECKPOINTS: tuple[tuple[str, str, int], ...] = ()  # (experiment, variant label, seed)
-# The trained twins the Live model page offers on a fresh install (about 1 MB each): the lab's base ALBERT
+# The trained twins the Live model page offers on a fresh install (0.4 and 1.1 MB): the lab's base ALBERT
 # (E 32, all-shared) with SOP and its BERT twin with its own recipe (WordPiece, single-piece masking, NSP),
-# each about 20 CPU-minutes. Their limits are the maintainer's, not a visitor's (`live_limits`).
+# each about 13 CPU-minutes (754 and 802 s measured, docs/lab.md). Their limits are the maintainer's, not a visitor's (`live_limits`).
 LIVE_STEPS = 30_000
 
 
@@ -141,7 +139,6 @@ def build_reference(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    ship: list[Any] = []
     for name in names:
         ex = EXPERIMENTS[name]
         specs = ex.specs(**spec_kwargs)
@@ -166,8 +163,8 @@ def build_reference(
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
         written[name] = path
-        ship += [r for r in results if (name, r.spec.label, r.spec.seed) in SHIPPED_CHECKPOINTS]
     if with_live:
+        ship: list[Any] = []
         for spec in live_twins().values():
             result = run_cached(spec, cache, threads=1, limits=live_limits())
             if result.cancelled:
@@ -175,13 +172,12 @@ def build_reference(
             ship.append(result)
             if on_run is not None:
                 on_run("live", len(ship), 2, result)
-    if ship:
         _ship_checkpoints(ship, out_dir / CHECKPOINTS_DIR.name)
     return written
 
 
-def _train_one(spec_dict: dict[str, Any], root: str, max_bytes: int, live: bool = False) -> tuple[str, float, float]:
-    """In a worker process: train one run into the cache; (key, validation MLM loss, seconds)."""
+def _train_one(spec_dict: dict[str, Any], root: str, max_bytes: int, live: bool = False) -> str:
+    """In a worker process: train one run into the cache; its key."""
     import torch
 
     from albert_core.lab.runs import RunCache, run_cached
@@ -192,7 +188,7 @@ def _train_one(spec_dict: dict[str, Any], root: str, max_bytes: int, live: bool 
     result = run_cached(RunSpec.from_dict(spec_dict), RunCache(root, max_bytes), threads=1, **extra)
     if result.cancelled:
         raise ValueError(f"reference run {result.spec.name!r} (seed {result.spec.seed}) stopped: {result.message}")
-    return result.spec.key, float(result.final["val_mlm_loss"]), float(result.seconds)
+    return result.spec.key
 
 
 def pretrain(names: Iterable[str], cache: Any, workers: int,
@@ -219,10 +215,9 @@ def pretrain(names: Iterable[str], cache: Any, workers: int,
         futures = {pool.submit(_train_one, s.to_dict(), str(cache.root), cache.max_bytes, s.key in live): s
                    for s in order}
         for i, done in enumerate(as_completed(futures), 1):
-            spec = futures[done]
-            key, loss, seconds = done.result()
+            key = done.result()
             if on_run is not None:
-                on_run("pretrain", i, len(futures), cache.get(key) or spec)
+                on_run("pretrain", i, len(futures), cache.get(key) or futures[done])
 
 
 def _ship_checkpoints(results: list[Any], folder: Path) -> None:
