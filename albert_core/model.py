@@ -49,7 +49,7 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = fastpath.EAGER_
 class EncoderOutput:
     last_hidden_state: torch.Tensor  # (B, T, H)
     pooler_output: torch.Tensor | None = None  # (B, H)
-    prediction_logits: torch.Tensor | None = None  # (B, T, V)
+    prediction_logits: torch.Tensor | None = None  # (B, T, V); (N, V) for the N positions of an mlm_mask
     order_logits: torch.Tensor | None = None  # (B, 2): SOP for ALBERT, NSP for BERT
     hidden_states: tuple[torch.Tensor, ...] | None = None  # L*K + 1 tensors (B, T, H), as transformers
     attentions: tuple[torch.Tensor, ...] | None = None  # L*K tensors (B, nh, T, T)
@@ -220,9 +220,12 @@ class EncoderModel(nn.Module):
     """A BERT- or ALBERT-style encoder with the heads of ``cfg.head``; inference only (no dropout).
 
     ``forward(input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False,
-    output_attentions=False) -> EncoderOutput``. ``attention_mask`` is 1 for tokens to attend to
+    output_attentions=False, mlm_mask=None) -> EncoderOutput``. ``attention_mask`` is 1 for tokens to attend to
     and 0 for padding, turned into transformers' additive mask (a fully masked row attends
-    uniformly, as transformers' eager attention does). Create it with `build_model` or
+    uniformly, as transformers' eager attention does). ``mlm_mask`` (bool, shape of ``input_ids``) asks
+    the MLM head for the masked positions only, ``prediction_logits`` then (N, V) in row-major order:
+    what the pretraining loss reads, as the papers' own code gathers ``masked_lm_positions``, without
+    the vocabulary-wide logits at every other position. Create it with `build_model` or
     `interop.from_hf`: constructed directly it has shapes only (meta device).
     """
 
@@ -247,13 +250,18 @@ class EncoderModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         output_hidden_states: bool = False,
         output_attentions: bool = False,
+        mlm_mask: torch.Tensor | None = None,
     ) -> EncoderOutput:
         self._check_inputs(input_ids, attention_mask, token_type_ids)
+        if mlm_mask is not None and (not isinstance(mlm_mask, torch.Tensor) or mlm_mask.dtype != torch.bool
+                                     or mlm_mask.shape != input_ids.shape):
+            raise ValueError(f"mlm_mask must be a bool tensor of the same shape as input_ids {tuple(input_ids.shape)}")
+        args = (input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions, mlm_mask)
         if self.guard is None:
-            return self._forward(input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions)
+            return self._forward(*args)
         keeps_graph = torch.is_grad_enabled() and self.embeddings.LayerNorm.weight.requires_grad
         with self.guard.forward(tuple(input_ids.shape), output_hidden_states, output_attentions, keeps_graph):
-            return self._forward(input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions)
+            return self._forward(*args)
 
     def _forward(
         self,
@@ -262,6 +270,7 @@ class EncoderModel(nn.Module):
         token_type_ids: torch.Tensor | None,
         output_hidden_states: bool,
         output_attentions: bool,
+        mlm_mask: torch.Tensor | None = None,
     ) -> EncoderOutput:
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, E)
         mask = None
@@ -279,7 +288,8 @@ class EncoderModel(nn.Module):
         if hasattr(self, "pooler"):
             out.pooler_output = torch.tanh(self.pooler(x[:, 0]))  # (B, H)
         if hasattr(self, "predictions"):
-            out.prediction_logits = self.predictions(x, self.embeddings.word_embeddings.weight)
+            shown = x if mlm_mask is None else x[mlm_mask]  # (B, T, H) or (N, H)
+            out.prediction_logits = self.predictions(shown, self.embeddings.word_embeddings.weight)
         if self.order_head:
             out.order_logits = getattr(self, self.order_head)(out.pooler_output)  # (B, 2)
         return out

@@ -115,6 +115,9 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {f['name']} | {fmt_value(f['median'], f['unit'])} | {f['goal']} | {_status(f)} |")
     for s in report["sections"]:
         when = f", run {s['generated']}" if s.get("generated") and s["generated"] != report["generated"] else ""
+        cpu = s.get("machine", {}).get("cpu")
+        if cpu and cpu != m.get("cpu"):  # a section kept from an earlier partial run on another machine
+            when += f" on {cpu} (load average {s['machine'].get('load_average_1m', float('nan')):.2f} at start)"
         lines += ["", f"## {s['title']}", "", f"`{s['module']}`, {s['seconds']:.0f} s{when}."]
         if s.get("error"):
             lines += ["", f"**The module failed:** `{s['error']}`"]
@@ -128,7 +131,7 @@ def render_markdown(report: dict[str, Any]) -> str:
                     f"{f.get('n', '')} | {f.get('goal') or ''} | {_status(f)} | {f.get('reason', '')} |"
                 )
         extra = {k: v for k, v in s.items()
-                 if k not in ("title", "figures", "notes", "module", "seconds", "error", "generated")}
+                 if k not in ("title", "figures", "notes", "module", "seconds", "error", "generated", "machine")}
         for key, value in extra.items():  # anything else a module returns: inline if short
             text = json.dumps(value, default=str)
             lines += ["", f"- {key}: `{text}`" if len(text) <= 200 else f"- {key}: in benchmarks.json"]
@@ -168,10 +171,13 @@ def main(argv: list[str] | None = None) -> int:
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     for s in sections:
         s["generated"] = now
+        s["machine"] = info
     previous = args.out / "benchmarks.json"
     if args.modules and previous.is_file():
         # A partial run replaces its own sections and keeps the others' last figures.
         old = json.loads(previous.read_text(encoding="utf-8"))
+        for s in old.get("sections", []):
+            s.setdefault("machine", old.get("machine", {}))
         fresh = {s["module"]: s for s in sections}
         kept = [fresh.pop(s["module"], s) for s in old.get("sections", [])]
         sections = kept + list(fresh.values())

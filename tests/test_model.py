@@ -133,6 +133,33 @@ def test_no_token_types_and_no_mask_match_transformers() -> None:
         torch.testing.assert_close(ours(ids).last_hidden_state, hf(input_ids=ids).last_hidden_state)
 
 
+@pytest.mark.parametrize("tie", [True, False])
+def test_mlm_mask_scores_only_the_masked_positions_with_the_same_logits_and_gradients(tie: bool) -> None:
+    cfg = PRESETS["albert-base"].replace(vocab_size=50, embedding_size=8, hidden_size=16, num_heads=2,
+                                         intermediate_size=32, num_layers=2, head="pretraining",
+                                         tie_word_embeddings=tie)
+    full = build_model(cfg, batch=3, seq_len=7, seed=3)
+    part = build_model(cfg, batch=3, seq_len=7, seed=3)
+    ids = torch.randint(0, 50, (3, 7), generator=torch.Generator().manual_seed(0))
+    mask = torch.zeros(3, 7, dtype=torch.bool)
+    mask[0, 1] = mask[0, 5] = mask[2, 0] = True  # an unmasked row in the middle
+    targets = torch.tensor([4, 9, 11])
+    a = full(ids).prediction_logits[mask]
+    b = part(ids, mlm_mask=mask).prediction_logits
+    assert b.shape == (3, 50)
+    torch.testing.assert_close(b, a)
+    torch.nn.functional.cross_entropy(a, targets).backward()
+    torch.nn.functional.cross_entropy(b, targets).backward()
+    for (name, p), q in zip(full.named_parameters(), part.parameters(), strict=True):
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            torch.testing.assert_close(q.grad, p.grad, msg=name)
+    with pytest.raises(ValueError, match="mlm_mask must be a bool tensor"):
+        part(ids, mlm_mask=mask.long())
+    with pytest.raises(ValueError, match="mlm_mask must be a bool tensor"):
+        part(ids, mlm_mask=mask[:, :3])
+
+
 @pytest.mark.parametrize("act", ACTIVATIONS)
 @pytest.mark.parametrize("family", ["albert", "bert"])
 def test_inference_kernels_equal_the_autograd_path(family: str, act: str) -> None:

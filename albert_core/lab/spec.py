@@ -24,7 +24,7 @@ from albert_core.config import ModelConfig, check_field_names
 
 # Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
 # produces: every cached result is then recomputed instead of served stale.
-CODE_VERSION = "lab-3"
+CODE_VERSION = "lab-4"
 
 TASKS = ("none", "nsp", "sop")
 TOKENIZER_KINDS = ("unigram", "wordpiece")

@@ -278,8 +278,13 @@ def default_threads() -> int:
     return int(raw)
 
 
-def model_inputs(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
-    return {k: batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids")}
+def model_inputs(batch: dict[str, torch.Tensor], device: torch.device, masked: bool = False) -> dict[str, torch.Tensor]:
+    """The model's keyword arguments for ``batch``; with ``masked`` the MLM head scores the masked
+    positions only (``prediction_logits`` (N, V), row-major: the order of ``labels[labels != -100]``)."""
+    kw = {k: batch[k].to(device) for k in ("input_ids", "attention_mask", "token_type_ids")}
+    if masked:
+        kw["mlm_mask"] = batch["mlm_labels"].to(device) != -100
+    return kw
 
 
 def trains(name: str, task: str) -> bool:
@@ -296,11 +301,9 @@ def shard_losses(out: Any, shard: dict[str, torch.Tensor], batch: dict[str, torc
     divided by the global batch's masked tokens and pairs, times ``world`` (DDP averages the gradients over
     the ranks), so the averaged gradient is the one-process gradient of the mean losses. Returns this
     shard's (MLM loss sum, order loss sum) and the loss."""
-    logits = out.prediction_logits
-    labels = shard["mlm_labels"].to(logits.device)
+    logits, labels = masked_logits(out, shard)
     n_masked = int((batch["mlm_labels"] != -100).sum())
-    mlm_sum = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100,
-                              reduction="sum")
+    mlm_sum = F.cross_entropy(logits, labels, reduction="sum")
     loss = mlm_sum * (world / n_masked)
     order_sum = torch.zeros(())
     if task != "none":
@@ -310,11 +313,19 @@ def shard_losses(out: Any, shard: dict[str, torch.Tensor], batch: dict[str, torc
     return (mlm_sum.item(), order_sum.item()), loss
 
 
-def losses(out: Any, batch: dict[str, torch.Tensor], task: str) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(MLM cross-entropy over masked positions, order cross-entropy or None for task 'none')."""
+def masked_logits(out: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logits (N, V), labels (N,)) at the N masked positions of ``batch``, from a forward with
+    ``model_inputs(batch, device, masked=True)`` (the head scored those positions only) or without it."""
     logits = out.prediction_logits
     labels = batch["mlm_labels"].to(logits.device)
-    mlm = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+    keep = labels != -100
+    return (logits[keep] if logits.dim() == 3 else logits), labels[keep]
+
+
+def losses(out: Any, batch: dict[str, torch.Tensor], task: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(MLM cross-entropy over masked positions, order cross-entropy or None for task 'none')."""
+    logits, labels = masked_logits(out, batch)
+    mlm = F.cross_entropy(logits, labels)
     if task == "none":
         return mlm, None
     order = F.cross_entropy(out.order_logits, batch["order_labels"].to(logits.device))
@@ -341,13 +352,11 @@ def evaluate(model: torch.nn.Module, batches: list[dict[str, torch.Tensor]], tas
     same = order_batches is None
     for batch in batches:
         for part in _chunks(batch, rows):
-            out = model(**model_inputs(part, device))
-            labels = part["mlm_labels"].to(device)
-            keep = labels != -100
-            logits = out.prediction_logits[keep]
-            loss_sum += F.cross_entropy(logits, labels[keep], reduction="sum").item()
-            correct += int((logits.argmax(-1) == labels[keep]).sum())
-            masked += int(keep.sum())
+            out = model(**model_inputs(part, device, masked=True))
+            logits, labels = masked_logits(out, part)
+            loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+            correct += int((logits.argmax(-1) == labels).sum())
+            masked += labels.numel()
             if task != "none" and same:
                 answers = out.order_logits.argmax(-1)
                 order_ok += int((answers == part["order_labels"].to(device)).sum())
@@ -356,7 +365,7 @@ def evaluate(model: torch.nn.Module, batches: list[dict[str, torch.Tensor]], tas
     if task != "none" and not same:
         for batch in order_batches:
             for part in _chunks(batch, rows):
-                answers = model(**model_inputs(part, device)).order_logits.argmax(-1)
+                answers = model(**model_inputs(part, device, masked=True)).order_logits.argmax(-1)
                 order_ok += int((answers == part["order_labels"].to(device)).sum())
                 pairs += answers.numel()
                 ones += int(answers.sum())
@@ -419,7 +428,9 @@ def _optimizer(model: torch.nn.Module, spec: RunSpec) -> torch.optim.Optimizer:
     for name, p in model.named_parameters():
         (no_decay if p.dim() < 2 or "LayerNorm" in name else decay).append(p)
     groups = [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=spec.lr, betas=ADAM_BETAS, eps=ADAM_EPS)
+    # fused: one kernel per parameter group instead of a dozen element-wise passes (the step's AdamW
+    # cost falls from about 9 % of a base-size step; docs/benchmarks.md, "Training")
+    return torch.optim.AdamW(groups, lr=spec.lr, betas=ADAM_BETAS, eps=ADAM_EPS, fused=True)
 
 
 def lr_factor(spec: RunSpec, step: int) -> float:
@@ -564,13 +575,13 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         batch = train_data.batch(step - 1, spec.batch_size)
         lr_now = opt.param_groups[0]["lr"]
         if group.world == 1:
-            out = net(**model_inputs(batch, device))
+            out = net(**model_inputs(batch, device, masked=True))
             mlm, order = losses(out, batch, spec.task)
             loss = mlm if order is None else mlm + order
             loss.backward()
         else:
             mine = group.shard(batch)
-            out = net(**model_inputs(mine, device))
+            out = net(**model_inputs(mine, device, masked=True))
             sums, loss = shard_losses(out, mine, batch, spec.task, group.world)
         torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
         opt.step()
@@ -579,17 +590,15 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         group.end_step()
 
         with torch.no_grad():
-            shown = batch if group.world == 1 else mine
-            labels = shown["mlm_labels"].to(device)
-            keep = labels != -100
-            correct = int((out.prediction_logits[keep].argmax(-1) == labels[keep]).sum())
+            logits, labels = masked_logits(out, batch if group.world == 1 else mine)
+            correct = int((logits.argmax(-1) == labels).sum())
         if group.world > 1:  # the global sums: losses over every masked token / pair, correct predictions
             mlm_sum, order_sum, correct_sum = group.sum([*sums, correct])
             n_masked = int((batch["mlm_labels"] != -100).sum())
             step_mlm, step_order = mlm_sum / n_masked, order_sum / batch["mlm_labels"].shape[0]
             correct = int(round(correct_sum))
         else:
-            n_masked = int(keep.sum())
+            n_masked = labels.numel()
             step_mlm, step_order = mlm.item(), order.item() if order is not None else 0.0
         acc_correct += correct
         acc_masked += n_masked
