@@ -128,7 +128,7 @@ def torch_threads() -> int:
     raw = (os.environ.get(THREADS_ENV) or "").strip()
     if not raw:
         return DEFAULT_TORCH_THREADS
-    if len(raw) > 4 or not raw.isdigit() or not 1 <= int(raw) <= 256:
+    if len(raw) > 4 or not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 256:
         raise ValueError(f"{THREADS_ENV} must be a whole number of threads from 1 to 256, got {raw[:40]!r}")
     return int(raw)
 

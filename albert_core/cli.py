@@ -56,10 +56,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _whole(text: str) -> int:
-    """A whole number as typed (digits, optional sign, `_` or `,` separators: 30_000, 30,000)."""
+    """A whole number as typed (ASCII digits 0-9, one optional sign, `_` or `,` separators: 30_000,
+    30,000); other scripts' digits (e.g. '٣', which int() reads as 3) are refused, as in URLs."""
     cleaned = text.strip().replace("_", "").replace(",", "")
-    if not cleaned.lstrip("+-").isdigit():
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text[:24]!r}")
+    digits = cleaned[1:] if cleaned.startswith(("+", "-")) else cleaned
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"must be a whole number written with the digits 0-9, got {text[:24]!r}")
     if len(cleaned) > 20:  # far past every limit; also keeps int() away from huge strings
         raise argparse.ArgumentTypeError(f"is far too large: {text[:24]!r}...")
     return int(cleaned)

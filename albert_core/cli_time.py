@@ -38,7 +38,8 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
 
 def time_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from albert_core.cli import _title, table, workload_from_args
-    from albert_core.timing import estimate_time, fmt_duration
+    from albert_core.format import fmt_duration
+    from albert_core.timing import estimate_time
 
     work = workload_from_args(args, cfg)
     est = estimate_time(cfg, work, args.hardware, args.chips, overlap=not args.no_overlap,

@@ -7,6 +7,7 @@ so a budget, an estimate and a device size printed side by side compare directly
 
 from __future__ import annotations
 
+import math
 import re
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -85,3 +86,15 @@ def escape_markdown(text: str) -> str:
     """Backslash-escape every ASCII punctuation mark, so that Markdown or HTML in user-influenced text
     (URL values, error messages, config labels) renders as plain text in Streamlit."""
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
+
+
+def fmt_duration(seconds: float) -> str:
+    """0.000123 -> '123 µs', 0.356 -> '356 ms', 5400 -> '1.5 h', 3e6 -> '34.7 days'."""
+    s = float(seconds)
+    if s < 0 or not math.isfinite(s):
+        raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r:.40}")
+    for limit, scale, unit in ((1e-3, 1e-6, "µs"), (1, 1e-3, "ms"), (120, 1, "s"), (7200, 60, "min"),
+                               (172_800, 3600, "h")):
+        if s < limit:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 86_400:.3g} days"

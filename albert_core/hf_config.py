@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from albert_core.config import FAMILIES, ModelConfig, short_repr
+from albert_core.config import FAMILIES, LIMITS, ModelConfig, short_repr
 
 
 def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:
@@ -131,25 +131,58 @@ def _head_from_architectures(architectures: Any) -> str:
 
 MAX_CONFIG_BYTES = 1_000_000  # a transformers config.json is a few kB; id2label maps stay far below this
 MAX_CONFIG_DEPTH = 16  # objects / arrays inside each other; transformers configs nest 2-3 levels
+MAX_INT_DIGITS = 100  # far past every setting; int() refuses over 4,300 digits and is slow before that
+_FIELD_OF_KEY = MappingProxyType({"num_hidden_layers": "num_layers", "num_attention_heads": "num_heads"})
+
+
+class _LongNumber:
+    """Stands in for a JSON integer of more than `MAX_INT_DIGITS` digits (never converted), so that
+    the check after parsing can name where it is."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _parse_int(text: str) -> int | _LongNumber:
+    digits = len(text.lstrip("-"))
+    return _LongNumber(digits) if digits > MAX_INT_DIGITS else int(text)
+
+
+def _long_number_problem(what: str, key: str | None, number: _LongNumber) -> str:
+    """The message for an integer too long to be a setting: naming the field and its rule when it is
+    a top-level setting of the model, else plainly."""
+    got = f"got a number of {number.digits:,} digits"
+    field = _FIELD_OF_KEY.get(key, key) if key is not None else None
+    if field in LIMITS:
+        lo, hi = LIMITS[field]
+        return f"{key} must be a whole number between {lo} and {hi:,}, {got}"
+    where = "" if key is None else f" (at {short_repr(key)})"
+    return f"{what} holds a number too long to be a setting{where}: {got}"
 
 
 def parse_config_json(raw: bytes, what: str = "config.json") -> dict[str, Any]:
     """The JSON object in ``raw`` (bytes of a config.json, e.g. an upload), checked before use:
-    ValueError naming ``what`` if it is over `MAX_CONFIG_BYTES`, not UTF-8 JSON, not an object, or
-    nested deeper than `MAX_CONFIG_DEPTH`. Only `json.loads`: nothing is evaluated."""
+    ValueError naming ``what`` if it is over `MAX_CONFIG_BYTES`, not UTF-8 JSON, not an object,
+    nested deeper than `MAX_CONFIG_DEPTH`, or holds an integer of more than `MAX_INT_DIGITS` digits
+    (named with its rule when it is a setting). Only `json.loads`: nothing is evaluated."""
     if not isinstance(raw, (bytes, bytearray)):
         raise ValueError(f"{what} must be bytes, got {type(raw).__name__}")
     if len(raw) > MAX_CONFIG_BYTES:
         raise ValueError(f"{what} is too large to be a transformers config ({len(raw):,} bytes; at most "
                          f"{MAX_CONFIG_BYTES:,})")
     try:
-        data = json.loads(bytes(raw).decode("utf-8"))
+        data = json.loads(bytes(raw).decode("utf-8"), parse_int=_parse_int)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{what} is not valid JSON: {exc}") from None
     except RecursionError:  # the C parser recurses per nesting level
         raise ValueError(f"{what} is nested too deeply to be a transformers config") from None
+    if isinstance(data, _LongNumber):
+        raise ValueError(_long_number_problem(what, None, data))
     if not isinstance(data, dict):
         raise ValueError(f"{what} must hold a JSON object, got a JSON {type(data).__name__}")
+    for key, value in data.items():  # a top-level setting: named with its rule
+        if isinstance(value, _LongNumber):
+            raise ValueError(_long_number_problem(what, key, value))
     stack = [(data, 1)]
     while stack:  # iterative: the depth check itself must not recurse
         node, depth = stack.pop()
@@ -157,6 +190,9 @@ def parse_config_json(raw: bytes, what: str = "config.json") -> dict[str, Any]:
             raise ValueError(f"{what} is nested too deeply to be a transformers config (more than "
                              f"{MAX_CONFIG_DEPTH} levels)")
         children = node.values() if isinstance(node, dict) else node
+        for child in children:
+            if isinstance(child, _LongNumber):
+                raise ValueError(_long_number_problem(what, None, child))
         stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
     return data
 

@@ -183,8 +183,9 @@ def load_pretrained_folder(
     The path is resolved and must lie inside one of ``allowed_roots`` (None: anywhere, for library
     use). The memory budget is checked from the folder's config.json before any weight is read
     (the transformers copy and ours both live during the copy), and only safetensors files are
-    read. The model refuses inputs larger than (batch, seq_len) (default: 128 tokens, or the
-    position table's length if that is shorter).
+    read; they must hold every weight the model needs (an empty file or a missing tensor is a
+    ValueError, never a randomly initialised weight). The model refuses inputs larger than
+    (batch, seq_len) (default: 128 tokens, or the position table's length if that is shorter).
     """
     folder = confine_folder(path, allowed_roots)
     cfg = ModelConfig.from_hf(folder)
@@ -203,16 +204,24 @@ def load_pretrained_folder(
     on_disk = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
     if on_disk > check.budget:
         raise MemoryBudgetError(f"{folder} holds {on_disk:,} bytes of weights, over the memory budget")
+    for file in sorted(folder.glob("*.safetensors")):
+        check_weights_file(file)
     # With the process budget, both copies are reserved while loading, then our weights while the model lives.
     ledger = budget.PROCESS_BUDGET if budget_bytes is None else None
     held = ledger.reserve(2 * weights, f"loading {folder.name}", wait_s=wait_s) if ledger else None
     try:
         try:
-            hf_model = _hf_class(cfg.family, cfg.head).from_pretrained(
-                folder, local_files_only=True, use_safetensors=True, dtype=torch.float32
+            hf_model, info = _hf_class(cfg.family, cfg.head).from_pretrained(
+                folder, local_files_only=True, use_safetensors=True, dtype=torch.float32, output_loading_info=True
             )
         except Exception as exc:  # any reader failure (corrupt file, shape mismatch) is a bad folder
             raise ValueError(f"could not load the weights in {folder}: {str(exc)[:300]}") from exc
+        if missing := sorted(info.get("missing_keys") or ()):
+            shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+            raise ValueError(
+                f"the weights in {folder} lack {len(missing)} tensor(s) of {cfg.label} ({shown}): a checkpoint "
+                "must hold every weight of its model, none is left randomly initialised"
+            )
         model = _copy_from(hf_model.eval(), cfg, torch.float32)
         del hf_model
     except BaseException:
@@ -226,6 +235,23 @@ def load_pretrained_folder(
         ledger=ledger, wait_s=wait_s,
     )
     return model
+
+
+def check_weights_file(path: str | Path) -> None:
+    """A safetensors weights file that holds at least one tensor (only its header is read); ValueError
+    naming the file otherwise: an empty file would leave every weight randomly initialised."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    try:
+        with safe_open(path, framework="pt") as handle:
+            empty = not handle.keys()
+    except Exception as exc:  # not a safetensors file: a bad folder, as for any reader failure
+        raise ValueError(f"could not load the weights in {path.parent}: {str(exc)[:300]}") from exc
+    if empty:
+        raise ValueError(
+            f"{path.name} holds no tensors: a weights file must hold the model's weights ({path.parent})"
+        )
 
 
 def _estimated_weight_bytes(cfg: ModelConfig) -> int:

@@ -279,18 +279,6 @@ def _si(x: float) -> str:
     return f"{x:.3g} "
 
 
-def fmt_duration(seconds: float) -> str:
-    """0.000123 -> '123 µs', 0.356 -> '356 ms', 5400 -> '1.5 h', 3e6 -> '34.7 days'."""
-    s = float(seconds)
-    if s < 0 or not math.isfinite(s):
-        raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r:.40}")
-    for limit, scale, unit in ((1e-3, 1e-6, "µs"), (1, 1e-3, "ms"), (120, 1, "s"), (7200, 60, "min"),
-                               (172_800, 3600, "h")):
-        if s < limit:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 86_400:.3g} days"
-
-
 # ----------------------------------------------------------------------------- the paper's Table 2
 # Training speed relative to BERT-large, the paper's Table 2 (albert_core.reference).
 PAPER_SPEEDUP = PAPER_TABLE2_SPEEDUP

@@ -7,7 +7,7 @@ import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload
 from albert_core.config import DTYPE_BYTES
-from albert_core.format import escape_markdown, fmt_bytes, fmt_count
+from albert_core.format import escape_markdown, fmt_bytes, fmt_count, fmt_duration
 from albert_core.hardware import (
     DATASHEET_PROFILES,
     HARDWARE_NAMES,
@@ -23,7 +23,6 @@ from albert_core.timing import (
     TABLE2_COMM_EFFICIENCY,
     TimeEstimate,
     estimate_time,
-    fmt_duration,
     gradient_bytes,
     inference_ratio,
     largest_batch,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from app_helpers import charts
 
 from albert_core import PRESETS, Workload, count_params, estimate_memory
-from albert_core.format import fmt_bytes, fmt_count
-from albert_core.timing import estimate_time, fmt_duration, paper_table2
+from albert_core.format import fmt_bytes, fmt_count, fmt_duration
+from albert_core.timing import estimate_time, paper_table2
 
 PAGE = "pages/hardware.py"
 

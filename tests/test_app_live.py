@@ -187,6 +187,20 @@ def test_checkpoint_folder_outside_roots_is_refused(monkeypatch, albert_folder, 
     assert not at.dataframe
 
 
+def test_checkpoint_folder_with_an_empty_weights_file_is_a_message(monkeypatch, albert_folder):
+    from safetensors.torch import save_file
+
+    folder, _ = albert_folder
+    save_file({}, folder / "model.safetensors")
+    monkeypatch.setenv(live.ROOTS_ENV, str(folder.parent))
+    at = run_page(TINY)
+    at.radio(key="live_source").set_value("folder").run()
+    at.text_input(key="live_folder").input(str(folder)).run()
+    assert not at.exception, at.exception
+    assert any("model.safetensors holds no tensors" in e.value.replace("\\", "") for e in at.error)
+    assert not at.dataframe
+
+
 def test_too_many_blocks_is_refused_before_any_build():
     # L*K = 1,000 unshared layers: 2,000 blocks, tiny weights (under budget) but too many modules
     cfg = TINY.replace(num_layers=500, inner_group_num=2, sharing="none")

@@ -122,11 +122,12 @@ def test_plan_shows_exact_params_and_flops_of_each_twin(worker):
 
 
 def test_too_big_sidebar_config_is_refused_with_the_limit_named(worker):
-    at = open_page({"preset": "bert-large"} | ModelConfig.preset("bert-large").to_query())
+    big = ModelConfig.preset("bert-large").replace(vocab_size=8192)  # a vocabulary the lab ships: memory is the limit
+    at = open_page(big.to_query())
     at.radio(key="train_size").set_value("sidebar").run()
     assert not at.exception
-    errors = " ".join(e.value for e in at.error)
-    assert "memory budget" in errors or "limit" in errors
+    errors = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "over the memory budget" in errors
     assert at.button(key="train_submit").disabled
     assert any("Tiny twins" in i.value for i in at.info)
 
@@ -172,6 +173,28 @@ def test_cancel_stops_a_running_run(worker):
     assert status.state == "cancelled" and status.step < 3000
     at.run()
     assert frame(at, "run_id")["state"].tolist() == ["cancelled"]
+
+
+def test_a_shared_link_shows_a_running_run_read_only_and_its_own_copy_joins_the_training(worker):
+    at = plan_twins(open_page(), ["BERT"], steps=3000)
+    at.button(key="train_submit").click().run()
+    (run_id,) = url_runs(at)
+    other = open_page({"run": run_id})  # another visitor opens the link
+    assert not other.exception, other.exception
+    keys = {b.key for b in other.button}
+    assert f"train_cancel_{run_id}" not in keys and f"train_own_{run_id}" in keys
+    (bar,) = other.get("progress")
+    assert "read-only: another visitor started it" in bar.proto.text
+    other.button(key=f"train_own_{run_id}").click().run()
+    assert url_runs(other) == [run_id]  # the same run, not a second one
+    assert worker.queue_length() == 0
+    at.run()
+    at.button(key=f"train_cancel_{run_id}").click().run()  # the first visitor withdraws
+    assert worker.status(run_id).state == "running"  # the second still wants it
+    other.run()
+    other.button(key=f"train_cancel_{run_id}").click().run()
+    status = worker.wait(run_id, timeout=120)
+    assert status.state == "cancelled" and status.step < 3000
 
 
 def test_live_model_page_uses_a_lab_checkpoint(worker):
@@ -298,6 +321,22 @@ def test_a_vocabulary_no_lab_tokenizer_can_have_is_refused_before_training(worke
     assert set(frame(at, "limits")["config"]) >= {cfg.label}
     errors = " ".join(e.value for e in at.error).replace("\\", "")
     assert "vocab_size" in errors and "lab tokenizer, got 100" in errors
+    assert at.button(key="train_submit").disabled
+
+
+def test_a_vocabulary_larger_than_the_corpus_yields_is_refused_in_the_click_without_training(worker, monkeypatch):
+    from albert_core.lab import tokenizers as lab_tok
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the page trained a tokenizer")
+
+    monkeypatch.setattr(lab_tok, "_train_once", no_training)
+    cfg = tr.experiments.BASE.replace(vocab_size=20_000)  # the reproduction: V 20,000
+    at = open_page({**cfg.to_query(), "seq": "32"})
+    at.radio(key="train_size").set_value("sidebar").run()
+    assert not at.exception, at.exception
+    errors = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "the lab corpus yields no more pieces, got 20,000" in errors
     assert at.button(key="train_submit").disabled
 
 

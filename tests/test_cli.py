@@ -225,6 +225,21 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, names):
     assert names in fails(capsys, *argv)
 
 
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["params", "--hidden-size", "\u0667\u0666\u0668"], "--hidden-size"),  # Arabic-Indic 768: int() reads it
+        (["params", "--num-layers", "\uff11\uff12"], "--num-layers"),  # fullwidth 12
+        (["flops", "--batch", "\u00b2"], "--batch"),  # superscript two: a digit to str.isdigit, not to int()
+        (["time", "--chips", "\u0664"], "--chips"),
+        (["train", "--seed", "\u0663", "--steps", "0"], "--seed"),  # --steps 0: a parse that let it through stops
+    ],
+)
+def test_whole_number_options_take_only_ascii_digits(capsys, argv, option):
+    err = fails(capsys, *argv)
+    assert f"argument {option}: must be a whole number written with the digits 0-9" in err
+
+
 def test_unreadable_config_files(capsys, tmp_path):
     bad = tmp_path / "config.json"
     bad.write_text("{not json", encoding="utf-8")

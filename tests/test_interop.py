@@ -114,6 +114,29 @@ def test_budget_is_checked_from_config_before_any_weight_is_read(tmp_path, monke
     assert not isinstance(err.value, MemoryBudgetError)
 
 
+def test_weights_file_without_tensors_is_refused(tmp_path) -> None:
+    from safetensors.torch import save_file
+
+    folder = tmp_path / "ckpt"
+    perturb(hf_model(TINY_BERT)).save_pretrained(folder)
+    save_file({}, folder / "model.safetensors")  # a valid file that holds nothing: every weight would be random
+    for load in (lambda: load_pretrained_folder(folder, allowed_roots=[tmp_path]), lambda: from_hf(folder)):
+        with pytest.raises(ValueError, match=r"model\.safetensors holds no tensors"):
+            load()
+
+
+def test_weights_file_missing_a_tensor_is_refused(tmp_path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    folder = tmp_path / "ckpt"
+    perturb(hf_model(TINY_BERT)).save_pretrained(folder)
+    tensors = load_file(folder / "model.safetensors")
+    del tensors["pooler.dense.bias"]
+    save_file(tensors, folder / "model.safetensors")
+    with pytest.raises(ValueError, match=r"lack 1 tensor\(s\).*pooler\.dense\.bias.*randomly initialised"):
+        load_pretrained_folder(folder, allowed_roots=[tmp_path])
+
+
 def test_loaded_folder_refuses_inputs_beyond_its_check(tmp_path) -> None:
     perturb(hf_model(TINY_BERT)).save_pretrained(tmp_path / "ckpt")
     model = load_pretrained_folder(tmp_path / "ckpt", allowed_roots=[tmp_path], batch=1, seq_len=8)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from albert_core.lab import corpus as lab_corpus
 from albert_core.lab import tokenizers as lab_tok
 from albert_core.lab.examples import PretrainingData
+from albert_core.lab.spec import LAB_BASE, RunSpec
 from albert_core.pretraining import ngram_spans
 
 NUMBERS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
@@ -152,6 +153,26 @@ def test_model_tokenizer_fits_any_vocabulary_of_a_model():
         lab_tok.model_tokenizer("albert", 100)
     with pytest.raises(ValueError, match="family"):
         lab_tok.model_tokenizer("roberta", 4096)
+
+
+@pytest.mark.parametrize("kind", lab_tok.KINDS)
+def test_a_vocabulary_above_what_the_corpus_yields_is_refused_from_the_table_without_training(kind, monkeypatch):
+    most = lab_tok.corpus_max_vocab()[kind]
+    sentences = [s for doc in lab_corpus.load_corpus().train for s in doc]
+    # the oracle: the trainer itself, asked for every piece it can give, gives at least the table's size and
+    # not much more (the table keeps a margin: WordPiece's count varies by a few pieces between processes)
+    assert most <= lab_tok._train_once(kind, lab_tok.MAX_VOCAB_SIZE, sentences).get_vocab_size() <= most + 200
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a request was checked by training a tokenizer")
+
+    monkeypatch.setattr(lab_tok, "_train_once", no_training)
+    with pytest.raises(ValueError, match=f"vocab_size must be at most {most:,} for the lab's {kind} tokenizer"):
+        lab_tok.check_request(kind, most + 1)
+    lab_tok.check_request(kind, most)
+    # a run's key names an unshipped tokenizer by its recipe: computing it trains nothing
+    spec = RunSpec(LAB_BASE.replace(vocab_size=3000), tokenizer=kind, steps=10, warmup=1, eval_every=5)
+    assert len(spec.key) == 20 and spec.key != spec.replace(seed=1).key
 
 
 def test_tokenizer_request_is_checked():

@@ -30,7 +30,7 @@ LIVE = TINY.replace(head="model")  # what a Live-model visitor builds
 def small_budget(monkeypatch):
     """A process budget just big enough for the tiny run plus a Live model of LIVE's weights."""
     spec = tiny_spec()
-    run_bytes = run_cost(spec).memory_bytes
+    run_bytes = run_cost(spec).reserved_bytes
     live_bytes = count_params(LIVE).total * 4 + budget.INIT_SCRATCH_BYTES
     total = run_bytes + live_bytes + 2**16
     monkeypatch.setenv(budget.BUDGET_ENV, str(total))
@@ -92,6 +92,26 @@ def test_a_run_that_does_not_fit_now_waits_in_the_queue_and_runs_when_the_memory
         held.release()
         w.close()
     assert status.state == "done" and status.final["steps"] == spec.steps
+
+
+def test_a_run_waiting_for_memory_can_be_cancelled_by_its_owner(small_budget, runs_dir):  # noqa: F811
+    spec, run_bytes, total = small_budget
+    held = budget.reserve(total - run_bytes + 1, what="a Live-model build")
+    w = Worker(cache=None, wait_s=120.0)
+    try:
+        run_id = w.submit(spec, owner="me")
+        deadline = time.monotonic() + 60
+        while "waiting for memory" not in w.status(run_id).message and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert w.status(run_id).state == "queued"
+        assert w.cancel(run_id, "me")  # the Cancel a visitor presses exactly when the server is busy
+        status = w.wait(run_id, timeout=30)
+        assert status.state == "cancelled" and status.message == "cancelled before it started"
+        assert status.step == 0
+    finally:
+        held.release()
+        w.close()
+    assert budget.PROCESS_BUDGET.used == 0
 
 
 def test_nproc_must_divide_the_batch_and_is_bounded(capsys):

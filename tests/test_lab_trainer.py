@@ -178,6 +178,18 @@ def test_partial_sharing_is_saved_in_our_layout(tmp_path):
                                    result.model(**batch).prediction_logits)
 
 
+def test_an_empty_lab_weights_file_is_refused_naming_it(tmp_path):
+    from safetensors.torch import save_file
+
+    spec = tiny_spec(config=TINY.replace(sharing="ffn"))
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"spec": spec.to_dict()}))
+    save_file({}, folder / "lab_model.safetensors")
+    with pytest.raises(ValueError, match=r"lab_model\.safetensors holds no tensors"):
+        load_model(folder)
+
+
 # ----------------------------------------------------------------------------- cache
 def test_a_cache_hit_does_not_train_again(monkeypatch, runs_dir):  # noqa: F811
     counter = CountingTrain(monkeypatch)

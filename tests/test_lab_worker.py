@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 from lab_helpers import CountingTrain, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
+from albert_core.lab import worker as lab_worker
 from albert_core.lab.runs import RunCache, run_cached
 from albert_core.lab.trainer import LabLimitError, LabLimits
 from albert_core.lab.worker import QueueFullError, Worker, get_worker
@@ -76,7 +78,7 @@ def test_a_full_queue_refuses_with_the_number_of_runs_ahead(runs_dir):  # noqa: 
         running = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10))
         _wait_for_step(w, running, 1)
         w.submit(tiny_spec(steps=4, seed=1))
-        with pytest.raises(QueueFullError, match="the lab is busy, 2 runs ahead"):
+        with pytest.raises(QueueFullError, match="the lab is busy: 2 runs are queued or running and the queue is full"):
             w.submit(tiny_spec(steps=4, seed=2))
     finally:
         w.close()
@@ -115,3 +117,136 @@ def test_statuses_stay_bounded(runs_dir, monkeypatch):  # noqa: F811
 
 def test_get_worker_is_one_per_process():
     assert get_worker() is get_worker()
+
+
+# ----------------------------------------------------------------------------- owners, shares, fairness
+def test_only_an_owner_cancels_and_a_shared_run_stops_when_its_last_owner_cancels(worker):
+    spec = tiny_spec(steps=1500, eval_every=500, warmup=10)
+    run_id = worker.submit(spec, owner="alice")
+    _wait_for_step(worker, run_id, 1)
+    assert not worker.owns(run_id, "mallory") and not worker.cancel(run_id, "mallory")  # a link grants no control
+    assert not worker.cancel(run_id)  # nor does asking without an owner
+    assert worker.submit(spec, owner="bob") == run_id  # the same spec: one training, a second owner
+    assert worker.owns(run_id, "bob") and worker.owns(run_id, "alice")
+    assert worker.cancel(run_id, "alice")  # alice withdraws; bob still wants it
+    time.sleep(0.3)
+    assert worker.status(run_id).state == "running" and not worker.owns(run_id, "alice")
+    assert worker.cancel(run_id, "bob")
+    st = worker.wait(run_id, 60)
+    assert st.state == "cancelled" and st.message == "cancelled"
+
+
+def test_a_visitor_holds_at_most_their_share_and_others_still_get_in(runs_dir):  # noqa: F811
+    w = Worker(workers=1, max_queue=8, share=2, cache=RunCache(runs_dir), limits=LIMITS)
+    try:
+        first = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="greedy")
+        w.submit(tiny_spec(steps=4, seed=1), owner="greedy")
+        with pytest.raises(QueueFullError, match=r"you already have 2 runs queued or running.*share per visitor \(2\)"):
+            w.submit(tiny_spec(steps=4, seed=2), owner="greedy")
+        with pytest.raises(QueueFullError, match="share per visitor"):  # joining someone's run counts too
+            other = w.submit(tiny_spec(steps=4, seed=3), owner="polite")
+            w.submit(w.status(other).spec, owner="greedy")
+        assert w.owns(other, "polite") and not w.owns(other, "greedy")
+        w.cancel(first, "greedy")
+        assert w.wait(first, 60).state == "cancelled"
+        w.submit(tiny_spec(steps=4, seed=2), owner="greedy")  # a place of their share is free again
+    finally:
+        w.close()
+
+
+def test_the_queue_is_served_round_robin_between_visitors(runs_dir, monkeypatch):  # noqa: F811
+    counter = CountingTrain(monkeypatch)
+    w = Worker(workers=1, max_queue=8, share=8, cache=RunCache(runs_dir), limits=LIMITS)
+    try:
+        blocker = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="a")
+        _wait_for_step(w, blocker, 1)
+        a1, a2, a3 = (w.submit(tiny_spec(steps=3, seed=s), owner="a") for s in (1, 2, 3))
+        b1 = w.submit(tiny_spec(steps=3, seed=4), owner="b")
+        # "a" was served last (the blocker): "b"'s run goes first, then a's in arrival order
+        assert [w.status(i).position for i in (b1, a1, a2, a3)] == [1, 2, 3, 4]
+        w.cancel(blocker, "a")
+        for i in (b1, a1, a2, a3):
+            assert w.wait(i, 120).state == "done"
+    finally:
+        w.close()
+    assert [s.key for s in counter.calls][1:] == [b1, a1, a2, a3]
+
+
+def test_a_run_nobody_watches_stops_unless_nearly_done(runs_dir, monkeypatch):  # noqa: F811
+    w = Worker(workers=1, max_queue=4, idle_s=1, cache=RunCache(runs_dir), limits=LIMITS)
+    try:
+        run_id = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="gone")
+        deadline = time.monotonic() + 60
+        while (st := w.status(run_id, watch=False)).state != "cancelled" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert st.state == "cancelled" and st.message.startswith("stopped: nobody watched it for")
+        assert st.final["steps"] < 1500
+        watched = w.submit(tiny_spec(steps=40, seed=5), owner="here")
+        done = w.wait(watched, 120)  # a caller waiting watches it
+        assert done.state == "done" and done.final["steps"] == 40
+        monkeypatch.setattr(lab_worker, "NEARLY_DONE", 0.0)  # every run counts as nearly done: none is stopped
+        unwatched = w.submit(tiny_spec(steps=300, seed=6), owner="gone")
+        deadline = time.monotonic() + 120
+        while not (st := w.status(unwatched, watch=False)).finished and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert st.state == "done" and st.elapsed_s > 1  # it outlived the idle limit and finished
+    finally:
+        w.close()
+
+
+def test_a_queued_run_shows_an_estimated_wait_once_a_run_has_been_measured(worker):
+    assert worker.wait(worker.submit(tiny_spec(steps=30, seed=7)), 120).state == "done"  # the worker's pace
+    running = worker.submit(tiny_spec(steps=1500, eval_every=500, warmup=10))
+    _wait_for_step(worker, running, 2)
+    queued = worker.status(worker.submit(tiny_spec(steps=30, seed=8)))
+    assert queued.state == "queued" and queued.position == 1
+    left = worker.status(running)
+    pace = left.elapsed_s / left.step
+    # it waits for the running run's remaining steps at that run's own pace
+    assert queued.wait_s == pytest.approx(pace * (1500 - left.step), rel=0.5)
+    worker.cancel(running)
+
+
+def test_a_new_worker_deletes_the_staging_folders_of_stopped_processes(runs_dir):  # noqa: F811
+    import subprocess
+    import sys
+
+    cache = RunCache(runs_dir)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # a process that has exited
+    dead = cache.root / ".staging" / f"{gone}-abc"
+    alive = cache.root / ".staging" / f"{os.getppid()}-def"  # another process that still runs
+    mine = cache.staging()
+    for folder in (dead, alive):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_bytes(b"half written")
+    w = Worker(cache=cache, limits=LIMITS)
+    try:
+        assert not dead.exists() and alive.is_dir() and mine.is_dir()
+    finally:
+        w.close()
+
+
+def test_a_process_that_exits_during_a_run_stops_it_cleanly(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    script = f"""
+import sys, time
+sys.path.insert(0, {str(tests)!r})
+from lab_helpers import tiny_spec
+from albert_core.lab import worker
+w = worker.get_worker()
+run_id = w.submit(tiny_spec(steps=1900, eval_every=500, warmup=10), owner="x")
+while w.status(run_id).step < 2:
+    time.sleep(0.05)
+sys.exit(0)
+"""
+    env = {**os.environ, "ALBERT_EXPLORER_CACHE_DIR": str(tmp_path), "ALBERT_EXPLORER_RUNS_DIR": str(tmp_path / "runs"),
+           "PYTHONPATH": str(tests.parent)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-2000:]
+    staging = tmp_path / "runs" / ".staging"
+    assert staging.is_dir() and not any(staging.iterdir())  # the stopped run left no half-written folder

@@ -11,12 +11,12 @@ import pytest
 from test_cli import fails, run
 
 from albert_core import PRESETS, Workload, count_flops, count_params, estimate_memory
+from albert_core.format import fmt_duration
 from albert_core.timing import (
     PAPER_SPEEDUP,
     TABLE2_COMM_EFFICIENCY,
     calibrate_table2,
     estimate_time,
-    fmt_duration,
     inference_ratio,
     largest_batch,
     paper_table2,

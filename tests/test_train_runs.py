@@ -29,6 +29,9 @@ def test_parse_ints_names_the_field_and_the_rule():
         tr.parse_seeds("0, x")
     with pytest.raises(ValueError, match="seeds: at most 5"):
         tr.parse_seeds("1 2 3 4 5 6")
+    for other_digits in ("\u0663", "\u00b2", "1, \uff12"):  # Arabic-Indic three, superscript two, fullwidth two
+        with pytest.raises(ValueError, match="seeds must be whole numbers"):
+            tr.parse_seeds(other_digits)
     with pytest.raises(ValueError, match="E values must be between 1 and 128, got 500"):
         tr.parse_ints("16, 500", "E values", lo=1, hi=128)
 

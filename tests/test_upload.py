@@ -39,6 +39,25 @@ def test_parse_rejects_what_is_not_a_config_object():
         config_from_json_bytes(json.dumps({**BERT_BASE_UNCASED, "hidden_size": -5}).encode(), "upload")
 
 
+LONG = "7" * 5000  # past Python's 4,300-digit limit of int(str)
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"model_type": "bert", "hidden_size": ' + LONG + "}", "hidden_size must be a whole number between 1 and 65,536"),
+    ('{"model_type": "bert", "num_hidden_layers": -' + LONG + "}",
+     "num_hidden_layers must be a whole number between 1 and 512"),
+    ('{"model_type": "bert", "pad_token_id": ' + LONG + "}",
+     "upload holds a number too long to be a setting (at 'pad_token_id')"),
+    ('{"model_type": "bert", "id2label": {"0": [' + LONG + "]}}", "upload holds a number too long to be a setting"),
+    (LONG, "upload holds a number too long to be a setting"),
+], ids=["setting", "negative-setting", "other-key", "nested", "top-level"])
+def test_an_integer_too_long_for_python_is_named_with_its_rule(text, says):
+    with pytest.raises(ValueError) as err:
+        config_from_json_bytes(text.encode(), "upload")
+    assert says in str(err.value) and "5,000 digits" in str(err.value)
+    assert "set_int_max_str_digits" not in str(err.value)
+
+
 def test_a_published_config_gives_the_exact_model():
     cfg = config_from_json_bytes(json.dumps(BERT_BASE_UNCASED).encode())
     assert cfg.replace(head="model").to_dict() == PRESETS["bert-base"].to_dict()  # same model, MLM head
@@ -68,6 +87,8 @@ def test_sidebar_upload_fills_every_field(app):
     (json.dumps({"model_type": "albert", "hidden_size": 16384, "num_attention_heads": 64,
                  "intermediate_size": 65536}).encode(), "the sidebar allows"),
     (json.dumps({"model_type": "albert", "num_hidden_groups": 13}).encode(), "num_hidden_groups"),
+    (b'{"model_type": "albert", "hidden_size": ' + b"9" * 5000 + b"}",
+     "hidden_size must be a whole number between 1 and 65,536, got a number of 5,000 digits"),
 ])
 def test_sidebar_upload_refuses_with_a_message_and_keeps_the_view(app, payload, says):
     at = _upload(app(), payload, name="[x](javascript:1).json")

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from albert_core.format import fmt_bytes, fmt_flops, fmt_pct, fmt_ratio
+from albert_core.format import fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_ratio
 from albert_core.hardware import HARDWARE_NAMES, HardwareProfile
 from albert_core.presets import PRESETS
-from albert_core.timing import PART_LABELS, TimeEstimate, fmt_duration, gradient_bytes
+from albert_core.timing import PART_LABELS, TimeEstimate, gradient_bytes
 
 CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}

@@ -145,10 +145,11 @@ def render(cfg: ModelConfig) -> None:
         st.error(escape_markdown(f"Cannot plan this experiment: {exc}"))
         return
     worker = get_worker()
-    free = worker.max_queue - worker.queue_length()
+    free = worker.room(train_view.owner())
     if len(specs) > free:
-        st.caption(f"{len(specs)} runs: the lab's queue has room for {max(free, 0)} now (at most "
-                   f"{worker.max_queue} waiting); pick fewer seeds or try when runs have finished.")
+        st.caption(f"{len(specs)} runs: you can queue {free} more now (at most {worker.share} runs queued or "
+                   f"running per visitor, {worker.max_queue} waiting in all); pick fewer seeds or try when runs "
+                   "have finished.")
     st.button(f"Run this experiment here ({len(specs)} runs)", key="train_exp_submit", disabled=len(specs) > free,
               on_click=submit, args=(name, specs),
               help="Queues the experiment's runs on this server's lab worker; they appear under Your runs.")

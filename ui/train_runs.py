@@ -83,7 +83,7 @@ default_warmup = spec_defaults.default_warmup
 def parse_ints(text: str, field: str, limit: int = 5, lo: int = 0, hi: int = 10**9) -> list[int]:
     """'0, 1, 2' -> [0, 1, 2] (distinct, in order); ValueError naming ``field`` and the rule otherwise."""
     parts = [p for p in re.split(r"[\s,]+", text.strip()) if p]
-    if not parts or not all(p.isdigit() and len(p) <= 9 for p in parts):
+    if not parts or not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in parts):
         raise ValueError(f"{field} must be whole numbers separated by commas, e.g. 0, 1, 2")
     values = list(dict.fromkeys(int(p) for p in parts))
     if len(values) > limit:

@@ -8,6 +8,7 @@ reads their status, so every other widget stays responsive while a run trains.
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Sequence
 
 import pandas as pd
@@ -24,6 +25,7 @@ from ui import figures_train as ft
 from ui import train_runs as tr
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
+OWNER_KEY = "_lab_owner"  # session state: the secret that makes this session an owner of its runs
 _SEEDED = "_train_seeded"
 _ERRORS = "_train_submit_errors"
 URL_RUNS, URL_EXP = "run", "exp"
@@ -51,6 +53,15 @@ def set_run_ids(ids: Sequence[str]) -> None:
         st.query_params[URL_RUNS] = value
     elif URL_RUNS in st.query_params:
         del st.query_params[URL_RUNS]
+
+
+def owner() -> str:
+    """This session's owner secret (random, never in a URL): runs it starts are its to cancel; a link
+    to them shows them read-only in any other session."""
+    ss = st.session_state
+    if OWNER_KEY not in ss:
+        ss[OWNER_KEY] = secrets.token_urlsafe(16)
+    return ss[OWNER_KEY]
 
 
 # ----------------------------------------------------------------------------- planning
@@ -103,10 +114,13 @@ def submit(specs: Sequence[RunSpec]) -> None:
     (it runs before the script, so a rerun cannot drop the click); problems are shown by `problems`."""
     worker = get_worker()
     ids = run_ids()
+    me = owner()
     errors = []
     for s in specs:
         try:
-            ids.append(worker.submit(s))
+            run_id = worker.submit(s, me)
+            if run_id not in ids:
+                ids.append(run_id)
         except QueueFullError as exc:
             errors.append(str(exc))
             break
@@ -152,24 +166,36 @@ def progress_line(s: RunStatus) -> str:
         parts.append(f"{rate.iloc[-1]:,.0f} tokens/s")
     if s.state == "queued" and s.position is not None:
         parts.append(f"queue position {s.position}" + (" (next)" if s.position == 1 else ""))
+        if s.wait_s is not None and s.position > 1:
+            parts.append(f"starts in about {about(s.wait_s)} (estimated from the runs ahead)")
     if s.message and s.state != "running":
         parts.append(s.message)
     return " · ".join(parts)
 
 
 def show_progress(rows: Sequence[RunStatus]) -> None:
-    """A progress bar, the numbers and a Cancel button for each unfinished run; one line for the rest."""
+    """A progress bar, the numbers and a Cancel button for each unfinished run this session started
+    (read-only, with "train your own copy", for a run another visitor started); one line for the rest."""
     worker = get_worker()
+    me = owner()
     for s in rows:
         if s.finished:
             continue
+        mine = worker.owns(s.run_id, me)
         c = st.columns([5, 1], vertical_alignment="center")
         with c[0]:
             st.progress(min(1.0, s.step / max(1, s.steps)),
-                        text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {s.state}")
+                        text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {s.state}"
+                        + ("" if mine else " · read-only: another visitor started it"))
             st.caption(escape_markdown(progress_line(s)))
-        c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id,),
-                    help="Stop this run after its current step (a queued run leaves the queue).")
+        if mine:
+            c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id, me),
+                        help="Withdraw your request: the run stops after its current step (a queued run leaves "
+                        "the queue) unless another visitor asked for the same run too.")
+        else:
+            c[1].button("Train your own copy", key=f"train_own_{s.run_id}", on_click=submit, args=([s.spec],),
+                        help="Ask for the same run yourself: it is one training shared with whoever started it "
+                        "(no second copy is trained), and it keeps going for you if they cancel.")
     for s in rows:
         if s.state in ("failed", "cancelled"):
             st.warning(escape_markdown(f"{s.spec.name} (seed {s.spec.seed}) {s.state} at step {s.step}: {s.message}"))

@@ -153,6 +153,9 @@ def load_model(folder: Path | str, config: Any = None, *, batch: int = 1, seq_le
     if (folder / LAB_WEIGHTS).is_file():
         from safetensors.torch import load_file
 
+        from albert_core.interop import check_weights_file
+
+        check_weights_file(folder / LAB_WEIGHTS)
         state = load_file(folder / LAB_WEIGHTS)
     else:
         from transformers.utils import logging as hf_logging

@@ -34,7 +34,7 @@ LAUNCH_MARGIN_S = 300.0  # start-up (imports, tokenizing the corpus) on top of t
 def under_launcher() -> bool:
     """Whether this process was started by torchrun as one of several processes."""
     raw = os.environ.get("WORLD_SIZE", "").strip()
-    return raw.isdigit() and int(raw) > 1 and "RANK" in os.environ
+    return raw.isascii() and raw.isdigit() and int(raw) > 1 and "RANK" in os.environ
 
 
 def init(backend: str | None = None) -> bool:

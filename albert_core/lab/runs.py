@@ -76,7 +76,8 @@ class RunCache:
         return result
 
     def staging(self) -> Path:
-        folder = self.root / STAGING / uuid.uuid4().hex
+        """A new private folder to train into, named after this process (see `clean_staging`)."""
+        folder = self.root / STAGING / f"{os.getpid()}-{uuid.uuid4().hex}"
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
@@ -126,18 +127,31 @@ class RunCache:
                 continue
             shutil.rmtree(folder, ignore_errors=True)
             total -= size
-        self._clean_staging()
+        self.clean_staging()
 
-    def _clean_staging(self, older_than_s: float = 6 * 3600) -> None:
-        """Staging folders left by a crashed process (older than a long run could take)."""
+    def clean_staging(self, older_than_s: float = 6 * 3600) -> None:
+        """Delete the staging folders of processes that no longer run (a server stopped during a run),
+        and any staging folder older than a long run could take. The worker calls it when it starts."""
         staging = self.root / STAGING
         if not staging.is_dir():
             return
         now = time.time()
         for folder in staging.iterdir():
+            pid = folder.name.split("-", 1)[0]
             with contextlib.suppress(OSError):
-                if now - folder.stat().st_mtime > older_than_s:
+                if (pid.isascii() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid))) \
+                        or now - folder.stat().st_mtime > older_than_s:
                     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
 
 
 def run_cached(spec: Any, cache: RunCache | None = None, *, reuse: bool = True, **train_kwargs: Any) -> Any:

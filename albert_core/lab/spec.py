@@ -251,9 +251,16 @@ def corpus_fingerprint() -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=32)
 def tokenizer_fingerprint(kind: str, vocab_size: int) -> dict[str, Any]:
-    """Kind, size and a content hash of the lab tokenizer (shipped sizes load at once; another size
-    is trained on first use, as the run itself would)."""
-    from albert_core.lab.tokenizers import lab_tokenizer
+    """Kind, size and what names the lab tokenizer without training one: a shipped size by a hash of
+    its content; another size (trained by the run itself, in the worker) by its recipe, corpus and
+    `tokenizers` version, which is what its disk cache is keyed by."""
+    import tokenizers
 
-    text = lab_tokenizer(kind, vocab_size).to_str()
+    from albert_core.lab import tokenizers as lab_tokenizers
+
+    if not lab_tokenizers.is_shipped(kind, vocab_size):
+        lab_tokenizers.check_request(kind, vocab_size)
+        return {"kind": kind, "vocab_size": vocab_size, **lab_tokenizers.recipe(),
+                "tokenizers": tokenizers.__version__}
+    text = lab_tokenizers.lab_tokenizer(kind, vocab_size).to_str()
     return {"kind": kind, "vocab_size": vocab_size, "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}

@@ -73,7 +73,30 @@ def tokenizer_kind(family: str) -> str:
 
 
 def check_request(kind: str, vocab_size: int) -> None:
-    """Raise ValueError naming the field unless (kind, vocab_size) can be asked for."""
+    """Raise ValueError naming the field unless (kind, vocab_size) can be asked for: a kind, a size in
+    range, and no more pieces than the lab corpus yields (from the shipped table, without training)."""
+    _check_size(kind, vocab_size)
+    most = corpus_max_vocab().get(kind)
+    if most is not None and vocab_size > most:
+        raise ValueError(
+            f"vocab_size must be at most {most:,} for the lab's {kind} tokenizer: the lab corpus yields no more "
+            f"pieces, got {vocab_size:,}"
+        )
+
+
+def corpus_max_vocab() -> dict[str, int]:
+    """The most pieces the lab corpus yields per tokenizer kind (measured when the shipped tokenizers
+    were trained, in their manifest); empty when the manifest is for another corpus or recipe."""
+    try:
+        manifest = json.loads(_MANIFEST.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if {k: manifest.get(k) for k in recipe()} != recipe():
+        return {}
+    return {k: int(v) for k, v in manifest.get("max_vocab", {}).items()}
+
+
+def _check_size(kind: str, vocab_size: int) -> None:
     if kind not in KINDS:
         raise ValueError(f"tokenizer kind must be one of {', '.join(KINDS)}, got {kind!r:.40}")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
@@ -174,7 +197,7 @@ def _trim(tok: Tokenizer, kind: str, vocab_size: int) -> Tokenizer:
 def train_tokenizer(kind: str, vocab_size: int, sentences: list[str] | None = None) -> Tokenizer:
     """Train a tokenizer of exactly ``vocab_size`` pieces on ``sentences`` (default: the corpus's training
     split), without the disk cache. ValueError when the text cannot yield that many pieces."""
-    check_request(kind, vocab_size)
+    _check_size(kind, vocab_size)
     if sentences is None:
         sentences = [s for doc in lab_corpus.load_corpus().train for s in doc]
     tok = _train_once(kind, vocab_size, sentences)
@@ -211,7 +234,7 @@ def _shipped_file(kind: str, vocab_size: int) -> Path:
     return SHIPPED_DIR / f"{kind}-{vocab_size}.json.gz"
 
 
-def _recipe() -> dict[str, object]:
+def recipe() -> dict[str, object]:
     return {"corpus_sha256": _corpus_digest(), "recipe": _TOKENIZER_VERSION}
 
 
@@ -220,7 +243,7 @@ def _shipped_json(kind: str, vocab_size: int) -> str | None:
     path = _shipped_file(kind, vocab_size)
     try:
         manifest = json.loads(_MANIFEST.read_text(encoding="utf-8"))
-        if {k: manifest.get(k) for k in _recipe()} != _recipe():
+        if {k: manifest.get(k) for k in recipe()} != recipe():
             return None
         return gzip.decompress(path.read_bytes()).decode("utf-8")
     except (OSError, ValueError):
@@ -241,7 +264,14 @@ def write_shipped(sizes: tuple[int, ...] = SHIPPED_VOCAB_SIZES) -> list[Path]:
             path = _shipped_file(kind, size)
             path.write_bytes(gzip.compress(train_tokenizer(kind, size).to_str().encode("utf-8"), 9, mtime=0))
             written.append(path)
-    manifest = {**_recipe(), "tokenizers": tokenizers.__version__, "kinds": list(KINDS), "sizes": list(sizes)}
+    sentences = [s for doc in lab_corpus.load_corpus().train for s in doc]
+    # what the corpus yields, rounded down with a margin of 100-200 pieces: the WordPiece trainer's count
+    # varies by a few pieces from process to process (12,231-12,233 in six), and a size the table allows
+    # must train everywhere
+    yields = {kind: _train_once(kind, MAX_VOCAB_SIZE, sentences).get_vocab_size() for kind in KINDS}
+    most = {kind: n - n % 100 - 100 for kind, n in yields.items()}
+    manifest = {**recipe(), "tokenizers": tokenizers.__version__, "kinds": list(KINDS), "sizes": list(sizes),
+                "max_vocab": most}
     _MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return written
 
@@ -272,7 +302,8 @@ def _tokenizer_json(kind: str, vocab_size: int) -> str:
 
 
 def tokenizer_fingerprint(kind: str, vocab_size: int) -> str:
-    """A short hash of the lab tokenizer's JSON: what a cache of results computed with it should key on."""
+    """A short hash of the lab tokenizer's JSON: what a cache of results computed with it should key on.
+    Trains the tokenizer of an unshipped size (use `is_shipped` first where that must not happen)."""
     kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
     check_request(kind, vocab_size)
     return hashlib.sha256(_tokenizer_json(kind, vocab_size).encode("utf-8")).hexdigest()[:16]

@@ -1,15 +1,24 @@
-"""The process-wide training worker: background threads, a bounded queue, status by run id.
+"""The process-wide training worker: background threads, a bounded fair queue, status by run id.
 
     w = get_worker()
-    run_id = w.submit(spec)    # LabLimitError (over a limit) / QueueFullError (queue full); a cached run is done at once
-    st = w.status(run_id)      # RunStatus, or None for an id this process never saw and the cache lacks
-    w.cancel(run_id)           # a queued run leaves the queue; a running one stops after its current step
+    run_id = w.submit(spec, owner)  # LabLimitError (over a limit) / QueueFullError (queue or share full)
+    st = w.status(run_id)           # RunStatus, or None for an id this process never saw and the cache lacks
+    w.cancel(run_id, owner)         # withdraws this owner's interest; the run stops when nobody wants it
 
 The run id is the spec's key: every visitor asking for the same run shares one queued / running /
-finished run, and an id in a URL finds its run again after a page reload (and, once finished, after
-a server restart, through the disk cache). Settings: $ALBERT_EXPLORER_LAB_WORKERS threads (default 1;
+finished run (the training and the cached result, not control), and an id in a URL finds its run again
+after a page reload (and, once finished, after a server restart, through the disk cache). An id grants
+no control: ``owner`` is a secret of the visitor's session (the Train page keeps it in session state,
+never in a URL); only the owners of a run can cancel it, and cancelling withdraws one owner's interest.
+A run stops when its last owner cancels it, and when nobody has asked for its status for
+$ALBERT_EXPLORER_LAB_IDLE_S seconds (default 300; 0 never) unless it is at least `NEARLY_DONE` through.
+
+Fairness: each owner holds at most $ALBERT_EXPLORER_LAB_SHARE runs queued or running at once (default 6, the
+largest experiment at one seed),
+and the queue is served round-robin between owners (the next run is the oldest one of the owner served
+least recently), the whole queue still bounded. Settings: $ALBERT_EXPLORER_LAB_WORKERS threads (default 1;
 each run uses its own torch threads, see albert_core.lab.trainer), $ALBERT_EXPLORER_LAB_QUEUE
-runs waiting at most (default 8). A run taken from the queue first reserves its training memory in the
+runs waiting at most (default 16). A run taken from the queue first reserves its training memory in the
 process-wide budget (`albert_core.budget`, shared with the Live model page), waiting at most
 $ALBERT_EXPLORER_LAB_MEMORY_WAIT_S seconds (default 600) while others hold it: it stays "queued" (next,
 its message says why) meanwhile, and fails with the budget's message after that. The worker remembers at most ``max_statuses`` runs; the oldest
@@ -18,6 +27,7 @@ finished ones are forgotten first (a finished run comes back from the disk cache
 
 from __future__ import annotations
 
+import atexit
 import collections
 import os
 import threading
@@ -28,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from albert_core.format import fmt_duration
 from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.runs import RunCache
@@ -38,10 +49,13 @@ FINISHED = ("done", "cancelled", "failed")
 WORKERS_ENV = "ALBERT_EXPLORER_LAB_WORKERS"
 QUEUE_ENV = "ALBERT_EXPLORER_LAB_QUEUE"
 WAIT_ENV = "ALBERT_EXPLORER_LAB_MEMORY_WAIT_S"
+SHARE_ENV = "ALBERT_EXPLORER_LAB_SHARE"
+IDLE_ENV = "ALBERT_EXPLORER_LAB_IDLE_S"
+NEARLY_DONE = 0.9  # a run this far through finishes even when nobody watches it any more
 
 
 class QueueFullError(RuntimeError):
-    """The queue holds its maximum number of runs."""
+    """The queue holds its maximum number of runs, or the owner holds their share of it."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ class RunStatus:
     message: str
     checkpoint: Path | None
     baselines: Baselines | None = None  # of the held-out batches it is scored on (known once it trains)
+    wait_s: float | None = None  # queued: estimated seconds until it starts (None: nothing measured yet)
 
     @property
     def finished(self) -> bool:
@@ -80,13 +95,17 @@ class _Job:
     baselines: Baselines | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     finished_at: float = 0.0
+    owners: set[str] = field(default_factory=set)  # who asked for it and has not cancelled
+    watched_at: float = field(default_factory=time.monotonic)  # last status request
+    stop_reason: str = ""  # why the worker stopped it (nobody wants it, nobody watches)
+    claimed: bool = False  # taken from the queue by a worker thread (it may still wait for memory)
 
 
 def _setting(env: str, default: int, lo: int, hi: int) -> int:
     raw = os.environ.get(env, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or not lo <= int(raw) <= hi:
+    if not (raw.isascii() and raw.isdigit()) or not lo <= int(raw) <= hi:
         raise ValueError(f"{env} must be a whole number between {lo} and {hi}, got {raw[:20]!r}")
     return int(raw)
 
@@ -101,27 +120,36 @@ class Worker:
         limits: trainer.LabLimits | None = None,
         max_statuses: int = 64,
         wait_s: float | None = None,
+        share: int | None = None,
+        idle_s: float | None = None,
     ):
         self.workers = _setting(WORKERS_ENV, 1, 1, 16) if workers is None else workers
-        self.max_queue = _setting(QUEUE_ENV, 8, 0, 1000) if max_queue is None else max_queue
+        self.max_queue = _setting(QUEUE_ENV, 16, 0, 1000) if max_queue is None else max_queue
+        self.share = _setting(SHARE_ENV, 6, 1, 1000) if share is None else share
+        self.idle_s = _setting(IDLE_ENV, 300, 0, 86_400) if idle_s is None else idle_s
         self.cache = RunCache() if cache is None else cache
+        self.cache.clean_staging()  # what a server stopped during a run left behind
         self.limits = limits
         self.wait_s = _setting(WAIT_ENV, 600, 0, 86_400) if wait_s is None else wait_s
         self.max_statuses = max_statuses
         self._jobs: collections.OrderedDict[str, _Job] = collections.OrderedDict()
-        self._queue: collections.deque[str] = collections.deque()
+        self._queue: list[str] = []  # waiting run ids in arrival order; served round-robin by owner
+        self._served: dict[str, int] = {}  # owner -> the tick their last run started (round-robin)
+        self._tick = 0
+        self._s_per_flop: float | None = None  # measured: wall seconds per training FLOP of finished runs
         self._cond = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._closed = False
 
     # ----------------------------------------------------------------------------- public API
-    def submit(self, spec: RunSpec) -> str:
-        """Queue ``spec`` (bounded first: LabLimitError) and return its run id (= spec.key)."""
+    def submit(self, spec: RunSpec, owner: str = "") -> str:
+        """Queue ``spec`` for ``owner`` (bounded first: LabLimitError) and return its run id (= spec.key).
+        A run someone else already queued or runs gains ``owner`` as a further owner (one training for
+        both); QueueFullError when the queue is full or ``owner`` holds their share of it."""
         trainer.check_run(spec, self.limits)
         run_id = spec.key
         with self._cond:
-            job = self._jobs.get(run_id)
-            if job is not None and job.state in ("queued", "running", "done"):
+            if self._join(run_id, owner):
                 return run_id
         cached = self.cache.get(run_id)
         with self._cond:
@@ -129,24 +157,48 @@ class Worker:
                 cached.spec = spec  # the same run, under this request's label
                 self._remember(run_id, self._done_job(cached))
                 return run_id
-            job = self._jobs.get(run_id)
-            if job is not None and job.state in ("queued", "running", "done"):
+            if self._join(run_id, owner):
                 return run_id
+            mine = self._held(owner)
+            if mine >= self.share:
+                raise QueueFullError(
+                    f"you already have {mine} runs queued or running, this lab's share per visitor "
+                    f"({self.share}); cancel one or try again when one has finished"
+                )
             if len(self._queue) >= self.max_queue:
                 ahead = len(self._queue) + self._running()
+                wait = self._wait_for(len(self._queue) + self._claimed())
                 raise QueueFullError(
-                    f"the lab is busy, {ahead} runs ahead; try again when one has finished"
+                    f"the lab is busy: {ahead} runs are queued or running and the queue is full "
+                    f"(at most {self.max_queue} waiting); "
+                    + (f"a place frees up in about {fmt_duration(wait)}" if wait is not None
+                       else "try again when one has finished")
                 )
-            self._remember(run_id, _Job(spec))
+            self._remember(run_id, _Job(spec, owners={owner}))
             self._queue.append(run_id)
             self._start_threads()
             self._cond.notify()
         return run_id
 
-    def status(self, run_id: str) -> RunStatus | None:
+    def room(self, owner: str) -> int:
+        """How many more runs ``owner`` can queue now: their share left, and the queue's free places."""
+        with self._cond:
+            return max(0, min(self.share - self._held(owner), self.max_queue - len(self._queue)))
+
+    def owns(self, run_id: str, owner: str) -> bool:
+        """Whether ``owner`` asked for this queued or running run (and may cancel it)."""
+        with self._cond:
+            job = self._jobs.get(run_id)
+            return job is not None and job.state not in FINISHED and owner in job.owners
+
+    def status(self, run_id: str, watch: bool = True) -> RunStatus | None:
+        """The run's status; asking counts as watching it unless ``watch`` is False (see the module
+        docstring)."""
         with self._cond:
             job = self._jobs.get(run_id)
             if job is not None:
+                if watch:
+                    job.watched_at = time.monotonic()
                 return self._status(run_id, job)
         try:
             cached = self.cache.get(run_id)
@@ -158,16 +210,17 @@ class Worker:
             job = self._jobs.get(run_id) or self._remember(run_id, self._done_job(cached))
             return self._status(run_id, job)
 
-    def cancel(self, run_id: str) -> bool:
-        """Cancel a queued or running run; False if it is unknown or already finished."""
+    def cancel(self, run_id: str, owner: str = "") -> bool:
+        """Withdraw ``owner``'s interest in a queued or running run; the run stops (a queued one leaves
+        the queue, a running one stops after its current step) when no owner is left. False if the run
+        is unknown, finished, or not ``owner``'s."""
         with self._cond:
             job = self._jobs.get(run_id)
-            if job is None or job.state in FINISHED:
+            if job is None or job.state in FINISHED or owner not in job.owners:
                 return False
-            if job.state == "queued":
-                self._queue.remove(run_id)
-                job.state, job.message, job.finished_at = "cancelled", "cancelled before it started", time.time()
-            job.cancel.set()
+            job.owners.discard(owner)
+            if not job.owners:
+                self._stop(run_id, job, "cancelled")
             return True
 
     def wait(self, run_id: str, timeout: float | None = None) -> RunStatus | None:
@@ -178,10 +231,12 @@ class Worker:
                 job = self._jobs.get(run_id)
                 if job is None or job.state in FINISHED:
                     break
+                job.watched_at = time.monotonic()  # a caller waiting for it watches it
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     break
-                self._cond.wait(remaining)
+                beat = min(5.0, self.idle_s / 2) if self.idle_s else 5.0  # wake to keep watching it
+                self._cond.wait(beat if remaining is None else min(remaining, beat))
         return self.status(run_id)
 
     def queue_length(self) -> int:
@@ -207,12 +262,85 @@ class Worker:
 
     def _claimed(self) -> int:
         """Runs a worker thread took from the queue that still wait for their memory."""
-        return sum(1 for rid, j in self._jobs.items() if j.state == "queued" and rid not in self._queue)
+        return sum(1 for j in self._jobs.values() if j.state == "queued" and j.claimed)
+
+    def _held(self, owner: str) -> int:
+        return sum(1 for j in self._jobs.values() if j.state in ("queued", "running") and owner in j.owners)
+
+    def _join(self, run_id: str, owner: str) -> bool:
+        """``owner`` joins a queued, running or finished run of this id; False if there is none."""
+        job = self._jobs.get(run_id)
+        if job is None or job.state not in ("queued", "running", "done"):
+            return False
+        if job.state != "done" and owner not in job.owners:
+            mine = self._held(owner)
+            if mine >= self.share:
+                raise QueueFullError(
+                    f"you already have {mine} runs queued or running, this lab's share per visitor "
+                    f"({self.share}); cancel one or try again when one has finished"
+                )
+            job.owners.add(owner)
+        job.watched_at = time.monotonic()
+        return True
+
+    def _stop(self, run_id: str, job: _Job, reason: str) -> None:
+        """Stop a queued or running job (under the lock): a waiting one leaves the queue at once; a
+        running one, or one waiting for its memory, stops at its next check."""
+        job.stop_reason = reason
+        if run_id in self._queue:
+            self._queue.remove(run_id)
+            job.state, job.finished_at = "cancelled", time.time()
+            job.message = f"{reason} before it started"
+            self._cond.notify_all()
+        job.cancel.set()
+
+    def _order(self) -> list[str]:
+        """The waiting runs in the order the round-robin will start them."""
+        served = dict(self._served)
+        tick = self._tick
+        waiting = list(self._queue)
+        order = []
+        while waiting:
+            best = min(waiting, key=lambda rid: (min((served.get(o, -1) for o in self._jobs[rid].owners),
+                                                     default=-1), waiting.index(rid)))
+            waiting.remove(best)
+            order.append(best)
+            tick += 1
+            for o in self._jobs[best].owners:
+                served[o] = tick
+        return order
+
+    def _left_s(self, job: _Job) -> float | None:
+        """Estimated wall seconds until ``job`` finishes: its own pace when it is running, else its
+        training FLOPs at the pace measured on this worker's finished runs."""
+        if job.state == "running" and job.step > 0:
+            return job.elapsed_s / job.step * (job.spec.steps - job.step)
+        if self._s_per_flop is None:
+            return None
+        cost = trainer.run_cost(job.spec)
+        return cost.flops_per_step * job.spec.steps * self._s_per_flop
+
+    def _wait_for(self, ahead: int) -> float | None:
+        """Estimated seconds until a run with ``ahead`` waiting runs before it starts: the running runs'
+        remaining time and the waiting runs' estimates, spread over the worker threads."""
+        running = [j for j in self._jobs.values() if j.state == "running"]
+        waiting = [self._jobs[rid] for rid in self._order()[:ahead]]
+        claimed = [j for j in self._jobs.values() if j.state == "queued" and j.claimed]
+        times = [self._left_s(j) for j in running + claimed + waiting]
+        if any(t is None for t in times):
+            return None
+        return sum(times) / self.workers
 
     def _status(self, run_id: str, job: _Job) -> RunStatus:
+        wait = None
         if job.state == "queued":
             # a run taken from the queue waits for its memory first: it is next (position 1)
-            position = self._queue.index(run_id) + self._running() + self._claimed() if run_id in self._queue else 1
+            if run_id in self._queue:
+                ahead = self._order().index(run_id)
+                position = ahead + self._running() + self._claimed()
+                wait = self._wait_for(ahead)
+            else:
+                position = 1
         else:
             position = 0 if job.state == "running" else None
         history = job.history if job.history is not None else pd.DataFrame(job.rows, columns=list(trainer.HISTORY_COLUMNS))
@@ -220,6 +348,7 @@ class Worker:
             run_id=run_id, spec=job.spec, state=job.state, position=position, step=job.step,
             steps=job.spec.steps, elapsed_s=job.elapsed_s, eta_s=job.eta_s, history=history.copy(),
             final=dict(job.final), message=job.message, checkpoint=job.checkpoint, baselines=job.baselines,
+            wait_s=wait,
         )
 
     @staticmethod
@@ -253,8 +382,13 @@ class Worker:
                     self._cond.wait()
                 if self._closed:
                     return
-                run_id = self._queue.popleft()
+                run_id = self._order()[0]
+                self._queue.remove(run_id)
                 job = self._jobs[run_id]  # stays "queued" (next in line) until its memory is reserved
+                job.claimed = True
+                self._tick += 1
+                for o in job.owners:
+                    self._served[o] = self._tick
                 self._cond.notify_all()
             self._run(run_id, job)
 
@@ -271,23 +405,37 @@ class Worker:
             with self._cond:
                 job.message = f"waiting for memory: {message}"
 
+        nearly_done = NEARLY_DONE
+
+        def should_stop() -> bool:
+            if job.cancel.is_set():
+                return True
+            idle = time.monotonic() - job.watched_at
+            if self.idle_s and idle > self.idle_s and job.step < nearly_done * job.spec.steps:
+                with self._cond:
+                    job.stop_reason = f"stopped: nobody watched it for {fmt_duration(idle)}"
+                job.cancel.set()
+                return True
+            return False
+
         staging = self.cache.staging()
         try:
             # the run's training memory, held in the process-wide budget until it ends (Live-model
             # visitors and other runs reserve from the same budget): wait for it, else fail with its message
-            memory = trainer.reserve_run(job.spec, wait_s=self.wait_s, should_stop=job.cancel.is_set,
-                                         on_wait=on_wait)
-            if memory is None:  # cancelled while waiting
+            memory = trainer.reserve_run(job.spec, wait_s=self.wait_s, should_stop=should_stop, on_wait=on_wait)
+            if memory is None or should_stop():  # nobody wants it any more (cancelled while it waited)
+                if memory is not None:
+                    memory.release()
                 self.cache.discard(staging)
                 with self._cond:
-                    job.state, job.message, job.finished_at = "cancelled", "cancelled before it started", time.time()
+                    job.state, job.finished_at = "cancelled", time.time()
+                    job.message = f"{job.stop_reason or 'cancelled'} before it started"
                     self._cond.notify_all()
                 return
             with self._cond:
                 job.state, job.message = "running", ""
                 self._cond.notify_all()
-            result = trainer.train(job.spec, on_progress, job.cancel.is_set, staging, limits=self.limits,
-                                   memory=memory)
+            result = trainer.train(job.spec, on_progress, should_stop, staging, limits=self.limits, memory=memory)
             if result.cancelled:
                 self.cache.discard(staging)
             else:
@@ -309,9 +457,12 @@ class Worker:
             job.eta_s = 0.0
             job.finished_at = time.time()
             if result.cancelled:
-                job.state, job.message = "cancelled", result.message
+                job.state, job.message = "cancelled", job.stop_reason or result.message
             else:
                 job.state, job.checkpoint = "done", result.checkpoint
+                flops = trainer.run_cost(job.spec).flops_per_step * max(1, job.step or job.spec.steps)
+                pace = result.seconds / flops
+                self._s_per_flop = pace if self._s_per_flop is None else 0.5 * (self._s_per_flop + pace)
             self._cond.notify_all()
 
 
@@ -325,4 +476,8 @@ def get_worker() -> Worker:
     with _WORKER_LOCK:
         if _WORKER is None:
             _WORKER = Worker()
+            # a server stopping during a run: stop the run after its current step and let its thread end
+            # before the interpreter does (a torch op killed mid-way aborts the process with "terminate
+            # called without an active exception")
+            atexit.register(_WORKER.close)
         return _WORKER
