@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 
@@ -284,6 +285,53 @@ def test_cli_train_json(tmp_path, capsys):
     assert data["baselines"]["order_majority"] == pytest.approx(0.5, abs=0.01)
     assert data["below_frequency_only"] == pytest.approx(base.frequency_loss - data["final"]["val_mlm_loss"])
     assert data["verdicts"]["order"] in ("learned", "not learned") and "mlm" in data["verdicts"]
+
+    # the run opens in other tools: TensorBoard reads its event file (its own reader), pandas its CSV
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    history = pd.read_json(io.StringIO((out / "history.json").read_text()), orient="split")
+    events = EventAccumulator(str(out))
+    events.Reload()
+    vals = events.Scalars("loss/validation_mlm")
+    evals = history.dropna(subset=["val_mlm_loss"])
+    assert [v.step for v in vals] == [0, 2, 4] == [int(s) for s in evals["step"]]
+    assert [v.value for v in vals] == pytest.approx(list(evals["val_mlm_loss"]), rel=1e-6)
+    assert [v.value for v in events.Scalars("accuracy/validation_order")] == pytest.approx(
+        list(evals["val_order_acc"]), rel=1e-6)
+    flat = [v.value for v in events.Scalars("baseline/frequency_only_loss")]
+    assert [v.step for v in events.Scalars("baseline/frequency_only_loss")] == [0, 4]  # a flat line over the run
+    assert flat == pytest.approx([base.frequency_loss] * 2, rel=1e-6)
+    times = [v.wall_time for v in vals]
+    assert times == sorted(times) and times[-1] - times[0] == pytest.approx(
+        evals["elapsed_s"].iloc[-1] - evals["elapsed_s"].iloc[0], abs=1e-3)
+    csv = pd.read_csv(out / "history.csv")
+    assert list(csv["step"]) == list(history["step"])
+    assert csv["val_mlm_loss"].dropna().tolist() == pytest.approx(evals["val_mlm_loss"].tolist())
+    run = json.loads((out / "run.json").read_text())
+    assert run["seed"] == 3 and run["code_version"] and run["environment"]["torch"] == torch.__version__
+    assert run["environment"]["cpu"] and run["environment"]["torch_threads"] >= 1
+
+
+def test_a_runs_zip_opens_in_tensorboard_even_for_a_run_saved_before_the_exports(tmp_path, runs_dir):  # noqa: F811
+    import zipfile
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from albert_core.lab.checkpoint import export_zip
+
+    result = run_cached(tiny_spec(steps=4, eval_every=2), RunCache(runs_dir))
+    for old in [*result.checkpoint.glob("events.out.tfevents.*"), result.checkpoint / "history.csv"]:
+        old.unlink()  # as a run cached before the exports existed
+    with zipfile.ZipFile(io.BytesIO(export_zip(result))) as zf:
+        names = {n.split("/", 1)[1] for n in zf.namelist()}
+        assert {"run.json", "history.json", "history.csv", "tokenizer.json"} <= names
+        assert "model.safetensors" not in names
+        zf.extractall(tmp_path / "unzipped")
+    events = EventAccumulator(str(tmp_path / "unzipped" / result.spec.key))
+    events.Reload()
+    got = [(v.step, v.value) for v in events.Scalars("loss/validation_mlm")]
+    evals = result.history.dropna(subset=["val_mlm_loss"])
+    assert got == [(int(a), pytest.approx(b, rel=1e-6)) for a, b in zip(evals["step"], evals["val_mlm_loss"], strict=True)]
 
 
 @pytest.mark.parametrize(

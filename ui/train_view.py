@@ -188,6 +188,10 @@ def show_progress(rows: Sequence[RunStatus]) -> None:
                         text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {s.state}"
                         + ("" if mine else " · read-only: another visitor started it"))
             st.caption(escape_markdown(progress_line(s)))
+        if len(s.history):
+            c[0].download_button("History so far (CSV)", s.history.to_csv(index=False),
+                                 file_name=f"run-{s.run_id}-step{s.step}.csv", mime="text/csv",
+                                 key=f"dl_live_{s.run_id}", on_click="ignore", type="tertiary")
         if mine:
             c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id, me),
                         help="Withdraw your request: the run stops after its current step (a queued run leaves "
@@ -317,20 +321,59 @@ def live_panel(ids: Sequence[str]) -> None:
     @st.fragment(run_every=POLL_S if active else None)
     def panel() -> None:
         now, _ = statuses([s.run_id for s in found])
-        show_progress(now)
+        # three keyed boxes in a fixed order: the progress lines come and go as runs finish, and without the
+        # boxes they would shift the chart's place on the page, so the browser would replace the drawn chart
+        # by a new, empty one on that rerun (the curve would blink)
+        progress_box, chart_box, table_box = (st.container(key=k) for k in ("train_progress", "train_curves",
+                                                                             "train_table"))
         rows = [row_of(s) for s in now]
-        if any(len(r.history) for r in rows):
-            curves(rows, "train_runs")
-            st.caption(escape_markdown(summary(rows)))
-            if lines := tr.learning_summary(rows):
-                st.markdown("\n".join(f"- {escape_markdown(x)}" for x in lines), help=LEARNED_HELP)
-        runs_table(rows, "train_runs")
+        with progress_box:
+            show_progress(now)
+        with chart_box:
+            if any(len(r.history) for r in rows):
+                curves(rows, "train_runs")
+                st.caption(escape_markdown(summary(rows)))
+                if lines := tr.learning_summary(rows):
+                    st.markdown("\n".join(f"- {escape_markdown(x)}" for x in lines), help=LEARNED_HELP)
+        with table_box:
+            runs_table(rows, "train_runs")
         if active and not any(not s.finished for s in now):
             st.rerun()  # all finished: one full run draws the final state and stops the polling
 
     panel()
     if found and not active:
+        show_downloads(found)
         show_smoothness(found)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def run_files(run_id: str) -> bytes | None:
+    """The zip of a finished run's files (`checkpoint.export_zip`), None without a saved run. Keyed by run id."""
+    from albert_core.lab.checkpoint import export_zip
+
+    result = get_worker().cache.get(run_id)
+    if result is None or result.checkpoint is None:
+        return None
+    return export_zip(result)
+
+
+def show_downloads(found: Sequence[RunStatus]) -> None:
+    """One download per finished run: its files for TensorBoard, pandas and any tool that reads them."""
+    done = [s for s in found if s.state == "done"]
+    if not done:
+        return
+    with st.expander(f"Download your runs ({len(done)}): TensorBoard, CSV, run.json"):
+        st.caption("Each zip holds the run's TensorBoard event files, its history as CSV and JSON, run.json (the "
+                   "run's settings, seed, code and library versions, CPU and threads), the tokenizer and the "
+                   "model's config.json. Unzip and run `tensorboard --logdir .` in the folder, or read "
+                   "history.csv with pandas.")
+        for s in done:
+            data = run_files(s.run_id)
+            if data is None:
+                continue
+            st.download_button(f"{s.spec.name}, seed {s.spec.seed} (.zip)", data, file_name=f"run-{s.run_id}.zip",
+                               mime="application/zip", key=f"dl_run_{s.run_id}", on_click="ignore",
+                               icon=":material/download:")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

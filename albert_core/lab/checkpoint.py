@@ -25,6 +25,15 @@ from albert_core.lab.spec import CODE_VERSION, RunSpec
 
 RUN_FILE = "run.json"
 HISTORY_FILE = "history.json"
+CSV_FILE = "history.csv"  # the same history for spreadsheets and pandas
+EVENTS_PREFIX = "events.out.tfevents."  # TensorBoard's event files (TensorBoard, W&B, Aim and others read them)
+# history column -> TensorBoard tag
+TENSORBOARD_TAGS = {
+    "val_mlm_loss": "loss/validation_mlm", "train_mlm_loss": "loss/train_mlm", "train_order_loss": "loss/train_order",
+    "val_mlm_acc": "accuracy/validation_mlm", "val_order_acc": "accuracy/validation_order",
+    "train_mlm_acc": "accuracy/train_mlm", "val_order_ones": "accuracy/validation_order_share_of_ones",
+    "lr": "optimizer/learning_rate", "tokens_per_s": "speed/tokens_per_s",
+}
 TOKENIZER_FILE = "tokenizer.json"
 LAB_WEIGHTS = "lab_model.safetensors"
 HF_WEIGHTS = "model.safetensors"
@@ -67,17 +76,107 @@ def history_from_json(text: str) -> pd.DataFrame:
     return frame
 
 
+def environment() -> dict[str, Any]:
+    """Where a run was trained: library versions, CPU and torch threads (what its speed depends on)."""
+    import platform
+
+    import tokenizers
+    import torch
+    import transformers
+
+    from albert_core.hardware import cpu_name
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__, "cpu": cpu_name(), "torch_threads": torch.get_num_threads(),
+            "platform": platform.platform()}
+
+
 def record(result: Any) -> dict[str, Any]:
     """The JSON-safe run.json dict of a RunResult."""
     return _json_safe({
         "key": result.spec.key,
         "code_version": CODE_VERSION,
         "spec": result.spec.to_dict(),
+        "seed": result.spec.seed,
         "final": dict(result.final),
         "seconds": float(result.seconds),
         "cancelled": bool(result.cancelled),
         "message": result.message,
+        "environment": environment(),
     })
+
+
+def write_tensorboard(result: Any, folder: Path) -> Path:
+    """The run's history as TensorBoard scalars in ``folder`` (one event file; steps as TensorBoard's
+    steps, wall times from the run's own clock), with the baselines as flat lines over the run's steps."""
+    import time
+
+    from tensorboardX import SummaryWriter
+
+    history = result.history
+    start = time.time() - float(result.seconds)
+    writer = SummaryWriter(logdir=str(folder), flush_secs=3600)
+    try:
+        for row in history.to_dict("records"):
+            when = start + float(row["elapsed_s"])
+            for column, tag in TENSORBOARD_TAGS.items():
+                value = row.get(column)
+                if value is not None and math.isfinite(value):
+                    writer.add_scalar(tag, float(value), global_step=int(row["step"]), walltime=when)
+        base = result.baselines
+        if base is not None and len(history):
+            ends = (history.iloc[0], history.iloc[-1])
+            levels = {"baseline/frequency_only_loss": base.frequency_loss, "baseline/neighbour_loss": base.neighbour_loss,
+                      "baseline/always_most_frequent_accuracy": base.frequency_acc,
+                      "baseline/sentence_majority_accuracy": base.order_majority}
+            for tag, value in levels.items():
+                if value is not None and math.isfinite(value):
+                    for row in ends:
+                        writer.add_scalar(tag, float(value), global_step=int(row["step"]),
+                                          walltime=start + float(row["elapsed_s"]))
+    finally:
+        writer.close()
+    return folder
+
+
+def write_exports(result: Any, folder: Path) -> None:
+    """What opens a run outside the app: run.json (spec, seed, code version, versions, CPU, threads), the
+    history as JSON and CSV, and TensorBoard event files."""
+    folder = Path(folder)
+    (folder / HISTORY_FILE).write_text(history_to_json(result.history), encoding="utf-8")
+    result.history.to_csv(folder / CSV_FILE, index=False)
+    for old in folder.glob(EVENTS_PREFIX + "*"):
+        old.unlink()
+    write_tensorboard(result, folder)
+    (folder / RUN_FILE).write_text(json.dumps(record(result), indent=1), encoding="utf-8")
+
+
+EXPORTED_FILES = (RUN_FILE, HISTORY_FILE, CSV_FILE, TOKENIZER_FILE, "config.json")
+
+
+def export_zip(result: Any) -> bytes:
+    """A zip of the files that open a finished run outside the app (run.json, the history as JSON and CSV,
+    TensorBoard event files, the tokenizer and transformers' config; not the weights). A run saved before
+    the CSV and event files were written gets them made from its history now."""
+    import tempfile
+    import zipfile
+
+    folder = Path(result.checkpoint)
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        files = {name: folder / name for name in EXPORTED_FILES if (folder / name).is_file()}
+        events = sorted(folder.glob(EVENTS_PREFIX + "*"))
+        if CSV_FILE not in files or not events:
+            made = Path(tmp)
+            result.history.to_csv(made / CSV_FILE, index=False)
+            write_tensorboard(result, made)
+            files[CSV_FILE] = made / CSV_FILE
+            events = sorted(made.glob(EVENTS_PREFIX + "*"))
+        for name, path in files.items():
+            zf.write(path, f"{result.spec.key}/{name}")
+        for path in events:
+            zf.write(path, f"{result.spec.key}/{path.name}")
+    return buffer.getvalue()
 
 
 def save_run(result: Any, model: Any, tokenizer: Any, folder: Path) -> Path:
@@ -97,8 +196,7 @@ def save_run(result: Any, model: Any, tokenizer: Any, folder: Path) -> Path:
         save_file({k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}, folder / LAB_WEIGHTS)
     if tokenizer is not None:
         tokenizer.save(str(folder / TOKENIZER_FILE))
-    (folder / HISTORY_FILE).write_text(history_to_json(result.history), encoding="utf-8")
-    (folder / RUN_FILE).write_text(json.dumps(record(result), indent=1), encoding="utf-8")
+    write_exports(result, folder)
     return folder
 
 
