@@ -224,3 +224,54 @@ def test_real_runs_separate_and_identical_runs_do_not(real_runs):
     assert one.step is None and "two seeds" in one.note
     fig = ft.curves_figure(real_runs, "mlm_loss", same)
     assert "not separated yet" in fig.layout.annotations[0].text
+
+
+def test_smoothing_is_tensorboards_debiased_ema_with_the_raw_curve_kept_faint():
+    assert ft.ema([1.0, 3.0], 0.5) == pytest.approx([1.0, (0.25 + 1.5) / 0.75])  # by hand
+    assert ft.ema([2.0, 5.0, 1.0], 0.0) == [2.0, 5.0, 1.0]
+    with pytest.raises(ValueError, match="smoothing must be between 0 and 0.99"):
+        ft.ema([1.0], 1.0)
+    h = history(3.0, 0)
+    fig = ft.curves_figure({"ALBERT": [h]}, "mlm_loss", smoothing=0.9)
+    raw = [t for t in fig.data if t.name == "ALBERT · training · raw"]
+    smooth = [t for t in fig.data if t.name == "ALBERT · training"]
+    assert len(raw) == len(smooth) == 1 and raw[0].opacity == 0.3 and raw[0].showlegend is False
+    assert list(raw[0].y) == h["train_mlm_loss"].tolist()
+    assert list(smooth[0].y) == pytest.approx(ft.ema(h["train_mlm_loss"].tolist(), 0.9))
+    assert [c[1] for c in smooth[0].customdata] == pytest.approx(h["train_mlm_loss"].tolist())  # hover: raw value
+
+
+def test_x_by_tokens_or_wall_time_and_log_axes():
+    a, b = history(3.0, 0), history(3.0, 1)
+    b["elapsed_s"] = a["elapsed_s"] * 3
+    fig = ft.curves_figure({"ALBERT": [a, b]}, "mlm_loss", x="tokens", log_y=True, log_x=True)
+    val = next(t for t in fig.data if t.name == "ALBERT · validation")
+    steps = a.dropna(subset=["val_mlm_loss"])["step"].tolist()
+    assert list(val.x) == [float(a.loc[a.step == s, "tokens"].item()) for s in steps]
+    assert fig.layout.xaxis.title.text == "token positions seen"
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.type == "log"
+    fig = ft.curves_figure({"ALBERT": [a, b]}, "mlm_loss", x="elapsed_s")
+    val = next(t for t in fig.data if t.name == "ALBERT · validation")
+    at = a.set_index("step")["elapsed_s"]
+    assert list(val.x) == pytest.approx([2 * at[s] for s in steps])  # the median of 1x and 3x
+    with pytest.raises(ValueError, match="x must be one of"):
+        ft.curves_figure({"ALBERT": [a]}, "mlm_loss", x="epoch")
+
+
+def test_table3_variants_get_a_colour_per_family_and_size_and_a_dash_per_sharing():
+    from albert_core.lab.experiments import EXPERIMENTS
+
+    specs = EXPERIMENTS["table3"].specs(seeds=(0,))
+    styles = ft.variant_styles({s.label: s.config for s in specs})
+    assert len(set(styles.values())) == len(specs)  # every variant tells apart
+    for s in specs:
+        color, dash = styles[s.label]
+        assert dash == ("solid" if s.config.sharing == "none" else "dash")
+        assert (color == ft.BERT_LINE) == (s.config.family == "bert")
+    same_e = {}
+    for s in specs:
+        same_e.setdefault((s.config.family, s.config.embedding_size), set()).add(styles[s.label][0])
+    assert all(len(colors) == 1 for colors in same_e.values())
+    fig = ft.curves_figure({s.label: [history(3.0, 0)] for s in specs}, "mlm_loss", styles=styles)
+    val = next(t for t in fig.data if t.name == f"{specs[0].label} · validation")
+    assert (val.line.color, val.line.dash) == styles[specs[0].label]

@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from albert_core.config import ModelConfig
 from albert_core.lab.baselines import Baselines
 from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
 from ui import figures_live
@@ -88,6 +89,50 @@ def seed_band(histories: Sequence[pd.DataFrame], column: str) -> pd.DataFrame:
     return out.sort_values("step", ignore_index=True)
 
 
+BERT_LINE = "#1f77b4"  # BERT blue
+ALBERT_LINES = ("#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+SHARING_DASH = {"none": "solid", "all": "dash", "attention": "dashdot", "ffn": "longdash"}
+
+
+def variant_styles(configs: Mapping[str, ModelConfig]) -> dict[str, tuple[str, str]]:
+    """(colour, dash) per label of run ``configs`` (label -> ModelConfig): BERT blue; each ALBERT embedding
+    size its own colour (orange first); the sharing mode as the dash (not shared solid, all-shared dashed),
+    so Table 3's E x sharing grid reads as colour x dash instead of eight near-identical hues."""
+    albert_sizes = sorted({c.embedding_size for c in configs.values() if c.family != "bert"})
+    out = {}
+    for label, c in configs.items():
+        color = BERT_LINE if c.family == "bert" else ALBERT_LINES[albert_sizes.index(c.embedding_size) % len(ALBERT_LINES)]
+        out[label] = (color, SHARING_DASH.get(c.sharing, "dot"))
+    return out
+
+
+X_AXES = {"step": "training step", "tokens": "token positions seen", "elapsed_s": "wall time (s, measured)"}
+MAX_SMOOTHING = 0.99  # an EMA weight of 1 would never move
+
+
+def ema(values: Sequence[float], weight: float) -> list[float]:
+    """TensorBoard's smoothing: an exponential moving average with weight ``weight`` (0 = none, below 1),
+    debiased so that the first points are not pulled towards 0."""
+    if not 0 <= weight <= MAX_SMOOTHING:
+        raise ValueError(f"smoothing must be between 0 and {MAX_SMOOTHING}, got {weight!r:.20}")
+    out, last = [], 0.0
+    for n, v in enumerate(values, start=1):
+        last = weight * last + (1 - weight) * float(v)
+        out.append(last / (1 - weight**n) if weight else float(v))
+    return out
+
+
+def x_values(histories: Sequence[pd.DataFrame], steps: Sequence[int], x: str) -> list[float]:
+    """The x of each logged step on axis ``x``: the step, the token positions seen by then, or the
+    median over the seeds of the measured wall time at that step."""
+    if x == "step":
+        return [float(s) for s in steps]
+    if x not in X_AXES:
+        raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r:.40}")
+    by_step = pd.concat([h[["step", x]] for h in histories]).groupby("step")[x].median()
+    return [float(by_step.get(s, np.nan)) for s in steps]
+
+
 def curves_figure(
     groups: Mapping[str, Sequence[pd.DataFrame]],
     metric: str = "mlm_loss",
@@ -96,6 +141,11 @@ def curves_figure(
     baselines: Baselines | None = None,
     title_suffix: str = "",
     training: bool = True,
+    smoothing: float = 0.0,
+    x: str = "step",
+    log_y: bool = False,
+    log_x: bool = False,
+    styles: Mapping[str, tuple[str, str]] | None = None,
 ) -> go.Figure:
     """Curves of several runs on one chart: for each label its median over seeds (one seed: the run
     itself), with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the
@@ -103,7 +153,12 @@ def curves_figure(
     separate beyond their seed ranges, or says honestly that they have not. ``baselines`` (of the held-out
     batches the runs were scored on) draws the levels the metric must beat as labelled horizontal lines:
     the frequency-only and neighbour models for MLM, the majority class for the sentence task.
-    ``training`` False leaves the training curves out (many runs on one chart)."""
+    ``training`` False leaves the training curves out (many runs on one chart).
+
+    Dashboard conventions: ``smoothing`` (an EMA weight below 1, as TensorBoard's) draws each curve smoothed
+    with its raw points faint behind it; ``x`` is "step", "tokens" or "elapsed_s" (measured wall time);
+    ``log_y`` / ``log_x`` use log axes; ``styles`` gives a label its (colour, dash) (e.g. colour by family,
+    dash by sharing), else the palette in order. A legend click hides a run, a double click isolates it."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r:.40}")
     title, y_title, columns = METRICS[metric]
@@ -111,34 +166,47 @@ def curves_figure(
         title, columns = f"Validation {title}", columns[:1]
     fig = go.Figure()
     for i, (label, histories) in enumerate(groups.items()):
-        color = color_of(i)
+        color, dash = (styles or {}).get(label, (color_of(i), "solid"))
         seeds = len(histories)
         for j, column in enumerate(columns):
             band = seed_band(histories, column)
             if band.empty:
                 continue
+            xs = x_values(histories, band["step"].tolist(), x)
             name = label if len(columns) == 1 else f"{label} · {COLUMN_NAMES[column]}"
             several = band[band["n"] >= 2]
             if j == 0 and len(several):
+                sx = x_values(histories, several["step"].tolist(), x)
                 fig.add_trace(go.Scatter(
-                    x=[*several["step"], *several["step"][::-1]], y=[*several["hi"], *several["lo"][::-1]],
+                    x=[*sx, *sx[::-1]], y=[*several["hi"], *several["lo"][::-1]],
                     fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                     name=f"{label} · seed range ({seeds} seeds)", legendgroup=label, showlegend=False,
                 ))
+            raw = band["median"].tolist()
+            line_dash = dash if j == 0 else "dot"
+            if smoothing > 0:  # the raw points stay visible, faint, behind the smoothed line
+                fig.add_trace(go.Scatter(x=xs, y=raw, mode="lines", name=f"{name} · raw", legendgroup=label,
+                                         showlegend=False, hoverinfo="skip", opacity=0.3,
+                                         line=dict(color=color, width=1, dash=line_dash)))
             fig.add_trace(go.Scatter(
-                x=band["step"].tolist(), y=band["median"].tolist(), mode="lines", name=name,
-                legendgroup=label, line=dict(color=color, width=2 if j == 0 else 1.2,
-                                             dash="solid" if j == 0 else "dot"),
-                customdata=np.stack([band["lo"], band["hi"], band["n"]], axis=-1).tolist(),
-                hovertemplate=(f"{label}<br>step %{{x}}<br>{COLUMN_NAMES[column]} %{{y:.4g}}"
-                               + ("<br>seeds %{customdata[2]}: %{customdata[0]:.4g} to %{customdata[1]:.4g}"
+                x=xs, y=ema(raw, smoothing), mode="lines", name=name,
+                legendgroup=label, line=dict(color=color, width=2 if j == 0 else 1.2, dash=line_dash),
+                customdata=np.stack([band["step"], raw, band["lo"], band["hi"], band["n"]], axis=-1).tolist(),
+                hovertemplate=(f"{label}<br>step %{{customdata[0]}}<br>{COLUMN_NAMES[column]} %{{customdata[1]:.4g}}"
+                               + (" (smoothed %{y:.4g})" if smoothing > 0 else "")
+                               + ("<br>seeds %{customdata[4]}: %{customdata[2]:.4g} to %{customdata[3]:.4g}"
                                   if seeds > 1 else "") + "<extra></extra>"),
             ))
     if baselines is not None:
         add_baselines(fig, baselines, metric)
     if separation is not None:
-        _mark_separation(fig, separation)
-    return _layout(fig, f"{title} · {title_suffix}" if title_suffix else title, "training step", y_title)
+        _mark_separation(fig, separation, vline=x == "step")
+    _layout(fig, f"{title} · {title_suffix}" if title_suffix else title, X_AXES.get(x, x), y_title)
+    if log_y:
+        fig.update_yaxes(type="log")
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
 
 
 def baseline_levels(baselines: Baselines, metric: str) -> list[tuple[str, float]]:
@@ -161,9 +229,10 @@ def add_baselines(fig: go.Figure, baselines: Baselines, metric: str, **where: in
                       annotation_font_size=11, annotation_font_color=BASELINE_COLOR, **where)
 
 
-def _mark_separation(fig: go.Figure, sep: Separation) -> None:
-    if sep.step is None:
-        text = f"{sep.a} vs {sep.b}: not separated yet" + (f" ({sep.note})" if sep.note else "")
+def _mark_separation(fig: go.Figure, sep: Separation, vline: bool = True) -> None:
+    if sep.step is None or not vline:
+        text = (f"{sep.a} vs {sep.b}: not separated yet" + (f" ({sep.note})" if sep.note else "") if sep.step is None
+                else f"{sep.a} vs {sep.b} apart from step {sep.step}")
         fig.add_annotation(text=text, xref="paper", yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom",
                            showarrow=False, font=dict(size=11, color="#555"))
         return

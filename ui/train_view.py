@@ -230,18 +230,31 @@ def common_baselines(rows: Sequence[tr.RunRow]) -> Baselines | None:
 
 def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
            default: str = "mlm_loss", training: bool = True) -> None:
-    """The metric picker and the curves of ``rows`` on one chart."""
+    """The metric picker, the dashboard controls (smoothing, x axis, log axes) and the curves of ``rows``
+    on one chart."""
     titles = {k: v[0] for k, v in ft.METRICS.items()}
     metric = st.segmented_control("Metric", list(titles), format_func=titles.get, key=f"{key}_metric",
                                   default=default) or default
+    c = st.columns([2, 2, 1, 1], vertical_alignment="bottom")
+    smoothing = c[0].select_slider(
+        "Smoothing", options=[0.0, 0.5, 0.8, 0.9, 0.95, 0.99], value=0.0, key=f"{key}_smooth",
+        help="An exponential moving average of each curve, as TensorBoard's (the weight of the past; below 1). "
+        "The raw points stay drawn, faint, behind the smoothed line; the hover shows the raw value.")
+    x = c[1].segmented_control("x axis", list(ft.X_AXES), format_func={"step": "step", "tokens": "tokens",
+                                                                     "elapsed_s": "wall time"}.get,
+                               default="step", key=f"{key}_x") or "step"
+    log_y = c[2].toggle("log y", key=f"{key}_logy")
+    log_x = c[3].toggle("log x", key=f"{key}_logx", help="Step 0 has no place on a log axis and is left out.")
     groups = tr.groups_of(rows)
     column = ft.METRICS[metric][2][0]
     drawn = [label for label, hs in groups.items() if any(column in h and h[column].notna().any() for h in hs)]
     sep = None
     if (pair := pair_for(drawn)) is not None:  # e.g. an MLM-only run has no sentence-task curve to compare
         sep = tr.separation(groups[pair[0]], groups[pair[1]], column, *pair)
+    styles = ft.variant_styles({r.label: r.spec.config for r in rows})
     fig = ft.curves_figure(groups, metric, sep, baselines=common_baselines(rows), title_suffix=title_suffix,
-                           training=training)
+                           training=training, smoothing=float(smoothing), x=x, log_y=log_y, log_x=log_x,
+                           styles=styles)
     with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
         st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
     if metric != "val_order_acc":
@@ -251,7 +264,9 @@ def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
 CURVES_NOTE = (
     "Solid: the held-out pairs, every masked piece shown as [MASK]. Dotted: the training batches, where BERT's "
     "masking leaves 1 in 10 masked pieces as they are (easy to copy), so the training loss sits lower. Grey: "
-    "the baselines of the same held-out pairs."
+    "the baselines of the same held-out pairs. Colour: the model family and embedding size (BERT blue); dash: "
+    "the sharing mode (not shared solid, all-shared dashed). Click a legend entry to hide a run, double-click to "
+    "show it alone."
 )
 LEARNED_HELP = (
     "Scored on the same held-out pairs as the baselines. Frequency-only: a model that knows only how often each "
