@@ -85,6 +85,19 @@ def test_runs_table_shows_final_numbers_or_the_latest_of_a_running_run():
     assert second["step_ms"] == pytest.approx(40.0)
     assert math.isnan(tr.measured_step_ms(_history(0.02).iloc[:2]))  # one training row: no step time yet
     assert list(tr.groups_of([done, running])) == ["mine"] and len(tr.groups_of([done, running])["mine"]) == 2
+    # the best evaluation as well as the last; FLOPs in the app's one format
+    evals = _history(0.02).dropna(subset=["val_mlm_loss"])
+    assert first["best_val_mlm_loss"] == evals["val_mlm_loss"].min()
+    assert first["flops_per_step"] == "5.7 kFLOP"
+    assert list(df.columns[:4]) == ["run", "seed", "state", "val_mlm_loss"]  # results before cost
+
+
+def test_only_the_columns_that_differ_keep_the_key_results():
+    df = pd.DataFrame({"run": ["a", "b"], "seed": [0, 0], "state": ["done", "done"], "val_mlm_loss": [5.0, 5.0],
+                       "below_frequency": [0.4, 0.4], "mlm_verdict": ["x", "x"], "lr": [1e-3, 3e-3],
+                       "steps": [100, 100], "frequency_loss": [math.nan, math.nan], "E": [16, math.nan]})
+    assert tr.differing_columns(df) == ["run", "seed", "state", "val_mlm_loss", "below_frequency", "mlm_verdict",
+                                        "lr", "E"]
 
 
 def test_runs_table_and_summary_put_every_result_beside_its_baselines():

@@ -18,6 +18,7 @@ import pandas as pd
 
 from albert_core import ModelConfig
 from albert_core.config import SHARING_LABELS
+from albert_core.format import fmt_flops
 from albert_core.lab import experiments
 from albert_core.lab import spec as spec_defaults
 from albert_core.lab.baselines import Baselines, mlm_verdict, order_verdict
@@ -167,10 +168,12 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
             "seed": spec.seed,
             "params": r.params,
             "train_flops_per_step": r.flops_per_step,
+            "flops_per_step": fmt_flops(r.flops_per_step),
             "step_ms": measured_step_ms(r.history),
             "steps": int(f.get("steps", 0)),
             "tokens": int(f.get("tokens", 0)),
             **{c: f.get(c, math.nan) for c in METRIC_COLUMNS},
+            **best_columns(r.history),
             **baseline_columns(r, f),
             "seconds": f.get("seconds", math.nan),
             "state": r.state,
@@ -179,10 +182,27 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
     return pd.DataFrame(out, columns=RUNS_COLUMNS)
 
 
-RUNS_COLUMNS = ["run", "config", "task", "seed", "params", "train_flops_per_step", "step_ms", "steps", "tokens",
-                "train_mlm_loss", "val_mlm_loss", "frequency_loss", "below_frequency", "neighbour_loss", "mlm_verdict",
-                "val_mlm_acc", "frequency_acc", "val_order_acc", "val_order_ones", "order_verdict", "seconds", "state",
-                "run_id"]
+# the results first (what a reader compares), then the baselines, then what the run cost, then what it was
+RUNS_COLUMNS = ["run", "seed", "state", "val_mlm_loss", "best_val_mlm_loss", "below_frequency", "mlm_verdict",
+                "val_mlm_acc", "val_order_acc", "best_val_order_acc", "order_verdict", "frequency_loss", "neighbour_loss",
+                "frequency_acc", "val_order_ones", "train_mlm_loss", "params", "train_flops_per_step", "flops_per_step",
+                "step_ms", "steps", "tokens", "seconds", "config", "task", "run_id"]
+KEY_COLUMNS = ("run", "seed", "state", "val_mlm_loss", "below_frequency", "mlm_verdict")  # always shown
+
+
+def best_columns(history: pd.DataFrame) -> dict[str, float]:
+    """The best evaluation so far: the lowest validation MLM loss and the highest sentence-task accuracy."""
+    def best(column: str, how: str) -> float:
+        values = history[column].dropna() if column in history else pd.Series(dtype=float)
+        return float(getattr(values, how)()) if len(values) else math.nan
+
+    return {"best_val_mlm_loss": best("val_mlm_loss", "min"), "best_val_order_acc": best("val_order_acc", "max")}
+
+
+def differing_columns(df: pd.DataFrame) -> list[str]:
+    """The columns worth showing in a hyperparameter view: the key columns and every column whose value
+    is not the same in every row (empty cells count as one value)."""
+    return [c for c in df.columns if c in KEY_COLUMNS or df[c].astype(str).nunique(dropna=False) > 1]
 
 
 def baseline_columns(r: RunRow, f: Mapping[str, float]) -> dict[str, object]:

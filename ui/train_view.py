@@ -87,7 +87,7 @@ def plan_frame(specs: Sequence[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
 
 def show_plan(specs: Sequence[RunSpec]) -> list[str]:
     df, problems = plan_frame(specs)
-    st.dataframe(df, hide_index=True, key="train_plan", column_order=[c for c in df.columns
+    st.dataframe(df, hide_index=True, key="train_plan", placeholder=MISSING, column_order=[c for c in df.columns
                                                                       if c != "train_flops_per_step"],
                  column_config={
         "params": st.column_config.NumberColumn("params (exact)", format="localized"),
@@ -277,37 +277,60 @@ LEARNED_HELP = (
 )
 
 
+MISSING = "–"  # what an empty cell shows (never "None")
+
+
+def _num(label: str, fmt: str, help: str | None = None):  # noqa: A002 - Streamlit's own argument name
+    return st.column_config.NumberColumn(label, format=fmt, help=help)
+
+
+RUNS_TABLE_COLUMNS = {
+    "run": st.column_config.TextColumn("run"),
+    "seed": _num("seed", "%d"),
+    "state": st.column_config.TextColumn("state"),
+    "val_mlm_loss": _num("validation MLM loss", "%.4f", "The last evaluation's loss on the held-out pairs (nats)."),
+    "best_val_mlm_loss": _num("best validation MLM loss", "%.4f", "The lowest validation loss of any evaluation."),
+    "below_frequency": _num("below frequency-only (nats)", "%+.3f", LEARNED_HELP),
+    "mlm_verdict": st.column_config.TextColumn("MLM", help=LEARNED_HELP),
+    "val_mlm_acc": _num("validation MLM accuracy", "%.4f"),
+    "val_order_acc": _num("sentence-task accuracy", "%.4f", "NSP or SOP accuracy on the balanced held-out pairs."),
+    "best_val_order_acc": _num("best sentence-task accuracy", "%.4f"),
+    "order_verdict": st.column_config.TextColumn("sentence task", help=LEARNED_HELP),
+    "frequency_loss": _num("frequency-only loss", "%.4f", "The loss of a model that knows only how often each piece "
+                           "occurs (training text), on the same held-out pairs: the level a run must go below."),
+    "neighbour_loss": _num("neighbour loss", "%.4f", "A bigram model of the masked piece's left and right "
+                           "neighbours, on the same held-out pairs."),
+    "frequency_acc": _num("always-most-frequent accuracy", "%.4f", "How often the single most frequent piece is "
+                          "the right answer on the same held-out pairs."),
+    "val_order_ones": _num("share of \"1\" answers", "%.2f", "0 or 1: the sentence head answers one class for "
+                           "every pair (a constant answer scores 50 % on the balanced held-out pairs)."),
+    "train_mlm_loss": _num("training MLM loss", "%.4f", "On the training batches, where 1 in 10 masked pieces is "
+                           "left visible (lower than the validation loss)."),
+    "params": _num("params (exact)", "localized"),
+    "flops_per_step": st.column_config.TextColumn("training FLOPs / step", help="count_flops(...).training: "
+                                                  "forward + backward matmul FLOPs of one batch (exact)."),
+    "step_ms": _num("step (ms, measured)", "%.1f", "Median wall time per training step, measured while it trained."),
+    "steps": _num("steps", "localized"),
+    "tokens": _num("token positions", "localized"),
+    "seconds": _num("seconds (measured)", "%.1f"),
+    "config": st.column_config.TextColumn("config"),
+    "task": st.column_config.TextColumn("sentence task trained"),
+    "run_id": st.column_config.TextColumn("run id"),
+}
+
+
 def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
+    """The runs table: results first, then baselines, then cost; "only what differs" hides the columns
+    every run shares (a hyperparameter view)."""
     df = tr.runs_frame(rows)
-    st.dataframe(df, hide_index=True, key=f"{key}_table", column_config={
-        "params": st.column_config.NumberColumn("params", format="localized"),
-        "train_flops_per_step": st.column_config.NumberColumn("FLOPs / step", format="compact",
-                                                              help="Training FLOPs per step (exact)."),
-        "step_ms": st.column_config.NumberColumn("step (ms, measured)", format="%.1f",
-                                                 help="Median wall time per training step, measured while the run trained."),
-        "tokens": st.column_config.NumberColumn("tokens", format="localized"),
-        "seconds": st.column_config.NumberColumn("seconds", format="%.1f"),
-        **{c: st.column_config.NumberColumn(c, format="%.4f") for c in
-           ("train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc")},
-        "frequency_loss": st.column_config.NumberColumn(
-            "frequency-only loss", format="%.4f", help="The loss of a model that knows only how often each piece "
-            "occurs (training text), on the same held-out pairs: the level a run must go below."),
-        "below_frequency": st.column_config.NumberColumn(
-            "below frequency-only (nats)", format="%+.3f", help=LEARNED_HELP),
-        "neighbour_loss": st.column_config.NumberColumn(
-            "neighbour loss", format="%.4f", help="A bigram model of the masked piece's left and right neighbours, "
-            "on the same held-out pairs."),
-        "mlm_verdict": st.column_config.TextColumn("MLM", help=LEARNED_HELP),
-        "frequency_acc": st.column_config.NumberColumn(
-            "always-most-frequent accuracy", format="%.4f", help="How often the single most frequent piece is "
-            "the right answer on the same held-out pairs."),
-        "val_order_ones": st.column_config.NumberColumn(
-            "share of \"1\" answers", format="%.2f", help="0 or 1: the sentence head answers one class for "
-            "every pair (a constant answer scores 50 % on the balanced held-out pairs)."),
-        "order_verdict": st.column_config.TextColumn("sentence task", help=LEARNED_HELP),
-    })
+    differ = st.toggle("Show only the columns that differ", key=f"{key}_differ",
+                       help="Hide every column whose value is the same for all runs (the run, its seed, state and "
+                       "the key results stay).")
+    shown = tr.differing_columns(df) if differ else list(df.columns)
+    st.dataframe(df, hide_index=True, key=f"{key}_table", placeholder=MISSING,
+                 column_order=[c for c in shown if c != "train_flops_per_step"], column_config=RUNS_TABLE_COLUMNS)
     st.download_button("Download the runs table (CSV)", df.to_csv(index=False), file_name=f"{key}.csv",
-                       mime="text/csv", key=f"dl_{key}", icon=":material/download:")
+                       mime="text/csv", key=f"dl_{key}", icon=":material/download:", on_click="ignore")
 
 
 def summary(rows: Sequence[tr.RunRow]) -> str:
