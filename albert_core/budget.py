@@ -222,7 +222,7 @@ class MemoryBudget:
         if nbytes > total:
             raise MemoryBudgetError(
                 f"{what} needs about {fmt_bytes(nbytes)}, over this server's memory budget of "
-                f"{fmt_bytes(total)} ({BUDGET_ENV})"
+                f"{fmt_bytes(total)}"
             )
         if not self._fits(nbytes, total):
             for ref in list(self._reclaimers):
@@ -328,7 +328,7 @@ def check_flops(flops: int | float, what: str) -> None:
     if flops > cap * 1e9:
         raise ComputeBudgetError(
             f"{what} would cost {flops / 1e9:,.0f} GFLOP, over this server's cap of {cap:,g} GFLOP per "
-            f"request ({FLOP_ENV})"
+            f"request"
         )
 
 
@@ -473,8 +473,8 @@ def check_budget(
     else:
         message = (
             f"{what} needs about {fmt_bytes(total)} (weights + one forward pass), "
-            f"over the memory budget of {fmt_bytes(budget)}; use a smaller model, batch or "
-            f"sequence, the meta device, or raise {BUDGET_ENV}"
+            f"over this server's memory budget of {fmt_bytes(budget)}; use a smaller model, batch or "
+            f"sequence, or the meta device (shapes and counts without memory)"
         )
     return BudgetCheck(total, budget, ok, message)
 

@@ -11,7 +11,6 @@ import streamlit as st
 from albert_core import count_flops, count_params, estimate_memory
 from albert_core.analysis import attention_maps, layer_smoothness
 from albert_core.budget import (
-    FLOP_ENV,
     BusyError,
     Cancelled,
     MemoryBudgetError,
@@ -108,9 +107,9 @@ if source == "folder":
     roots = live.checkpoint_roots()
     if not roots:
         st.info(
-            f"Loading checkpoint folders is switched off on this server: it would let visitors read server "
-            f"paths. The operator can allow folders with the environment variable `{live.ROOTS_ENV}` "
-            f"(folders separated by `{os.pathsep}`); run the app locally to load your own checkpoints."
+            "Loading checkpoint folders is switched off on this server: it would let visitors read the "
+            "server's files. Whoever runs the server can allow some folders (docs/deploy.md); run the app on "
+            "your own machine to load your own checkpoints."
         )
         st.stop()
     st.caption("Allowed folders: " + ", ".join(f"`{escape_markdown(str(r))}`" for r in roots))
@@ -162,15 +161,15 @@ c[0].metric("Estimated memory", fmt_bytes(check.estimate),
             help="Weights plus one forward pass of one sequence of up to "
             f"{seq_cap} tokens, from estimate_memory.")
 c[1].metric("Memory budget", fmt_bytes(check.budget),
-            help="Set by the server ($ALBERT_EXPLORER_MEMORY_BUDGET) for the whole process: every visitor's "
-            "models and runs share it, and nothing beyond it is allocated.")
+            help="Set by whoever runs this server, for the whole server: every visitor's models and runs share "
+            "it, and nothing beyond it is allocated.")
 c[2].metric("Share of the budget", fmt_share(check.estimate / check.budget),
             help="Estimated memory / memory budget; above 100% as a multiple of the budget.")
 st.progress(min(1.0, check.estimate / check.budget))
 cap = max_gflop()
 forward_flops = count_flops(cfg, 1, seq_cap).forward
-st.caption(f"Compute is capped too: each request may run at most {cap:,g} GFLOP of live work "
-           f"(`{FLOP_ENV}`); one forward pass of this model over {seq_cap} tokens counts "
+st.caption(f"Compute is capped too: each request may run at most {cap:,g} GFLOP of live work on this server; "
+           f"one forward pass of this model over {seq_cap} tokens counts "
            f"{fmt_flops(forward_flops)}. Live work runs one visitor at a time.")
 
 if model is None and (problem := live.too_many_blocks(cfg)):

@@ -61,7 +61,7 @@ def test_bounds_refuse_over_budget_runs_with_a_message():
     evals = 3 * trainer.MAX_EVAL_EXAMPLES * count_flops(spec.config, 1, spec.seq_len).forward
     assert cost.eval_flops == evals > 0
     assert cost.flops == cost.flops_per_step * spec.steps + evals
-    with pytest.raises(LabLimitError, match=r"steps \(8\) is over the lab's limit of 5 steps"):
+    with pytest.raises(LabLimitError, match=r"steps \(8\) is over this server's limit of 5 steps per run$"):
         check_run(spec, LabLimits(max_steps=5))
     with pytest.raises(LabLimitError, match="over the memory budget of 1.0 MB"):
         check_run(spec, LabLimits(memory_budget=2**20))

@@ -173,8 +173,7 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
     check_request(spec.tokenizer_kind, spec.vocab_size)  # a vocabulary size the lab can train a tokenizer for
     if spec.steps > limits.max_steps:
         raise LabLimitError(
-            f"steps ({spec.steps:,}) is over the lab's limit of {limits.max_steps:,} steps per run "
-            f"({ENV_PREFIX}MAX_STEPS)"
+            f"steps ({spec.steps:,}) is over this server's limit of {limits.max_steps:,} steps per run"
         )
     cost = run_cost(spec)
     budget = limits.budget()
@@ -189,7 +188,7 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
         raise LabLimitError(
             f"the run needs {fmt_flops(cost.flops)} of compute ({fmt_flops(cost.flops_per_step)} per "
             f"step x {spec.steps:,} steps, plus at most {fmt_flops(cost.eval_flops)} for its evaluations), over the lab's limit of {fmt_flops(limits.max_flops)} per run "
-            f"({ENV_PREFIX}MAX_FLOPS); use fewer steps or a smaller model, batch or sequence"
+            f"on this server; use fewer steps or a smaller model, batch or sequence"
         )
     return cost
 
@@ -590,7 +589,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         if should_stop is not None and should_stop():
             message = "cancelled"
         elif time.perf_counter() - t_start > limits.max_seconds:
-            message = f"stopped at the time limit of {limits.max_seconds:g} s per run ({ENV_PREFIX}MAX_SECONDS)"
+            message = f"stopped at this server's time limit of {limits.max_seconds:g} s per run"
         if group.world > 1 and group.sum([1.0 if message else 0.0])[0] and not message:
             message = "stopped: another process of the run stopped (cancelled or at the time limit)"
         if message:  # every rank stops at the same step
