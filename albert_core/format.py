@@ -89,7 +89,8 @@ def escape_markdown(text: str) -> str:
 
 
 def fmt_duration(seconds: float) -> str:
-    """0.000123 -> '123 µs', 0.356 -> '356 ms', 5400 -> '1.5 h', 3e6 -> '34.7 days'."""
+    """0.000123 -> '123 µs', 0.356 -> '356 ms', 5400 -> '90 min', 3e6 -> '34.7 days',
+    1.1e9 -> '12,731 days (34.9 years)' (never scientific notation)."""
     s = float(seconds)
     if s < 0 or not math.isfinite(s):
         raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r:.40}")
@@ -97,4 +98,8 @@ def fmt_duration(seconds: float) -> str:
                                (172_800, 3600, "h")):
         if s < limit:
             return f"{s / scale:.3g} {unit}"
-    return f"{s / 86_400:.3g} days"
+    days = s / 86_400
+    if days < 1000:
+        return f"{days:.3g} days"
+    years = days / 365.25
+    return f"{days:,.0f} days ({years:,.0f} years)" if years >= 100 else f"{days:,.0f} days ({years:.3g} years)"

@@ -114,8 +114,9 @@ m[1].metric("Inference batch (estimate)", fmt_duration(est.inference_s),
 m[2].metric("Tokens / s (estimate)", fmt_count(round(est.tokens_per_second)))
 fits = est.fits
 m[3].metric("Training memory per chip", fmt_bytes(est.memory_per_chip),
-            delta=None if fits is None else ("fits" if fits else "does not fit"),
-            delta_color="normal" if fits else "inverse",
+            delta=None if fits is None else (f"fits in {fmt_bytes(profile.memory_bytes)}" if fits
+                                             else f"does not fit in {fmt_bytes(profile.memory_bytes)}"),
+            delta_color="green" if fits else "red", delta_arrow="off",  # a yes/no, not a rise or a fall
             help=f"Weights, gradients and optimizer states (exact) plus this chip's activations (estimate); "
             f"{profile.label} has {fmt_bytes(profile.memory_bytes)}.")
 st.plotly_chart(figures_hardware.step_breakdown(est), key="hw_breakdown", width="stretch")

@@ -29,6 +29,9 @@ def test_url_selects_hardware_and_chips_and_the_metrics_are_the_estimate(app):
     assert metrics["Training step (estimate)"] == fmt_duration(est.training_s)
     assert metrics["Inference batch (estimate)"] == fmt_duration(est.inference_s)
     assert metrics["Tokens / s (estimate)"] == fmt_count(round(est.tokens_per_second))
+    (memory,) = [m for m in at.metric if m.label == "Training memory per chip"]
+    assert memory.proto.delta.startswith("fits in" if est.fits else "does not fit in")  # a yes/no said as one
+    assert memory.proto.direction == memory.proto.MetricDirection.NONE  # no up arrow for a yes
     specs = charts(at)
     bars = {t["name"]: t["x"] for t in specs[BREAKDOWN]["data"]}
     assert bars["Gradient all-reduce"] == [est.part("allreduce").seconds]

@@ -260,6 +260,8 @@ def test_fmt_duration():
     assert fmt_duration(5.5) == "5.5 s"
     assert fmt_duration(5400) == "90 min"
     assert fmt_duration(3 * 86_400) == "3 days"
+    assert fmt_duration(13_000 * 86_400) == "13,000 days (35.6 years)"  # the Hardware page's 1.3e+04 days
+    assert fmt_duration(1e12) == "11,574,074 days (31,688 years)"
     with pytest.raises(ValueError):
         fmt_duration(-1)
 
@@ -295,3 +297,21 @@ def test_cli_time_table_names_the_estimate_and_overrides_apply(capsys):
 def test_cli_time_bad_input_exits_2_with_one_line(capsys, argv):
     fails(capsys, *argv)
 
+
+
+def test_docs_give_the_largest_batches_the_page_shows():
+    """docs/hardware.md quotes the page's 16 GB batches: keep them true."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "hardware.md").read_text(encoding="utf-8")
+    doc = " ".join(doc.split())
+    m = re.search(r"BERT-large (\d+) \(fp16 mixed, with the fp32 master weights\) / (\d+) \(fp32\), "
+                  r"ALBERT-xxlarge (\d+) \(fp16 mixed\) / (\d+) \(fp32\); pure fp16 without a master copy would "
+                  r"give (\d+) and (\d+)", doc)
+    assert m, "the 16 GB sentence moved: update this test"
+    got = [int(g) for g in m.groups()]
+    bert, xxl = PRESETS["bert-large"], PRESETS["albert-xxlarge"]
+    assert got == [largest_batch(bert, 16e9, 512, "fp16", precision="mixed"), largest_batch(bert, 16e9, 512, "fp32"),
+                   largest_batch(xxl, 16e9, 512, "fp16", precision="mixed"), largest_batch(xxl, 16e9, 512, "fp32"),
+                   largest_batch(bert, 16e9, 512, "fp16"), largest_batch(xxl, 16e9, 512, "fp16")]
