@@ -72,3 +72,20 @@ def test_bert_and_deep_models():
     assert not [a for a in deep.layout.annotations if a.text.startswith("A")]  # too dense: hover only
     hover = deep.data[0].hovertext
     assert "layer 47, repeat 0, group 0: FFN copy 0" in hover
+
+
+def test_many_distinct_copies_never_share_a_colour():
+    # shared attention, G 3, K 2 over 21 layers: 6 attention copies (3 groups x 2) and 42 distinct FFN copies
+    cfg = ModelConfig(num_layers=21, sharing="attention", num_hidden_groups=3, inner_group_num=2)
+    fig = architecture_diagram(cfg)
+    for kind in ("attention", "FFN"):
+        by_copy = {}
+        for copy, color in _blocks(fig, kind).values():
+            by_copy.setdefault(copy, set()).add(color)
+        assert all(len(c) == 1 for c in by_copy.values())  # one copy, one colour
+        colors = [next(iter(c)) for c in by_copy.values()]
+        assert len(set(colors)) == len(colors), kind  # different copies, different colours
+    assert len({c for c, _ in _blocks(fig, "FFN").values()}) > 6  # more copies than the palette holds
+    assert "hover a block" in architecture_summary(cfg)
+    emb = next(a for a in fig.layout.annotations if a.text == "emb")
+    assert emb.font.color == "#222222"

@@ -36,6 +36,7 @@ def test_flops_bars_sorted_and_equal_to_components():
     assert isinstance(bar, go.Bar) and bar.orientation == "h"
     assert [k.name for k in key] == ["encoder"] and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # the colour key, under the plot
     assert list(bar.x) == [10, 30, 50]  # zero dropped, largest at the top
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["encoder"]  # no stray "trace 0" in the legend
     assert list(bar.y) == ["FFN up H→I", "Attention Q/K/V", "Attention scores QKᵀ and weighted values"]
 
 

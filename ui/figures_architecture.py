@@ -20,6 +20,18 @@ ATTENTION_COLORS = ("#4c78a8", "#72b7b2", "#9ecae9", "#2a5783", "#5fa2ce", "#a0c
 FFN_COLORS = ("#f58518", "#e45756", "#ffbf79", "#b9520e", "#ff9d9a", "#d37295")
 EMBEDDING_COLOR = "#bab0ac"
 MAX_LABELLED = 24  # more executed layers than this: block labels only on hover
+SHADES = {"attention": "Blues", "FFN": "Oranges"}  # more copies than a palette holds: one shade per copy
+
+
+def copy_colors(kind: str, copies: int) -> list[str]:
+    """One distinct colour per parameter copy of ``kind``: the palette while it lasts, else evenly spaced
+    shades of one scale (so two different copies never share a colour, which would say "same weights")."""
+    palette = ATTENTION_COLORS if kind == "attention" else FFN_COLORS
+    if copies <= len(palette):
+        return list(palette[:copies])
+    from plotly.colors import sample_colorscale
+
+    return sample_colorscale(SHADES[kind], [0.35 + 0.6 * i / (copies - 1) for i in range(copies)])
 ROWS = {"attention": 1.0, "FFN": 0.0}
 
 
@@ -54,7 +66,9 @@ def architecture_summary(cfg: ModelConfig) -> str:
     return (f"{cfg.num_layers} layers × K = {cfg.inner_group_num} inner repeats run {cfg.executed_layers} "
             f"attention and {cfg.executed_layers} feed-forward blocks; the model holds "
             f"{cfg.attention_copies} attention and {cfg.ffn_copies} feed-forward copies ({mode}{groups}). "
-            "Same colour = same weights.")
+            + ("Same colour = same weights." if max(cfg.attention_copies, cfg.ffn_copies) <= len(ATTENTION_COLORS)
+               else "Same colour = same weights; with this many distinct copies the shades are close, so hover a "
+               "block for the copy it runs."))
 
 
 def architecture_diagram(cfg: ModelConfig) -> go.Figure:
@@ -64,15 +78,17 @@ def architecture_diagram(cfg: ModelConfig) -> go.Figure:
     shapes: list[dict] = []
     annotations: list[dict] = []
     hx, hy, htext = [], [], []
+    colors = {"attention": copy_colors("attention", cfg.attention_copies), "FFN": copy_colors("FFN", cfg.ffn_copies)}
     emb = "V×E + E→H" if cfg.is_factorized else "V×H"
     shapes.append(dict(type="rect", x0=-1.9, x1=-0.7, y0=-0.4, y1=1.4, fillcolor=EMBEDDING_COLOR,
                        line=dict(width=0), name=f"embeddings {emb}"))
-    annotations.append(dict(x=-1.3, y=0.5, text="emb", showarrow=False, textangle=-90, font=dict(size=11)))
+    annotations.append(dict(x=-1.3, y=0.5, text="emb", showarrow=False, textangle=-90,
+                            font=dict(size=11, color="#222222")))  # dark on the grey block, readable
     hx.append(-1.3), hy.append(0.5), htext.append(f"embeddings: {emb} (E = {cfg.embedding_size})")
     for b in blocks(cfg):
         y = ROWS[b["kind"]]
-        palette = ATTENTION_COLORS if b["kind"] == "attention" else FFN_COLORS
-        color = palette[(b["index"] * cfg.inner_group_num + b["repeat"]) % len(palette)]  # one per copy
+        palette = colors[b["kind"]]
+        color = palette[b["index"] * cfg.inner_group_num + b["repeat"]]  # one per copy
         shapes.append(dict(type="rect", x0=b["x"] - 0.42, x1=b["x"] + 0.42, y0=y - 0.38, y1=y + 0.38,
                            fillcolor=color, line=dict(width=1, color="white"),
                            name=f"{b['kind']} copy {b['copy']}, layer {b['layer']} repeat {b['repeat']}"))

@@ -112,7 +112,7 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     total = sum(values) or 1
     colors = [GROUP_COLORS.get(COMPONENT_INFO.get(n, ("", "encoder"))[1], "#999999") for n, _ in items]
     bars = [go.Bar(
-        x=values, y=names, orientation="h", marker_color=colors,
+        x=values, y=names, orientation="h", marker_color=colors, showlegend=False,  # the key below names the colours
         text=[fmt_flops(v) for v in values], textposition="auto",
         customdata=[v / total for v in values],
         hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
