@@ -51,8 +51,9 @@ steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limit
                           "learns how often each piece occurs (the frequency-only line on the chart) and only then "
                           f"context. Measured at the tiny size (Intel Xeon, one thread): {DEFAULT_STEPS:,} steps went 0.43 nat "
                           "below it in 3.1 CPU-minutes; 3,000 steps 0.23-0.32.")
-seeds_text = c[1].text_input("Seeds", "0", key="train_seeds", max_chars=40,
-                             help="One run per seed (comma separated, at most 5): several seeds draw a band.")
+seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
+                             help="One run per seed (comma separated, at most 5): several seeds draw a band, and two "
+                             "or more per run are what the page needs to say whether two runs have separated.")
 
 base = tr.TINY if size == "tiny" else cfg.replace(head="pretraining")
 batch, seq = ((tr.RUN_DEFAULTS["batch_size"], tr.RUN_DEFAULTS["seq_len"]) if size == "tiny"
@@ -61,7 +62,7 @@ specs = []
 try:
     seeds = tr.parse_seeds(seeds_text)
     if mode == "twins":
-        chosen = st.pills("Twins", tr.TWINS, selection_mode="multi", default=list(tr.TWINS), key="train_twins",
+        chosen = st.pills("Twins", tr.TWINS, selection_mode="multi", default=list(tr.DEFAULT_TWINS), key="train_twins",
                           help="; ".join(f"{k}: {v}" for k, v in tr.TWIN_HELP.items())) or []
         specs = tr.twin_specs(base, chosen, task=task, steps=int(steps), seeds=seeds, batch_size=batch,
                               seq_len=seq)
@@ -87,6 +88,8 @@ if specs:
                 "CPU-minutes.")
     st.button(f"Train {len(specs)} run{'s' if len(specs) > 1 else ''}", key="train_submit", type="primary",
               disabled=bool(problems), icon=":material/play_arrow:", on_click=train_view.submit, args=(specs,))
+    if not problems:
+        st.caption(escape_markdown(train_view.queue_note(specs)))
     train_view.show_submit_errors()  # the click's callback ran before this script: `ids` holds the new runs
 
 # ----------------------------------------------------------------------------- your runs

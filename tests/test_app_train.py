@@ -46,8 +46,9 @@ def open_page(query: dict[str, str] | None = None) -> AppTest:
     return at.switch_page(PAGE).run()
 
 
-def plan_twins(at: AppTest, names: list[str], steps: int = STEPS) -> AppTest:
+def plan_twins(at: AppTest, names: list[str], steps: int = STEPS, seeds: str = "0") -> AppTest:
     at.number_input(key="train_steps").set_value(steps).run()
+    at.text_input(key="train_seeds").set_value(seeds).run()
     at.button_group(key="train_twins").set_value(names).run()
     return at
 
@@ -119,6 +120,18 @@ def test_plan_shows_exact_params_and_flops_of_each_twin(worker):
         assert row.params == count_params(cfg).total
         assert row.train_flops_per_step == count_flops(cfg, 4, 32).training
     assert at.button(key="train_submit").label == "Train 4 runs"
+
+
+def test_the_default_plan_can_show_a_separation_and_says_it_is_a_queue(worker):
+    at = open_page()
+    specs_shown = frame(at, "limits")
+    assert sorted(zip(specs_shown["run"], specs_shown["seed"], strict=True)) == [
+        ("ALBERT", 0), ("ALBERT", 1), ("BERT", 0), ("BERT", 1)]  # two seeds a side: a separation can be called
+    assert at.button(key="train_submit").label == "Train 4 runs"
+    note = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "join this server's queue and train one after another" in note
+    if load_reference():  # a measured pace to promise from
+        assert "in all at the shipped reference runs' median pace" in note
 
 
 def test_too_big_sidebar_config_is_refused_with_the_limit_named(worker):

@@ -32,6 +32,7 @@ TWIN_HELP = {
     "ALBERT": "factorized and shared",
 }
 TWINS = tuple(experiments.twins(experiments.BASE))
+DEFAULT_TWINS = ("BERT", "ALBERT")  # with two seeds each: the smallest plan that can show a separation
 TINY = experiments.BASE  # the lab's tiny twin: trains in seconds to minutes on a shared 2-core host
 # The run settings of the experiments (batch, sequence, schedule, one tokenizer and masking for all).
 RUN_DEFAULTS = experiments.RUN_DEFAULTS

@@ -109,6 +109,33 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
     return problems
 
 
+@st.cache_data(show_spinner=False)
+def reference_pace() -> tuple[float, str] | None:
+    """(wall seconds per training FLOP, where) of the shipped reference runs, measured when they were made."""
+    from albert_core.lab.reference import load_reference
+
+    results = [r for runs in load_reference().values() for r in runs]
+    if not results:
+        return None
+    paces = sorted(r.seconds / (trainer.run_cost(r.spec).flops_per_step * r.spec.steps) for r in results)
+    return paces[len(paces) // 2], "the shipped reference runs' median pace, measured on the maintainers' machine"
+
+
+def queue_note(specs: Sequence[RunSpec]) -> str:
+    """What pressing Train starts: the runs go into this server's queue and train one after another (or a
+    few at a time), and how long that takes at a measured pace (this server's, else the reference runs')."""
+    worker = get_worker()
+    flops = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs)
+    pace, where = worker.pace(), "this server's pace on its finished runs"
+    if pace is None and (ref := reference_pace()) is not None:
+        pace, where = ref
+    how = "one after another" if worker.workers == 1 else f"{worker.workers} at a time"
+    text = f"The {len(specs)} run{'s' if len(specs) > 1 else ''} join this server's queue and train {how}"
+    if pace is None:
+        return text + "."
+    return text + f": about {about(flops * pace / worker.workers)} in all at {where}, if nobody else is training."
+
+
 def submit(specs: Sequence[RunSpec]) -> None:
     """Queue the runs on the worker; the ids join the visitor's list (and the URL). A button callback
     (it runs before the script, so a rerun cannot drop the click); problems are shown by `problems`."""

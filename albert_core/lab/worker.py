@@ -185,6 +185,11 @@ class Worker:
         with self._cond:
             return max(0, min(self.share - self._held(owner), self.max_queue - len(self._queue)))
 
+    def pace(self) -> float | None:
+        """Wall seconds per training FLOP measured on this worker's finished runs, None before the first."""
+        with self._cond:
+            return self._s_per_flop
+
     def owns(self, run_id: str, owner: str) -> bool:
         """Whether ``owner`` asked for this queued or running run (and may cancel it)."""
         with self._cond:
