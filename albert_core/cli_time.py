@@ -42,6 +42,12 @@ def time_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str, A
     from albert_core.timing import estimate_time
 
     work = workload_from_args(args, cfg)
+    if args.hardware == "this-machine":  # probe and time with the threads the app and the lab use, named in the profile
+        import torch
+
+        from albert_core.budget import torch_threads
+
+        torch.set_num_threads(torch_threads())
     est = estimate_time(cfg, work, args.hardware, args.chips, overlap=not args.no_overlap,
                         efficiency=args.efficiency, comm_efficiency=args.comm_efficiency,
                         mlm_fraction=args.mlm_fraction)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -25,7 +24,7 @@ from typing import Any
 THIS_MACHINE = "this-machine"
 CACHE_ENV = "ALBERT_EXPLORER_CACHE_DIR"
 _COPY_BYTES = 256 * 2**20  # far past every CPU cache, so the copy runs at DRAM bandwidth
-_PROBE_VERSION = 2
+_PROBE_VERSION = 3  # 3: the fastest of short repeats, CPU time at one thread
 TRAINING_KERNEL = "torch.matmul"  # what autograd's mm / addmm run on the CPU (oneDNN is inference-only here)
 
 # Fraction of the dense peak a large, well-shaped matmul reaches on an accelerator. An assumption
@@ -206,7 +205,8 @@ def _probe_key(threads: int) -> str:
 
 
 def measure_copy_bandwidth(nbytes: int = _COPY_BYTES, repeats: int = 5) -> float:
-    """Memory bandwidth in bytes/s: a large tensor copy reads and writes ``nbytes`` each (median)."""
+    """Memory bandwidth in bytes/s: a large tensor copy reads and writes ``nbytes`` each (the fastest of
+    ``repeats``: other processes on a busy host only ever slow a copy down)."""
     import torch
 
     src = torch.ones(nbytes // 4, dtype=torch.float32)
@@ -217,13 +217,14 @@ def measure_copy_bandwidth(nbytes: int = _COPY_BYTES, repeats: int = 5) -> float
         t0 = time.perf_counter()
         dst.copy_(src)
         times.append(time.perf_counter() - t0)
-    return 2 * nbytes / statistics.median(times)
+    return 2 * nbytes / min(times)
 
 
 def measure_kernel_flops(budget_s: float = 1.0, clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """fp32 FLOP/s of each matmul kernel of `albert_core.analysis.probe_kernels` (best over its
-    PROBE_SHAPES of the median of repeated runs, about ``budget_s`` in all), timed with ``clock``
-    (wall time by default; benchmarks pass time.process_time)."""
+    PROBE_SHAPES of the fastest of several short repeats, about ``budget_s`` in all: a busy host only ever
+    slows a run down, so the fastest is the machine's own rate), timed with ``clock`` (wall time by
+    default; a one-thread probe passes the thread's CPU time, which other processes cannot inflate)."""
     import torch
 
     from albert_core.analysis import PROBE_SHAPES, probe_kernels
@@ -243,7 +244,7 @@ def measure_kernel_flops(budget_s: float = 1.0, clock: Callable[[], float] = tim
                     t0 = clock()
                     fn(a, w)
                     times.append(clock() - t0)
-                best[name] = max(best[name], 2 * m * k * n / max(statistics.median(times), 1e-9))
+                best[name] = max(best[name], 2 * m * k * n / max(min(times), 1e-9))
     return best
 
 
@@ -252,7 +253,8 @@ def probe_this_machine(budget_s: float = 1.0) -> dict[str, Any]:
     import torch
 
     threads = torch.get_num_threads()
-    kernels = measure_kernel_flops(budget_s)
+    # one thread: its own CPU time, which a busy host cannot stretch; several: wall time (CPU time would sum them)
+    kernels = measure_kernel_flops(budget_s, clock=time.thread_time if threads == 1 else time.perf_counter)
     return {
         "key": _probe_key(threads),
         "cpu": cpu_name(),

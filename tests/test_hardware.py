@@ -126,3 +126,43 @@ def test_the_shipped_allreduce_measurement_is_four_bytes_per_unique_parameter():
     for name, row in rows.items():
         assert row["allreduce_bytes_per_step"] == 4 * count_params(PRESETS[name].replace(head="pretraining")).total
     assert rows["bert-base"]["allreduce_bytes_per_step"] / rows["albert-base"]["allreduce_bytes_per_step"] > 9
+
+
+def test_the_cli_times_this_machine_with_the_apps_threads(cache, capsys, monkeypatch):
+    import torch
+
+    from albert_core.cli import main
+
+    tmp_path, calls = cache
+    monkeypatch.setenv("ALBERT_EXPLORER_TORCH_THREADS", "1")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert main(["time", "--preset", "albert-base", "--hardware", "this-machine", "--json"]) == 0
+        assert torch.get_num_threads() == 1  # probed and timed with the app's thread count, not torch's default
+    finally:
+        torch.set_num_threads(before)
+    out = json.loads(capsys.readouterr().out)
+    assert "1 threads" in json.dumps(out)  # the profile names the threads it was probed with
+
+
+def test_a_probe_at_one_thread_is_timed_by_the_threads_cpu_time(monkeypatch):
+    import time
+
+    seen = {}
+
+    def fake_kernels(budget_s=1.0, clock=time.perf_counter):
+        seen["clock"] = clock
+        return {"torch.matmul": 1e9}
+
+    monkeypatch.setattr(hardware, "measure_kernel_flops", fake_kernels)
+    monkeypatch.setattr(hardware, "measure_copy_bandwidth", lambda: 1e9)
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        hardware.probe_this_machine()
+    finally:
+        torch.set_num_threads(before)
+    assert seen["clock"] is time.thread_time
