@@ -14,6 +14,7 @@ PINS_KEY = "compare_pins"  # the multiselect
 _PINS = "_compare_pins"  # survives page switches (widget state is dropped when the widget is not drawn)
 NAME_PIN_KEY, NAME_TEXT_KEY = "compare_name_pin", "compare_name_text"
 _NAME_PROBLEM = "_compare_name_problem"
+_PIN_PROBLEM = "_compare_pin_problem"
 DEFAULT_PINS = ["bert-base", "albert-base"]
 
 cfg, wl = current()
@@ -41,7 +42,10 @@ def _option(entry: str) -> str:
 
 def _pin_current() -> None:
     entry = urls.encode_pin(cfg)
-    if cfg not in map(urls.decode_pin, ss[_PINS]) and len(ss[_PINS]) < urls.MAX_PINS:
+    same = [e for e in ss[_PINS] if urls.decode_pin(e) == cfg]
+    if same:  # say so rather than do nothing
+        ss[_PIN_PROBLEM] = f"The sidebar's config is pinned already, as {_label(same[0])}."
+    elif len(ss[_PINS]) < urls.MAX_PINS:
         _set_pins([*ss[_PINS], entry])
 
 
@@ -89,6 +93,8 @@ with c1:
 with c2:
     st.button("Pin current config", key="compare_pin_current", on_click=_pin_current,
               disabled=len(ss[_PINS]) >= urls.MAX_PINS, help=f"Add {cfg.name} (from the sidebar).")
+if _PIN_PROBLEM in ss:
+    st.info(escape_markdown(ss.pop(_PIN_PROBLEM)))
 if ss[_PINS]:
     with st.expander("Name a pin"):
         n1, n2, n3 = st.columns([3, 3, 1], vertical_alignment="bottom")

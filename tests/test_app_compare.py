@@ -94,6 +94,7 @@ def test_copied_link_equals_the_view_after_removing_a_pin(app):
     assert at.query_params["pin"] == "bert-base,albert-base"
     assert _link_query(at)["pin"] == "bert-base,albert-base"
     at.button(key="compare_pin_current").click().run()  # albert-base is pinned already: nothing changes
+    assert any("pinned already, as albert-base" in i.value.replace("\\", "") for i in at.info)  # and it says so
     at.multiselect(key="compare_pins").select("albert-large").run()
     assert _link_query(at)["pin"] == at.query_params["pin"] == "bert-base,albert-base,albert-large"
 

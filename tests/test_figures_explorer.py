@@ -59,17 +59,23 @@ def test_twin_metrics_int8_uses_inference_memory():
 
 def test_compare_frame_and_bars():
     rows = [
-        {"name": "a", "params": 100, "forward_flops": 10, "training_memory": 1000},
-        {"name": "b", "params": 50, "forward_flops": 20, "training_memory": 1000},
+        {"name": "a", "family": "ALBERT", "params": 100, "forward_flops": 10, "training_memory": 1000},
+        {"name": "b", "family": "BERT", "params": 50, "forward_flops": 20, "training_memory": 1000},
+        {"name": "c", "family": "ALBERT", "params": 50, "forward_flops": 20, "training_memory": 1000},
     ]
     df = figures_explorer.compare_frame(rows)
-    assert list(df["params_delta"]) == [0.0, -0.5] and list(df["forward_flops_delta"]) == [0.0, 1.0]
+    assert list(df["params_delta"]) == [0.0, -0.5, -0.5] and list(df["forward_flops_delta"]) == [0.0, 1.0, 1.0]
     fig = figures_explorer.compare_bars(df)
     # One horizontal-bar panel per metric, in its own unit; one bar per pinned config, the first on top.
     assert [t.name for t in fig.data] == ["Parameters", "Forward FLOPs / sequence", "Training memory"]
     for trace, col in zip(fig.data, ["params", "forward_flops", "training_memory"], strict=True):
-        assert trace.orientation == "h" and list(trace.y) == ["a", "b"] and list(trace.x) == list(df[col])
-    assert fig.data[0].text == ("100", "50 (-50.0%)") and fig.data[1].text[1] == "20 FLOP (+100%)"
+        assert trace.orientation == "h" and list(trace.y) == ["a", "b", "c"] and list(trace.x) == list(df[col])
+    assert fig.data[0].text[:2] == ("100", "50 (-50.0%)") and fig.data[1].text[1] == "20 FLOP (+100%)"
+    # the app's family colours: ALBERT orange, BERT blue, a second ALBERT another shade of orange
+    from ui import colors
+
+    a, b, c = fig.data[0].marker.color
+    assert (a, b) == (colors.ALBERT, colors.BERT) and c != a and c in colors.SHADES["ALBERT"]
     assert fig.layout.yaxis.autorange == "reversed"
 
 

@@ -26,11 +26,10 @@ from albert_core.memory import DEVICE_MEMORY_GB, max_batch_that_fits, total_byte
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.reference import PAPER_TABLE2_SPEEDUP
 from albert_core.results import Result
+from ui import colors
 
 GROUP_COLORS = {"embeddings": "#4c78a8", "encoder": "#f58518", "heads": "#54a24b"}
-CONFIG_COLOR, TWIN_COLOR = "#1f77b4", "#ff7f0e"
-# One colour per pinned config (Plotly's default qualitative palette, 10 > MAX_PINS).
-PIN_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692", "#b6e880")
+CONFIG_COLOR, TWIN_COLOR = colors.ALBERT, colors.BERT  # the config (ALBERT-style) and its BERT twin
 GOOD, BAD = "#1a7f37", "#cf222e"  # fewer params / FLOPs / bytes is better
 _MARGIN = dict(l=10, r=10, t=60, b=10)
 TITLE_FONT = dict(size=15)  # a 45-character title fits a 390 px phone
@@ -227,7 +226,7 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
     n = len(COMPARE_METRICS)
     layout = copy.deepcopy(_compare_grid(len(df)))
     names = [str(n) for n in df["name"]]
-    colors = [PIN_COLORS[i % len(PIN_COLORS)] for i in range(len(df))]
+    pin_colors = colors.family_shades([str(f) for f in df["family"]])  # BERT blues, ALBERT oranges
     bars = []
     for j, (col, label, fmt) in enumerate(COMPARE_METRICS, start=1):
         values = [float(v) for v in df[col]]
@@ -235,7 +234,7 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
         text = [fmt(v) if i == 0 else f"{fmt(v)} ({fmt_delta(d)})"
                 for i, (v, d) in enumerate(zip(values, deltas, strict=True))]
         axis = "" if j == 1 else str(j)
-        bars.append(go.Bar(name=label, x=values, y=names, orientation="h", marker_color=colors, text=text,
+        bars.append(go.Bar(name=label, x=values, y=names, orientation="h", marker_color=pin_colors, text=text,
                            textposition="auto", customdata=deltas, showlegend=False, xaxis=f"x{axis}",
                            yaxis=f"y{axis}",
                            hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "

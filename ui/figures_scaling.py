@@ -18,9 +18,9 @@ from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.memory import MemoryEstimate
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
+from ui.colors import FAMILY_COLORS  # BERT blue, ALBERT orange, as on every page
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
 
-FAMILY_COLORS = {"ALBERT": "#1f77b4", "BERT": "#ff7f0e"}
 CURRENT_COLOR = "#d62728"
 CURRENT_NAME = "current config"
 _CURRENT_MARKER = dict(symbol="star", size=18, color=CURRENT_COLOR, line=dict(width=1, color="black"))

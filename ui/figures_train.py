@@ -21,7 +21,7 @@ from plotly.colors import qualitative
 from albert_core.config import ModelConfig
 from albert_core.lab.baselines import Baselines
 from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
-from ui import figures_live
+from ui import colors, figures_live
 
 PALETTE = qualitative.Plotly
 PAPER_COLOR = "#9e9e9e"
@@ -89,8 +89,8 @@ def seed_band(histories: Sequence[pd.DataFrame], column: str) -> pd.DataFrame:
     return out.sort_values("step", ignore_index=True)
 
 
-BERT_LINE = "#1f77b4"  # BERT blue
-ALBERT_LINES = ("#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+BERT_LINE = colors.BERT
+ALBERT_LINES = (colors.ALBERT, "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 SHARING_DASH = {"none": "solid", "all": "dash", "attention": "dashdot", "ffn": "longdash"}
 
 
