@@ -41,12 +41,12 @@ import torch
 
 from albert_core.lab import corpus as lab_corpus
 from albert_core.lab import tokenizers as lab_tokenizers
+from albert_core.lab.spec import TASKS  # the one list of sentence tasks
 from albert_core.lab.tokenizers import CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS
 from albert_core.pretraining import ngram_spans
 
 __all__ = ["TASKS", "Instance", "PretrainingData", "encoded_documents"]
 
-TASKS = ("none", "nsp", "sop")
 SPLITS = ("train", "validation")
 MIN_SEQ_LEN = 8
 MAX_NGRAM = 3

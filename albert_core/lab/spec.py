@@ -21,14 +21,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from albert_core.config import ModelConfig, check_field_names
+from albert_core.lab import tokenizers as lab_tokenizers
 
 # Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
 # produces: every cached result is then recomputed instead of served stale.
 CODE_VERSION = "lab-4"
 
 TASKS = ("none", "nsp", "sop")
-TOKENIZER_KINDS = ("unigram", "wordpiece")
-FAMILY_TOKENIZER = {"albert": "unigram", "bert": "wordpiece"}  # the papers' own choices
+TOKENIZER_KINDS = lab_tokenizers.KINDS
+FAMILY_TOKENIZER = lab_tokenizers.FAMILY_KIND  # the papers' own choices
 FAMILY_MAX_NGRAM = {"albert": 3, "bert": 1}
 
 # Hard ranges of the fields (what can describe a run at all); what a visitor may start is bounded
@@ -42,7 +43,7 @@ RANGES: Mapping[str, tuple[int, int]] = {
     "eval_every": (1, 1_000_000),
     "max_ngram": (1, 3),
 }
-MIN_VOCAB = 64  # room for the special tokens and a real vocabulary
+MIN_VOCAB = lab_tokenizers.MIN_VOCAB_SIZE  # the smallest vocabulary a lab tokenizer can have
 
 # The lab's defaults (here rather than in experiments.py so that the CLI parser needs no pandas).
 LAB_BASE = ModelConfig(
@@ -196,7 +197,7 @@ class RunSpec:
             "spec": {k: v for k, v in self.to_dict().items() if k != "label"},  # a label names, not determines
             "resolved": {"tokenizer": self.tokenizer_kind, "max_ngram": self.ngram},
             "corpus": corpus_fingerprint(),
-            "tokenizer": tokenizer_fingerprint(self.tokenizer_kind, self.vocab_size),
+            "tokenizer": lab_tokenizers.tokenizer_fingerprint(self.tokenizer_kind, self.vocab_size),
             "code": CODE_VERSION,
         }
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
@@ -249,18 +250,3 @@ def corpus_fingerprint() -> dict[str, Any]:
     }
 
 
-@functools.lru_cache(maxsize=32)
-def tokenizer_fingerprint(kind: str, vocab_size: int) -> dict[str, Any]:
-    """Kind, size and what names the lab tokenizer without training one: a shipped size by a hash of
-    its content; another size (trained by the run itself, in the worker) by its recipe, corpus and
-    `tokenizers` version, which is what its disk cache is keyed by."""
-    import tokenizers
-
-    from albert_core.lab import tokenizers as lab_tokenizers
-
-    if not lab_tokenizers.is_shipped(kind, vocab_size):
-        lab_tokenizers.check_request(kind, vocab_size)
-        return {"kind": kind, "vocab_size": vocab_size, **lab_tokenizers.recipe(),
-                "tokenizers": tokenizers.__version__}
-    text = lab_tokenizers.lab_tokenizer(kind, vocab_size).to_str()
-    return {"kind": kind, "vocab_size": vocab_size, "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}

@@ -301,12 +301,18 @@ def _tokenizer_json(kind: str, vocab_size: int) -> str:
     return text
 
 
-def tokenizer_fingerprint(kind: str, vocab_size: int) -> str:
-    """A short hash of the lab tokenizer's JSON: what a cache of results computed with it should key on.
-    Trains the tokenizer of an unshipped size (use `is_shipped` first where that must not happen)."""
+@functools.lru_cache(maxsize=32)
+def tokenizer_fingerprint(kind: str, vocab_size: int) -> dict[str, object]:
+    """What names the lab tokenizer ``kind`` of ``vocab_size`` pieces without training one (what a cache of
+    results computed with it keys on): a shipped size by a hash of its content; another size (trained by
+    the run itself, in the worker) by its recipe, corpus and `tokenizers` version, which is what its disk
+    cache is keyed by."""
     kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
     check_request(kind, vocab_size)
-    return hashlib.sha256(_tokenizer_json(kind, vocab_size).encode("utf-8")).hexdigest()[:16]
+    if not is_shipped(kind, vocab_size):
+        return {"kind": kind, "vocab_size": vocab_size, **recipe(), "tokenizers": tokenizers.__version__}
+    text = lab_tokenizer(kind, vocab_size).to_str()
+    return {"kind": kind, "vocab_size": vocab_size, "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}
 
 
 def model_tokenizer(family: str, vocab_size: int) -> Tokenizer:
