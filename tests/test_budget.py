@@ -444,3 +444,21 @@ def test_outside_a_server_the_session_always_counts_as_present() -> None:
     from ui.live import session_alive
 
     assert session_alive()() is True
+
+
+@pytest.mark.parametrize("name, raw", [
+    ("ALBERT_EXPLORER_LAB_SHARE", "0"), ("ALBERT_EXPLORER_LAB_QUEUE", "many"), ("ALBERT_EXPLORER_LAB_WORKERS", "\u0663"),
+    ("ALBERT_EXPLORER_LAB_IDLE_S", "-1"), ("ALBERT_EXPLORER_LAB_MAX_STEPS", "nan"), ("ALBERT_EXPLORER_LAB_THREADS", "0"),
+])
+def test_a_bad_lab_setting_stops_every_page_at_start_up_too(monkeypatch, name, raw) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from albert_core.lab import settings
+
+    monkeypatch.setenv(name, raw)
+    with pytest.raises(ValueError, match=name):
+        settings.check()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()  # the Explorer, not the Train page
+    assert not at.exception
+    assert [name in e.value for e in at.error] == [True]
+    assert not at.metric

@@ -27,12 +27,15 @@ def set_current(cfg: ModelConfig, workload: Workload) -> None:
 
 
 def check_settings() -> None:
-    """The server's settings (memory budget, compute cap, torch threads), checked before anything is
-    drawn: a bad value shows one error naming it on every page instead of failing later on one page."""
+    """The server's settings (memory budget, compute cap, torch threads, the lab's queue, shares and
+    limits), checked before anything is drawn: a bad value shows one error naming it on every page instead
+    of failing later on one page."""
     from albert_core.budget import check_settings
+    from albert_core.lab import settings as lab_settings
 
     try:
         check_settings()
+        lab_settings.check()
     except ValueError as exc:
         st.error(f"This server is misconfigured: {exc}")
         st.stop()

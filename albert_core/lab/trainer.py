@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from albert_core.format import fmt_bytes, fmt_flops
+from albert_core.lab import settings
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import LAB_BASE, RunSpec
 
@@ -59,7 +59,7 @@ class LabLimitError(ValueError):
     """A run that exceeds a configured limit; the message names the limit and how to change it."""
 
 
-ENV_PREFIX = "ALBERT_EXPLORER_LAB_"
+ENV_PREFIX = settings.ENV_PREFIX
 
 
 @dataclass(frozen=True)
@@ -75,19 +75,8 @@ class LabLimits:
 
     @classmethod
     def from_env(cls) -> LabLimits:
-        values: dict[str, Any] = {}
-        for name, kind in (("max_steps", int), ("max_seconds", float), ("max_flops", float)):
-            raw = os.environ.get(ENV_PREFIX + name.upper())
-            if raw is None or not raw.strip():
-                continue
-            try:
-                value = kind(float(raw)) if kind is int else kind(raw)
-            except ValueError:
-                raise ValueError(f"{ENV_PREFIX}{name.upper()} must be a number, got {raw[:40]!r}") from None
-            if not value > 0 or not math.isfinite(value):
-                raise ValueError(f"{ENV_PREFIX}{name.upper()} must be positive, got {raw[:40]!r}")
-            values[name] = value
-        return cls(**values)
+        """The limits set in the environment (`albert_core.lab.settings.limits`), defaults for the rest."""
+        return cls(**settings.limits())
 
     def budget(self) -> int:
         return memory_budget(self.memory_budget)
@@ -293,12 +282,7 @@ def _device() -> torch.device:
 
 
 def default_threads() -> int:
-    raw = os.environ.get(ENV_PREFIX + "THREADS", "").strip()
-    if not raw:
-        return 1
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= (os.cpu_count() or 1) * 2:
-        raise ValueError(f"{ENV_PREFIX}THREADS must be a whole number of threads, got {raw[:20]!r}")
-    return int(raw)
+    return settings.threads()
 
 
 def model_inputs(batch: dict[str, torch.Tensor], device: torch.device, masked: bool = False) -> dict[str, torch.Tensor]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,18 +38,13 @@ from typing import Any
 import pandas as pd
 
 from albert_core.format import fmt_duration
-from albert_core.lab import trainer
+from albert_core.lab import settings, trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.runs import RunCache
 from albert_core.lab.spec import RunSpec
 
 STATES = ("queued", "running", "done", "cancelled", "failed")
 FINISHED = ("done", "cancelled", "failed")
-WORKERS_ENV = "ALBERT_EXPLORER_LAB_WORKERS"
-QUEUE_ENV = "ALBERT_EXPLORER_LAB_QUEUE"
-WAIT_ENV = "ALBERT_EXPLORER_LAB_MEMORY_WAIT_S"
-SHARE_ENV = "ALBERT_EXPLORER_LAB_SHARE"
-IDLE_ENV = "ALBERT_EXPLORER_LAB_IDLE_S"
 NEARLY_DONE = 0.9  # a run this far through finishes even when nobody watches it any more
 
 
@@ -101,15 +95,6 @@ class _Job:
     claimed: bool = False  # taken from the queue by a worker thread (it may still wait for memory)
 
 
-def _setting(env: str, default: int, lo: int, hi: int) -> int:
-    raw = os.environ.get(env, "").strip()
-    if not raw:
-        return default
-    if not (raw.isascii() and raw.isdigit()) or not lo <= int(raw) <= hi:
-        raise ValueError(f"{env} must be a whole number between {lo} and {hi}, got {raw[:20]!r}")
-    return int(raw)
-
-
 class Worker:
     def __init__(
         self,
@@ -123,14 +108,14 @@ class Worker:
         share: int | None = None,
         idle_s: float | None = None,
     ):
-        self.workers = _setting(WORKERS_ENV, 1, 1, 16) if workers is None else workers
-        self.max_queue = _setting(QUEUE_ENV, 16, 0, 1000) if max_queue is None else max_queue
-        self.share = _setting(SHARE_ENV, 6, 1, 1000) if share is None else share
-        self.idle_s = _setting(IDLE_ENV, 300, 0, 86_400) if idle_s is None else idle_s
+        self.workers = settings.workers() if workers is None else workers
+        self.max_queue = settings.queue() if max_queue is None else max_queue
+        self.share = settings.share() if share is None else share
+        self.idle_s = settings.idle_s() if idle_s is None else idle_s
         self.cache = RunCache() if cache is None else cache
         self.cache.clean_staging()  # what a server stopped during a run left behind
         self.limits = limits
-        self.wait_s = _setting(WAIT_ENV, 600, 0, 86_400) if wait_s is None else wait_s
+        self.wait_s = settings.memory_wait_s() if wait_s is None else wait_s
         self.max_statuses = max_statuses
         self._jobs: collections.OrderedDict[str, _Job] = collections.OrderedDict()
         self._queue: list[str] = []  # waiting run ids in arrival order; served round-robin by owner
