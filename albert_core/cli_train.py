@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_core.cli import _whole, config_from_args, table
+from albert_core.lab.outcome import Progress
 from albert_core.lab.spec import (
     DEFAULT_STEPS,
     EXPERIMENT_NAMES,
@@ -221,7 +222,7 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, parallel: 
             return parallel.launch(_without_nproc(args.argv), nproc, timeout)
         bar = _progress_bar(spec.steps) if parallel.is_writer() else None
 
-        def on_progress(p: trainer.Progress) -> None:
+        def on_progress(p: Progress) -> None:
             if bar is not None:
                 bar.n = p.step
                 if p.row is not None and p.row["train_mlm_loss"] == p.row["train_mlm_loss"]:

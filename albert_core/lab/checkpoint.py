@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from albert_core.lab.outcome import HISTORY_COLUMNS, RunResult
 from albert_core.lab.spec import CODE_VERSION, RunSpec
 
 RUN_FILE = "run.json"
@@ -62,8 +63,6 @@ def history_to_json(history: pd.DataFrame) -> str:
 
 
 def history_from_json(text: str) -> pd.DataFrame:
-    from albert_core.lab.trainer import HISTORY_COLUMNS
-
     frame = pd.read_json(io.StringIO(text), orient="split")
     if "val_order_ones" not in frame.columns:  # recorded before the share of "1" answers was logged
         frame["val_order_ones"] = math.nan
@@ -212,8 +211,6 @@ def _read_json(path: Path) -> Any:
 
 
 def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: Path | None) -> Any:
-    from albert_core.lab.trainer import RunResult
-
     final = {k: (_float(v) if k not in ("tokens", "steps") else int(v)) for k, v in data["final"].items()}
     return RunResult(
         spec=RunSpec.from_dict(data["spec"]),

@@ -23,7 +23,7 @@ import functools
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +34,15 @@ import torch.nn.functional as F
 from albert_core.format import fmt_bytes, fmt_flops
 from albert_core.lab import settings
 from albert_core.lab.baselines import Baselines
+from albert_core.lab.outcome import (
+    HISTORY_COLUMNS,
+    Progress,
+    RunResult,
+    baseline_fields,
+    final_metrics,
+)
 from albert_core.lab.spec import LAB_BASE, RunSpec
 
-HISTORY_COLUMNS = (
-    "step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
-    "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s",
-    "train_mlm_acc",  # beyond the page contract's columns: MLM accuracy on the training batches
-    "val_order_ones",  # the share of "1" answers on the held-out sentence pairs (a constant answer: 0 or 1)
-)
-FINAL_KEYS = (
-    "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "val_order_ones", "tokens", "seconds",
-    "tokens_per_s", "steps",
-)
 EVAL_BATCH = 64  # examples per evaluation forward (independent of the run's batch)
 MAX_EVAL_EXAMPLES = 1024  # a bound; the lab corpus holds 459 SOP and 511 NSP held-out pairs at V 512, sequence 32
 VALIDATION_SEED = 0
@@ -183,45 +180,6 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
 
 
 # ----------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Progress:
-    """Reported after every step (and after step 0's evaluation)."""
-
-    step: int
-    steps: int
-    elapsed_s: float
-    eta_s: float | None
-    tokens_per_s: float | None
-    row: dict[str, float] | None  # the new history row when this step logged one
-    baselines: Baselines | None = None  # of the held-out batches the run is scored on
-
-
-@dataclass
-class RunResult:
-    spec: RunSpec
-    history: pd.DataFrame
-    final: dict[str, float]
-    checkpoint: Path | None
-    seconds: float
-    cancelled: bool
-    message: str = ""  # why a run stopped early ("cancelled", "time limit ..."), else ""
-    model: Any = field(default=None, repr=False)  # the trained EncoderModel when just trained, else None
-    processes: int = 1  # data-parallel processes that trained it (albert_core.lab.parallel)
-    allreduce_bytes: list[int] = field(default_factory=list)  # bytes DDP all-reduced, per step (several processes)
-
-    @property
-    def allreduce_bytes_per_step(self) -> int | None:
-        """The gradient bytes all-reduced per step (the same every step), None for one process."""
-        if self.processes <= 1 or not self.allreduce_bytes:
-            return None
-        return max(self.allreduce_bytes)
-
-    @property
-    def baselines(self) -> Baselines | None:
-        """The baselines of the held-out batches this run was scored on (None: recorded without them)."""
-        return baselines_from_final(self.final)
-
-
 # ----------------------------------------------------------------------------- data
 def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | None = None):
     """The data pipeline of ``spec`` (albert_core.lab.examples.PretrainingData) for a split."""
@@ -388,27 +346,6 @@ def evaluate(model: torch.nn.Module, batches: list[dict[str, torch.Tensor]], tas
 def eval_count(spec: RunSpec) -> int:
     """Evaluations in a full run: step 0, every ``eval_every`` steps, and the last step."""
     return 1 + spec.steps // spec.eval_every + (spec.steps % spec.eval_every != 0)
-
-
-BASELINE_PREFIX = "baseline_"
-
-
-def baseline_fields(base: Baselines) -> dict[str, float]:
-    """The baselines as entries of a run's ``final`` dict (``baseline_<field>``; None as NaN)."""
-    return {BASELINE_PREFIX + k: math.nan if v is None else float(v) for k, v in base.to_dict().items()}
-
-
-def baselines_from_final(final: dict[str, float]) -> Baselines | None:
-    """The baselines stored in a run's ``final`` dict, None for a run recorded without them."""
-    values = {k[len(BASELINE_PREFIX):]: v for k, v in final.items() if k.startswith(BASELINE_PREFIX)}
-    if "frequency_loss" not in values:
-        return None
-    if "order_majority" in values and not math.isfinite(values["order_majority"]):
-        values["order_majority"] = None
-    for k in ("masked", "pairs"):
-        if k in values:
-            values[k] = int(values[k])
-    return Baselines.from_dict(values)
 
 
 @torch.no_grad()
@@ -657,25 +594,3 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
 
         result.checkpoint = save_run(result, model, train_data.tokenizer, Path(out_dir))
     return result
-
-
-def final_metrics(history: pd.DataFrame, seconds: float) -> dict[str, float]:
-    """The contract's final dict from a history: last training loss, last evaluation, totals."""
-    trained = history[history["step"] > 0]
-    evals = history.dropna(subset=["val_mlm_loss"])
-    last_eval = evals.iloc[-1] if len(evals) else None
-    train_loss = float(trained["train_mlm_loss"].iloc[-1]) if len(trained) else math.nan
-    tokens = int(history["tokens"].iloc[-1])
-    train_time = float(trained["elapsed_s"].iloc[-1] - history["elapsed_s"].iloc[0]) if len(trained) else 0.0
-    return {
-        "train_mlm_loss": train_loss,
-        "train_mlm_acc": float(trained["train_mlm_acc"].iloc[-1]) if len(trained) else math.nan,
-        "val_mlm_loss": float(last_eval["val_mlm_loss"]) if last_eval is not None else math.nan,
-        "val_mlm_acc": float(last_eval["val_mlm_acc"]) if last_eval is not None else math.nan,
-        "val_order_acc": float(last_eval["val_order_acc"]) if last_eval is not None else math.nan,
-        "val_order_ones": float(last_eval["val_order_ones"]) if last_eval is not None else math.nan,
-        "tokens": tokens,
-        "seconds": float(seconds),
-        "tokens_per_s": tokens / train_time if train_time > 0 else math.nan,
-        "steps": int(history["step"].iloc[-1]),
-    }

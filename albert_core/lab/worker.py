@@ -40,6 +40,7 @@ import pandas as pd
 from albert_core.format import fmt_duration
 from albert_core.lab import settings, trainer
 from albert_core.lab.baselines import Baselines
+from albert_core.lab.outcome import HISTORY_COLUMNS, Progress
 from albert_core.lab.runs import RunCache
 from albert_core.lab.spec import RunSpec
 
@@ -333,7 +334,7 @@ class Worker:
                 position = 1
         else:
             position = 0 if job.state == "running" else None
-        history = job.history if job.history is not None else pd.DataFrame(job.rows, columns=list(trainer.HISTORY_COLUMNS))
+        history = job.history if job.history is not None else pd.DataFrame(job.rows, columns=list(HISTORY_COLUMNS))
         return RunStatus(
             run_id=run_id, spec=job.spec, state=job.state, position=position, step=job.step,
             steps=job.spec.steps, elapsed_s=job.elapsed_s, eta_s=job.eta_s, history=history.copy(),
@@ -383,7 +384,7 @@ class Worker:
             self._run(run_id, job)
 
     def _run(self, run_id: str, job: _Job) -> None:
-        def on_progress(p: trainer.Progress) -> None:
+        def on_progress(p: Progress) -> None:
             with self._cond:
                 job.step, job.elapsed_s, job.eta_s = p.step, p.elapsed_s, p.eta_s
                 if p.row is not None:
