@@ -32,6 +32,7 @@ from albert_core.analysis import PROBE_SHAPES
 from albert_core.config import ModelConfig
 from albert_core.flops import count_flops
 from albert_core.interop import to_transformers
+from albert_core.lab import losses as lab_losses
 from albert_core.lab import trainer
 from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec
 from albert_core.lab.trainer import ADAM_BETAS, ADAM_EPS, GRAD_CLIP
@@ -80,7 +81,7 @@ class Step:
     def one(self) -> None:
         out = self.model(**self.kw)
         if self.lab:
-            mlm, order = trainer.losses(out, self.batch, "sop")
+            mlm, order = lab_losses.losses(out, self.batch, "sop")
             loss = mlm + order
         else:
             logits = out.prediction_logits

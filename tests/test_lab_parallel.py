@@ -156,8 +156,10 @@ def test_two_processes_give_the_one_process_curve_and_move_four_bytes_per_parame
     assert one.final["val_mlm_loss"] < one.history["val_mlm_loss"].iloc[0]  # it trained
     saved = json.loads((out / "history.json").read_text())  # rank 0 wrote the run
     assert len(saved["data"]) == len(one.history)
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["config.json", "model.safetensors", "tokenizer.json", "run.json", "history.json"])
+    names = sorted(p.name for p in out.iterdir())  # rank 0 alone wrote: one event file, not two
+    assert [n for n in names if not n.startswith("events.out.tfevents.")] == sorted(
+        ["config.json", "model.safetensors", "tokenizer.json", "run.json", "history.json", "history.csv"])
+    assert sum(n.startswith("events.out.tfevents.") for n in names) == 1
 
 
 def test_every_sharing_mode_all_reduces_four_bytes_per_trained_parameter(runs_dir):  # noqa: F811

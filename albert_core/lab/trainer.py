@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from albert_core.format import fmt_bytes, fmt_flops
 from albert_core.lab import settings
 from albert_core.lab.baselines import Baselines
+from albert_core.lab.losses import losses, masked_logits, shard_losses
 from albert_core.lab.outcome import (
     HISTORY_COLUMNS,
     Progress,
@@ -258,43 +259,6 @@ def trains(name: str, task: str) -> bool:
     if task != "none":
         return True
     return not name.startswith(("pooler.", "sop_classifier.", "nsp_classifier."))
-
-
-def shard_losses(out: Any, shard: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], task: str,
-                 world: int) -> tuple[tuple[float, float], torch.Tensor]:
-    """One rank's loss on its ``shard`` of the global ``batch``, backpropagated: the summed cross-entropies
-    divided by the global batch's masked tokens and pairs, times ``world`` (DDP averages the gradients over
-    the ranks), so the averaged gradient is the one-process gradient of the mean losses. Returns this
-    shard's (MLM loss sum, order loss sum) and the loss."""
-    logits, labels = masked_logits(out, shard)
-    n_masked = int((batch["mlm_labels"] != -100).sum())
-    mlm_sum = F.cross_entropy(logits, labels, reduction="sum")
-    loss = mlm_sum * (world / n_masked)
-    order_sum = torch.zeros(())
-    if task != "none":
-        order_sum = F.cross_entropy(out.order_logits, shard["order_labels"].to(logits.device), reduction="sum")
-        loss = loss + order_sum * (world / batch["order_labels"].shape[0])
-    loss.backward()
-    return (mlm_sum.item(), order_sum.item()), loss
-
-
-def masked_logits(out: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(logits (N, V), labels (N,)) at the N masked positions of ``batch``, from a forward with
-    ``model_inputs(batch, device, masked=True)`` (the head scored those positions only) or without it."""
-    logits = out.prediction_logits
-    labels = batch["mlm_labels"].to(logits.device)
-    keep = labels != -100
-    return (logits[keep] if logits.dim() == 3 else logits), labels[keep]
-
-
-def losses(out: Any, batch: dict[str, torch.Tensor], task: str) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(MLM cross-entropy over masked positions, order cross-entropy or None for task 'none')."""
-    logits, labels = masked_logits(out, batch)
-    mlm = F.cross_entropy(logits, labels)
-    if task == "none":
-        return mlm, None
-    order = F.cross_entropy(out.order_logits, batch["order_labels"].to(logits.device))
-    return mlm, order
 
 
 def _chunks(batch: dict[str, torch.Tensor], rows: int) -> list[dict[str, torch.Tensor]]:
