@@ -143,7 +143,7 @@ with st.container(key="compare_table"):
         column_order=["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
                       "training_memory_delta", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
         column_config={
-            "name": st.column_config.TextColumn("Config", pinned=True),
+            "name": st.column_config.TextColumn("Config", pinned=True, width="medium"),  # "albert-xxlarge" whole
             "params": st.column_config.NumberColumn("Params", help="Unique parameters (tied weights once)."),
             "params_delta": st.column_config.NumberColumn("Δ params", help=delta_help),
             "forward_flops": st.column_config.NumberColumn(
