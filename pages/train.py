@@ -49,8 +49,8 @@ steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limit
                           key="train_steps",
                           help=f"Training steps (at most {limits.max_steps:,} per run on this server). A model first "
                           "learns how often each piece occurs (the frequency-only line on the chart) and only then "
-                          f"context. Measured at the tiny size (Intel Xeon, one thread): {DEFAULT_STEPS:,} steps went 0.43 nat "
-                          "below it in 3.1 CPU-minutes; 3,000 steps 0.23-0.32.")
+                          f"context. Measured at the tiny size (Intel Xeon, one thread): {DEFAULT_STEPS:,} steps went 0.33-0.51 "
+                          "nat below it in the shipped reference runs (2-5 minutes each, two at a time).")
 seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
                              help="One run per seed (comma separated, at most 5): several seeds draw a band, and two "
                              "or more per run are what the page needs to say whether two runs have separated.")

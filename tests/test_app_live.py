@@ -302,7 +302,7 @@ def test_a_refusal_offers_what_fits_in_the_sidebar(monkeypatch):
 
     cfg = PRESETS["bert-large"]
     at = run_page(cfg, wl=Workload())
-    assert any("over this server's memory budget of 1.1 GB" in e.value.replace("\\", "") for e in at.error)
+    assert any("over the memory budget of 1.1 GB" in e.value.replace("\\", "") for e in at.error)
     offer = next(i.value for i in at.info if "What fits" in i.value).replace("\\", "")
     assert "bf16 or fp16" in offer and BUDGET_ENV not in offer and "GiB" not in offer
     layers = int(offer.split("L = ")[1].split(" ")[0])
