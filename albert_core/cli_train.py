@@ -33,8 +33,6 @@ from albert_core.lab.spec import (
     TASKS,
     TOKENIZER_KINDS,
     RunSpec,
-    default_eval_every,
-    default_warmup,
 )
 
 MAX_WORKERS = 16  # train-reference processes (each one torch thread)
@@ -93,8 +91,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     steps = args.steps
     return RunSpec(
         cfg, task=args.task, steps=steps, batch_size=args.batch, seq_len=args.seq_len, seed=args.seed, lr=args.lr,
-        warmup=args.warmup if args.warmup is not None else default_warmup(steps),
-        eval_every=args.eval_every if args.eval_every is not None else default_eval_every(steps),
+        warmup=args.warmup, eval_every=args.eval_every,  # None: the recipe's, as on the page
         tokenizer=args.tokenizer,
     )
 

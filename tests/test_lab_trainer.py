@@ -366,9 +366,18 @@ def test_the_command_line_and_the_page_plan_the_same_default_run():
     (page,) = tr.twin_specs(tr.TINY, ["ALBERT"], task="sop", steps=DEFAULT_STEPS, seeds=[0],
                             batch_size=tr.RUN_DEFAULTS["batch_size"], seq_len=tr.RUN_DEFAULTS["seq_len"])
     # the visitor's default run is the one the docs measured (the page names the family's tokenizer and masking,
-    # the command line leaves them to the family: the same run)
+    # the command line leaves them to the family: the same run, one key)
     assert cli.replace(label="ALBERT", tokenizer=cli.tokenizer_kind, max_ngram=cli.ngram) == page
+    assert cli.key == page.key
     assert page.steps <= LabLimits().max_steps
+    # any length: the command line, the page and a bare RunSpec share one schedule rule, so one key (one training)
+    cli300 = spec_from_args(build_parser().parse_args(["train", "--steps", "300"]))
+    (page300,) = tr.twin_specs(tr.TINY, ["ALBERT"], task="sop", steps=300, seeds=[0],
+                               batch_size=tr.RUN_DEFAULTS["batch_size"], seq_len=tr.RUN_DEFAULTS["seq_len"])
+    bare = RunSpec(tr.TINY, steps=300)
+    assert cli300.key == page300.key == bare.key
+    assert (bare.warmup, bare.eval_every) == (15, 75)  # 5 % of the steps; 4 evaluations at 300 steps
+
 
 def test_a_shipped_reference_run_reproduces_its_first_steps():
     from albert_core.lab.reference import load_runs

@@ -57,8 +57,7 @@ def twin_specs(cfg: ModelConfig, names: Iterable[str], *, task: str, steps: int,
 
 
 def _spec(cfg: ModelConfig, label: str, task: str, steps: int, seed: int, batch_size: int, seq_len: int) -> RunSpec:
-    fields = {**RUN_DEFAULTS, "batch_size": batch_size, "seq_len": seq_len, "eval_every": default_eval_every(steps),
-              "warmup": default_warmup(steps)}
+    fields = {**RUN_DEFAULTS, "batch_size": batch_size, "seq_len": seq_len}  # warmup, evaluations: the recipe's
     return RunSpec(cfg, task=task, steps=steps, seed=seed, label=label, **fields)
 
 

@@ -35,8 +35,6 @@ from albert_core.lab.spec import (
     LAB_BASE,
     RUN_DEFAULTS,
     RunSpec,
-    default_eval_every,
-    default_warmup,
 )
 from albert_core.reference import SMOOTHNESS_FIGURE
 
@@ -103,8 +101,8 @@ class Experiment:
         for label, changes in self.build(base):
             cfg_changes = changes.get("config", {})
             cfg = _variant(base, **cfg_changes)
-            fields = {**RUN_DEFAULTS, "warmup": default_warmup(steps), "eval_every": default_eval_every(steps),
-                      "task": "sop", **{k: v for k, v in changes.items() if k != "config"}, **overrides}
+            fields = {**RUN_DEFAULTS, "task": "sop", **{k: v for k, v in changes.items() if k != "config"},
+                      **overrides}  # warmup and evaluations: the recipe's (RunSpec)
             for seed in seeds:
                 out.append(RunSpec(cfg, steps=steps, seed=int(seed), label=label, **fields))
         return out

@@ -38,10 +38,9 @@ LIVE_STEPS = 30_000
 
 def live_twins() -> dict[str, Any]:
     """{"ALBERT": spec, "BERT": spec} of the shipped Live-model twins."""
-    from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec, default_eval_every, default_warmup
+    from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec
 
-    common = {**RUN_DEFAULTS, "steps": LIVE_STEPS, "warmup": default_warmup(LIVE_STEPS),
-              "eval_every": default_eval_every(LIVE_STEPS), "seed": 0}
+    common = {**RUN_DEFAULTS, "steps": LIVE_STEPS, "seed": 0}  # warmup and evaluations: the recipe's
     return {
         "ALBERT": RunSpec(LAB_BASE, task="sop", label="ALBERT twin (E 32, all-shared, SOP)", **common),
         "BERT": RunSpec(LAB_BASE.bert_twin(), task="nsp", label="BERT twin (WordPiece, NSP)",

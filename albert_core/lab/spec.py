@@ -54,9 +54,10 @@ DEFAULT_STEPS = 6000  # about 2.5 CPU-minutes at the lab's base size, 0.33-0.51 
 # The lab's recipe (docs/lab.md, "Why the lab did not learn"): V 512 and sequence 32 (at V 2,048 or sequence
 # 64 a 64-wide model learns nothing from context in thousands of steps), peak learning rate 3e-3 (1e-2 and 6e-3 collapse a post-LN
 # encoder to the frequency-only model), warmup 5 % of the steps, linear decay to 0.
+# the recipe every front end uses (page, command line, experiments, reference runs); warmup and the
+# evaluation interval follow the steps (`default_warmup`, `default_eval_every`), resolved by RunSpec
 RUN_DEFAULTS: Mapping[str, Any] = {
-    "batch_size": 16, "seq_len": 32, "lr": 3e-3, "warmup": 75, "eval_every": 100,
-    "tokenizer": "unigram", "max_ngram": 3,
+    "batch_size": 16, "seq_len": 32, "lr": 3e-3, "tokenizer": "unigram", "max_ngram": 3,
 }
 
 
@@ -105,13 +106,13 @@ class RunSpec:
 
     config: ModelConfig
     task: str = "sop"
-    steps: int = 400
-    batch_size: int = 16
-    seq_len: int = 64
+    steps: int = DEFAULT_STEPS
+    batch_size: int = RUN_DEFAULTS["batch_size"]
+    seq_len: int = RUN_DEFAULTS["seq_len"]
     seed: int = 0
-    lr: float = 3e-3
-    warmup: int = 40
-    eval_every: int = 50
+    lr: float = RUN_DEFAULTS["lr"]
+    warmup: int | None = None  # None: the recipe's, default_warmup(steps)
+    eval_every: int | None = None  # None: the recipe's, default_eval_every(steps)
     label: str = ""
     tokenizer: str | None = None
     max_ngram: int | None = None
@@ -127,6 +128,13 @@ class RunSpec:
             raise ValueError(f"config.vocab_size must be at least {MIN_VOCAB}, got {self.config.vocab_size}")
         if not isinstance(self.task, str) or self.task not in TASKS:
             raise ValueError(f"task must be one of {', '.join(TASKS)}; got {_show(self.task)}")
+        if isinstance(self.steps, int) and not isinstance(self.steps, bool) and self.steps >= 1:
+            # one schedule rule for every front end: an unset warmup or interval is the recipe's, written
+            # into the spec (and its key) as the number it stands for
+            if self.warmup is None:
+                object.__setattr__(self, "warmup", default_warmup(self.steps))
+            if self.eval_every is None:
+                object.__setattr__(self, "eval_every", default_eval_every(self.steps))
         for name, (lo, hi) in RANGES.items():
             value = getattr(self, name)
             if name == "max_ngram" and value is None:
@@ -194,7 +202,10 @@ class RunSpec:
         tokenizer enters by its content (the `tokenizers` trainers are not reproducible across
         processes for sizes the lab does not ship, so kind and size alone would not name it)."""
         payload = {
-            "spec": {k: v for k, v in self.to_dict().items() if k != "label"},  # a label names, not determines
+            # a label names, not determines; the family's tokenizer and masking asked for by None are the same
+            # run as asked for by name (the command line leaves them to the family, the page names them)
+            "spec": {**{k: v for k, v in self.to_dict().items() if k != "label"},
+                     "tokenizer": self.tokenizer_kind, "max_ngram": self.ngram},
             "resolved": {"tokenizer": self.tokenizer_kind, "max_ngram": self.ngram},
             "corpus": corpus_fingerprint(),
             "tokenizer": lab_tokenizers.tokenizer_fingerprint(self.tokenizer_kind, self.vocab_size),
