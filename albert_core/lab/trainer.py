@@ -127,7 +127,10 @@ def eval_examples_bound(spec: RunSpec) -> int:
     return MAX_EVAL_EXAMPLES * (2 if spec.task == "nsp" else 1)
 
 
+@functools.lru_cache(maxsize=256)
 def run_cost(spec: RunSpec) -> RunCost:
+    """What ``spec`` will cost (exact counts; memory an estimate), computed once per spec: the worker, the
+    plan and the polling page ask for it again and again."""
     from albert_core.flops import count_flops
     from albert_core.memory import estimate_memory
     from albert_core.params import count_params
