@@ -130,7 +130,8 @@ def queue_note(specs: Sequence[RunSpec]) -> str:
     if pace is None and (ref := reference_pace()) is not None:
         pace, where = ref
     how = "one after another" if worker.workers == 1 else f"{worker.workers} at a time"
-    text = f"The {len(specs)} run{'s' if len(specs) > 1 else ''} join this server's queue and train {how}"
+    text = (f"The {len(specs)} runs join this server's queue and train {how}" if len(specs) > 1
+            else "The run joins this server's queue")
     if pace is None:
         return text + "."
     return text + f": about {about(flops * pace / worker.workers)} in all at {where}, if nobody else is training."
