@@ -7,6 +7,7 @@ reads their status, so every other widget stays responsive while a run trains.
 
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 from collections.abc import Sequence
@@ -118,7 +119,7 @@ def reference_pace() -> tuple[float, str] | None:
     if not results:
         return None
     paces = sorted(r.seconds / (trainer.run_cost(r.spec).flops_per_step * r.spec.steps) for r in results)
-    return paces[len(paces) // 2], "the shipped reference runs' median pace, measured on the maintainers' machine"
+    return paces[len(paces) // 2], "the shipped reference runs' median pace, measured on the maintainers' Intel Xeon, two runs at a time"
 
 
 def queue_note(specs: Sequence[RunSpec]) -> str:
@@ -216,9 +217,9 @@ def show_progress(rows: Sequence[RunStatus]) -> None:
                         text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {s.state}"
                         + ("" if mine else " · read-only: another visitor started it"))
             st.caption(escape_markdown(progress_line(s)))
-        if len(s.history):
-            c[0].download_button("History so far (CSV)", s.history.to_csv(index=False),
-                                 file_name=f"run-{s.run_id}-step{s.step}.csv", mime="text/csv",
+        if len(s.history):  # the CSV is made when clicked, not on every poll
+            c[0].download_button("History so far (CSV)", functools.partial(history_csv, s.run_id),
+                                 file_name=f"run-{s.run_id}.csv", mime="text/csv",
                                  key=f"dl_live_{s.run_id}", on_click="ignore", type="tertiary")
         if mine:
             c[1].button("Cancel", key=f"train_cancel_{s.run_id}", on_click=worker.cancel, args=(s.run_id, me),
@@ -357,7 +358,8 @@ def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
     shown = tr.differing_columns(df) if differ else list(df.columns)
     st.dataframe(df, hide_index=True, key=f"{key}_table", placeholder=MISSING,
                  column_order=[c for c in shown if c != "train_flops_per_step"], column_config=RUNS_TABLE_COLUMNS)
-    st.download_button("Download the runs table (CSV)", df.to_csv(index=False), file_name=f"{key}.csv",
+    st.download_button("Download the runs table (CSV)", functools.partial(df.to_csv, index=False),
+                       file_name=f"{key}.csv",
                        mime="text/csv", key=f"dl_{key}", icon=":material/download:", on_click="ignore")
 
 
@@ -412,14 +414,19 @@ def live_panel(ids: Sequence[str]) -> None:
         show_smoothness(found)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def run_files(run_id: str) -> bytes | None:
-    """The zip of a finished run's files (`checkpoint.export_zip`), None without a saved run. Keyed by run id."""
+def history_csv(run_id: str) -> str:
+    """A run's history so far as CSV, read when the visitor clicks (a download's deferred data)."""
+    status = get_worker().status(run_id)
+    return status.history.to_csv(index=False) if status is not None else ""
+
+
+def run_files(run_id: str) -> bytes:
+    """The zip of a finished run's files (`checkpoint.export_zip`), built when the visitor clicks."""
     from albert_core.lab.checkpoint import export_zip
 
     result = get_worker().cache.get(run_id)
     if result is None or result.checkpoint is None:
-        return None
+        return b""
     return export_zip(result)
 
 
@@ -433,11 +440,9 @@ def show_downloads(found: Sequence[RunStatus]) -> None:
                    "run's settings, seed, code and library versions, CPU and threads), the tokenizer and the "
                    "model's config.json. Unzip and run `tensorboard --logdir .` in the folder, or read "
                    "history.csv with pandas.")
-        for s in done:
-            data = run_files(s.run_id)
-            if data is None:
-                continue
-            st.download_button(f"{s.spec.name}, seed {s.spec.seed} (.zip)", data, file_name=f"run-{s.run_id}.zip",
+        for s in (s for s in done if s.checkpoint is not None):
+            st.download_button(f"{s.spec.name}, seed {s.spec.seed} (.zip)", functools.partial(run_files, s.run_id),
+                               file_name=f"run-{s.run_id}.zip",
                                mime="application/zip", key=f"dl_run_{s.run_id}", on_click="ignore",
                                icon=":material/download:")
 

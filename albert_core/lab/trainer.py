@@ -57,7 +57,6 @@ class LabLimitError(ValueError):
     """A run that exceeds a configured limit; the message names the limit and how to change it."""
 
 
-ENV_PREFIX = settings.ENV_PREFIX
 
 
 @dataclass(frozen=True)

@@ -145,12 +145,7 @@ class Worker:
                 return run_id
             if self._join(run_id, owner):
                 return run_id
-            mine = self._held(owner)
-            if mine >= self.share:
-                raise QueueFullError(
-                    f"you already have {mine} runs queued or running, this lab's share per visitor "
-                    f"({self.share}); cancel one or try again when one has finished"
-                )
+            self._check_share(owner)
             if len(self._queue) >= self.max_queue:
                 ahead = len(self._queue) + self._running()
                 wait = self._wait_for(len(self._queue) + self._claimed())
@@ -258,18 +253,22 @@ class Worker:
     def _held(self, owner: str) -> int:
         return sum(1 for j in self._jobs.values() if j.state in ("queued", "running") and owner in j.owners)
 
+    def _check_share(self, owner: str) -> None:
+        """QueueFullError when ``owner`` holds their share (joining someone's run counts too)."""
+        mine = self._held(owner)
+        if mine >= self.share:
+            raise QueueFullError(
+                f"you already have {mine} runs queued or running, this lab's share per visitor "
+                f"({self.share}); cancel one or try again when one has finished"
+            )
+
     def _join(self, run_id: str, owner: str) -> bool:
         """``owner`` joins a queued, running or finished run of this id; False if there is none."""
         job = self._jobs.get(run_id)
         if job is None or job.state not in ("queued", "running", "done"):
             return False
         if job.state != "done" and owner not in job.owners:
-            mine = self._held(owner)
-            if mine >= self.share:
-                raise QueueFullError(
-                    f"you already have {mine} runs queued or running, this lab's share per visitor "
-                    f"({self.share}); cancel one or try again when one has finished"
-                )
+            self._check_share(owner)
             job.owners.add(owner)
         job.watched_at = time.monotonic()
         return True
@@ -396,13 +395,11 @@ class Worker:
             with self._cond:
                 job.message = f"waiting for memory: {message}"
 
-        nearly_done = NEARLY_DONE
-
         def should_stop() -> bool:
             if job.cancel.is_set():
                 return True
             idle = time.monotonic() - job.watched_at
-            if self.idle_s and idle > self.idle_s and job.step < nearly_done * job.spec.steps:
+            if self.idle_s and idle > self.idle_s and job.step < NEARLY_DONE * job.spec.steps:
                 with self._cond:
                     job.stop_reason = f"stopped: nobody watched it for {fmt_duration(idle)}"
                 job.cancel.set()
