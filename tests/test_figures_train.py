@@ -239,6 +239,8 @@ def test_smoothing_is_tensorboards_debiased_ema_with_the_raw_curve_kept_faint():
     assert list(raw[0].y) == h["train_mlm_loss"].tolist()
     assert list(smooth[0].y) == pytest.approx(ft.ema(h["train_mlm_loss"].tolist(), 0.9))
     assert [c[1] for c in smooth[0].customdata] == pytest.approx(h["train_mlm_loss"].tolist())  # hover: raw value
+    val = next(t for t in fig.data if t.name == "ALBERT · validation")  # read beside the baselines: as measured
+    assert list(val.y) == h["val_mlm_loss"].dropna().tolist() and not [t for t in fig.data if t.name == "ALBERT · validation · raw"]
 
 
 def test_x_by_tokens_or_wall_time_and_log_axes():

@@ -155,8 +155,8 @@ def curves_figure(
     the frequency-only and neighbour models for MLM, the majority class for the sentence task.
     ``training`` False leaves the training curves out (many runs on one chart).
 
-    Dashboard conventions: ``smoothing`` (an EMA weight below 1, as TensorBoard's) draws each curve smoothed
-    with its raw points faint behind it; ``x`` is "step", "tokens" or "elapsed_s" (measured wall time);
+    Dashboard conventions: ``smoothing`` (an EMA weight below 1, as TensorBoard's) draws each training curve
+    smoothed with its raw points faint behind it (validation points stay as measured); ``x`` is "step", "tokens" or "elapsed_s" (measured wall time);
     ``log_y`` / ``log_x`` use log axes; ``styles`` gives a label its (colour, dash) (e.g. colour by family,
     dash by sharing), else the palette in order. A legend click hides a run, a double click isolates it."""
     if metric not in METRICS:
@@ -184,16 +184,19 @@ def curves_figure(
                 ))
             raw = band["median"].tolist()
             line_dash = dash if j == 0 else "dot"
-            if smoothing > 0:  # the raw points stay visible, faint, behind the smoothed line
+            # only the training curves are noisy step to step: each validation point already averages every
+            # held-out pair, and smoothing it would shift it against the baselines it is read beside
+            weight = smoothing if column.startswith("train_") else 0.0
+            if weight > 0:  # the raw points stay visible, faint, behind the smoothed line
                 fig.add_trace(go.Scatter(x=xs, y=raw, mode="lines", name=f"{name} · raw", legendgroup=label,
                                          showlegend=False, hoverinfo="skip", opacity=0.3,
                                          line=dict(color=color, width=1, dash=line_dash)))
             fig.add_trace(go.Scatter(
-                x=xs, y=ema(raw, smoothing), mode="lines", name=name,
+                x=xs, y=ema(raw, weight), mode="lines", name=name,
                 legendgroup=label, line=dict(color=color, width=2 if j == 0 else 1.2, dash=line_dash),
                 customdata=np.stack([band["step"], raw, band["lo"], band["hi"], band["n"]], axis=-1).tolist(),
                 hovertemplate=(f"{label}<br>step %{{customdata[0]}}<br>{COLUMN_NAMES[column]} %{{customdata[1]:.4g}}"
-                               + (" (smoothed %{y:.4g})" if smoothing > 0 else "")
+                               + (" (smoothed %{y:.4g})" if weight > 0 else "")
                                + ("<br>seeds %{customdata[4]}: %{customdata[2]:.4g} to %{customdata[3]:.4g}"
                                   if seeds > 1 else "") + "<extra></extra>"),
             ))

@@ -267,8 +267,9 @@ def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
     c = st.columns([2, 2, 1, 1], vertical_alignment="bottom")
     smoothing = c[0].select_slider(
         "Smoothing", options=[0.0, 0.5, 0.8, 0.9, 0.95, 0.99], value=0.0, key=f"{key}_smooth",
-        help="An exponential moving average of each curve, as TensorBoard's (the weight of the past; below 1). "
-        "The raw points stay drawn, faint, behind the smoothed line; the hover shows the raw value.")
+        help="An exponential moving average of the training curves, as TensorBoard's (the weight of the past; "
+        "below 1). The raw points stay drawn, faint, behind the smoothed line, and the hover shows the raw value. "
+        "Validation points are not smoothed: each already averages every held-out pair.")
     x = c[1].segmented_control("x axis", list(ft.X_AXES), format_func={"step": "step", "tokens": "tokens",
                                                                      "elapsed_s": "wall time"}.get,
                                default="step", key=f"{key}_x") or "step"
