@@ -12,11 +12,16 @@ $(VENV)/.runtime: requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
-$(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.runtime
+# The audit's counters (the `audit` extra): for the demo and the tests.
+$(VENV)/.audit: requirements.txt requirements-audit.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-audit.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.audit
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-run: $(VENV)/.runtime
+run: $(VENV)/.audit
 	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 lint: $(VENV)/.dev
