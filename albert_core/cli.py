@@ -1,4 +1,5 @@
-"""Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | export-hf`.
+"""Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | export-hf` (and the
+commands of `COMMAND_MODULES`: train, time, audit, doctor).
 
 A model is a `--preset` or a transformers `--hf-config` file plus overrides, turned into a config by
 `albert_core.coerce` (the same rule as the app's sidebar and URL). Output is a readable table by
@@ -31,7 +32,7 @@ from albert_core.presets import PRESETS
 from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload, check_seq_len
 
 # Modules that add commands (see the module docstring); a missing one is skipped.
-COMMAND_MODULES = ("albert_core.cli_train", "albert_core.cli_time")
+COMMAND_MODULES = ("albert_core.cli_train", "albert_core.cli_time", "albert_core.cli_review")
 
 # CLI option -> ModelConfig field, for the numeric overrides.
 INT_OPTIONS = {
