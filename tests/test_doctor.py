@@ -1,0 +1,158 @@
+"""The config doctor on the official ALBERT v1 and v2 configs (written here from their published values) and on
+hand-made configs with one trap each: every applicable trap flagged, none that does not apply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from albert_core.cli import main
+from albert_core.doctor import diagnose
+
+# The published transformers config.json of ALBERT v1 / v2 base, large, xlarge and xxlarge (architectures
+# AlbertForMaskedLM). v1 uses dropout 0.1 except xxlarge (0); v2 uses 0 everywhere.
+SIZES = {
+    "base": dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12),
+    "large": dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=16, num_hidden_layers=24),
+    "xlarge": dict(hidden_size=2048, intermediate_size=8192, num_attention_heads=16, num_hidden_layers=24),
+    "xxlarge": dict(hidden_size=4096, intermediate_size=16384, num_attention_heads=64, num_hidden_layers=12),
+}
+
+
+def official(version: str, size: str) -> dict:
+    dropout = 0.1 if version == "v1" and size != "xxlarge" else 0
+    return {
+        "architectures": ["AlbertForMaskedLM"],
+        "model_type": "albert",
+        "attention_probs_dropout_prob": dropout,
+        "hidden_dropout_prob": dropout,
+        "classifier_dropout_prob": 0.1,
+        "hidden_act": "gelu" if version == "v1" else "gelu_new",
+        "embedding_size": 128,
+        "vocab_size": 30000,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+        "num_hidden_groups": 1,
+        "inner_group_num": 1,
+        "initializer_range": 0.02,
+        "layer_norm_eps": 1e-12,
+        "bos_token_id": 2,
+        "eos_token_id": 3,
+        "pad_token_id": 0,
+        "down_scale_factor": 1,
+        "gap_size": 0,
+        "net_structure_type": 0,
+        "num_memory_blocks": 0,
+        **SIZES[size],
+    }
+
+
+ALWAYS = {"groups-all-shared", "inputs-embeds-width", "vocab-table-peak", "params-vs-compute"}
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_official_configs(version, size):
+    result = diagnose(official(version, size))
+    zero_dropout = version == "v2" or size == "xxlarge"
+    assert result.codes() == ALWAYS | ({"dropout-zero"} if zero_dropout else set())
+    assert all(f.severity == "info" for f in result.findings)  # the released configs carry no warning
+
+
+def test_official_numbers():
+    """albert-base-v2 (MaskedLM head): 11,221,680 parameters hand-counted; its BERT twin's MLM head is V x H."""
+    findings = {f.code: f for f in diagnose(official("v2", "base")).findings}
+    shared = findings["groups-all-shared"]
+    assert "11.22M parameters" in shared.number
+    # 11 more layers of 7,087,872 parameters each when unshared
+    assert "+77.97M" in shared.effect
+    table = findings["vocab-table-peak"]
+    assert "92.2 MB" in table.number and "15.4 MB" in table.number  # 4 x 30,000 x 768 and 4 x 30,000 x 128
+
+
+BASE = official("v2", "base")
+TRAPS = [
+    ({"num_hidden_groups": 5}, {"groups-uneven"}, {"groups-all-shared"}),
+    ({"num_hidden_groups": 4}, {"groups-partial"}, {"groups-all-shared"}),
+    ({"num_hidden_groups": 12}, {"groups-unshared"}, {"groups-all-shared"}),
+    ({"inner_group_num": 2}, {"inner-groups"}, set()),
+    ({"embedding_size": 1024}, {"embedding-wider"}, {"vocab-table-peak"}),
+    ({"embedding_size": 768}, set(), {"vocab-table-peak", "inputs-embeds-width"}),
+    ({"num_attention_heads": 10}, {"heads-not-dividing"}, set()),
+    ({"intermediate_size": 2048}, {"ffn-not-4h"}, set()),
+    ({"hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}, set(), {"dropout-zero"}),
+    ({"vocab_size": 500_000}, {"vocab-table-peak"}, set()),
+]
+
+
+@pytest.mark.parametrize(("changes", "added", "removed"), TRAPS, ids=lambda v: str(v))
+def test_each_trap_alone(changes, added, removed):
+    expected = (ALWAYS | {"dropout-zero"} | added) - removed
+    assert diagnose({**BASE, **changes}).codes() == expected
+
+
+def test_uneven_groups_say_which_layers_share():
+    finding = next(
+        f for f in diagnose({**BASE, "num_hidden_groups": 5}).findings if f.code == "groups-uneven"
+    )
+    # int(i / 2.4): layers 0-2 -> 0, 3-4 -> 1, 5-7 -> 2, 8-9 -> 3, 10-11 -> 4
+    assert (
+        "group 0: layers 0-2; group 1: layers 3-4; group 2: layers 5-7; group 3: layers 8-9" in finding.what
+    )
+    assert finding.severity == "warning" and "num_hidden_groups = 4" in finding.fix
+
+
+def test_large_vocabulary_is_a_warning():
+    finding = next(
+        f for f in diagnose({**BASE, "vocab_size": 500_000}).findings if f.code == "vocab-table-peak"
+    )
+    assert finding.severity == "warning" and "1.5 GB" in finding.number  # 4 x 500,000 x 768
+
+
+def test_sequence_longer_than_positions():
+    result = diagnose(BASE, seq_len=1024)
+    finding = next(f for f in result.findings if f.code == "positions-short")
+    assert finding.severity == "error" and result.findings[0] is finding
+    assert "+65.54k" in finding.effect  # 512 more rows of E = 128
+    assert "positions-short" not in diagnose(BASE, seq_len=512).codes()
+
+
+def test_heads_not_dividing_is_fixed_for_the_rest():
+    result = diagnose({**BASE, "num_attention_heads": 10})
+    assert (
+        result.config is not None and result.config.num_heads == 12
+    )  # 768's divisor with head size nearest 64
+
+
+def test_invalid_config_is_an_error_finding():
+    result = diagnose({**BASE, "num_hidden_groups": 13})
+    assert result.config is None and [f.code for f in result.findings] == ["invalid"]
+    assert "num_hidden_groups" in result.findings[0].what
+
+
+def test_absent_dropout_takes_transformers_default():
+    data = {k: v for k, v in BASE.items() if "dropout" not in k}
+    finding = next(f for f in diagnose(data).findings if f.code == "dropout-zero")
+    assert "absent" in finding.source
+
+
+def test_not_a_config():
+    with pytest.raises(ValueError, match="model_type must be 'albert' or 'bert'"):
+        diagnose({"model_type": "gpt2"})
+    with pytest.raises(ValueError, match="not valid JSON"):
+        diagnose(b"{not json")
+
+
+def test_cli(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**BASE, "num_hidden_groups": 5}))
+    assert main(["doctor", str(path), "--json"]) == 0
+    codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert "groups-uneven" in codes
+    assert main(["doctor", str(tmp_path), "--seq-len", "1024"]) == 0
+    out = capsys.readouterr().out
+    assert "[error] positions-short" in out and "[warning] groups-uneven" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["doctor", str(tmp_path / "missing.json")])
+    assert exc.value.code == 2 and "CONFIG must be a config.json" in capsys.readouterr().err
