@@ -11,7 +11,7 @@ from albert_core import ModelConfig, Workload
 from albert_core.config import HEAD_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
 from albert_core.memory import MAX_FIT_BATCH
-from ui import exports, figures_architecture, figures_explorer
+from ui import exports, figures_architecture, figures_explorer, review, sidebar
 from ui.state import cached_result, current
 
 
@@ -196,6 +196,11 @@ with st.container(border=True, key="panel_vs_bert"):
 - **Why is my ALBERT as slow as BERT?** See above: same executed depth and width, same FLOPs.
 """
         )
+
+# ----------------------------------------------------------------------------- design review
+if doctor := st.session_state.get(sidebar.DOCTOR_KEY):
+    review.render_doctor(*doctor)
+review.render_audit(cfg, wl)
 
 # ----------------------------------------------------------------------------- exports
 st.subheader("Exports")

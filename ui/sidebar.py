@@ -43,6 +43,7 @@ PRESET_KEY = "cfg_preset"
 RESET_KEY = "sb_reset"
 UPLOAD_KEY = "sb_upload"
 _UPLOAD_MESSAGE = "_sb_upload_message"  # (ok, text) of the last upload
+DOCTOR_KEY = "_sb_doctor"  # (file name, albert_core.doctor.Diagnosis) of the last upload, shown on the Explorer
 _SEEDED = "_sb_seeded"
 _PROBLEMS = "_sb_url_problems"
 _LAST_VALID = "_sb_last_valid"
@@ -262,7 +263,9 @@ def _on_upload() -> None:
     upload = ss.get(UPLOAD_KEY)
     if upload is None:
         ss.pop(_UPLOAD_MESSAGE, None)
+        ss.pop(DOCTOR_KEY, None)
         return
+    ss[DOCTOR_KEY] = _diagnosis(upload.getvalue(), upload.name[:60])
     try:
         cfg = upload_config(upload.getvalue(), upload.name)
     except ValueError as exc:
@@ -273,7 +276,18 @@ def _on_upload() -> None:
         wl = wl.replace(seq_len=cfg.max_position_embeddings)
     _write_state(cfg, wl)
     ss[_PROBLEMS] = []
-    ss[_UPLOAD_MESSAGE] = (True, f"Loaded {upload.name[:60]}: {cfg.label}.")
+    ss[_UPLOAD_MESSAGE] = (True, f"Loaded {upload.name[:60]}: {cfg.label}. Its traps: Config doctor on the Explorer.")
+
+
+def _diagnosis(raw: bytes, name: str):
+    """The config doctor's findings on an uploaded file (also when the sidebar cannot load it), or None
+    when it is no transformers config at all (the upload message says why)."""
+    from albert_core.doctor import diagnose
+
+    try:
+        return name, diagnose(raw)
+    except ValueError:
+        return None
 
 
 def _upload_widget() -> None:

@@ -1,0 +1,72 @@
+"""The Explorer's design-review panels: the config doctor after a sidebar upload, the counter audit on request."""
+
+from __future__ import annotations
+
+import json
+
+from test_doctor import official
+
+from albert_core import audit as audit_mod
+from albert_core.audit import audit
+from ui import review
+
+
+def _upload(at, payload: dict, name: str = "config.json"):
+    return (
+        at.file_uploader(key="sb_upload")
+        .set_value((name, json.dumps(payload).encode(), "application/json"))
+        .run()
+    )
+
+
+def _texts(at) -> str:
+    return " ".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def test_doctor_panel_after_upload(app):
+    at = _upload(app(), {**official("v2", "base"), "num_hidden_groups": 5})
+    assert not at.exception
+    text = _texts(at)
+    assert "Config doctor" in [s.value for s in at.subheader]
+    assert "groups\\-uneven" in text and "dropout\\-zero" in text
+    assert "Config doctor on the Explorer" in text
+
+
+def test_doctor_panel_also_for_a_config_the_sidebar_refuses(app):
+    at = _upload(app(), {**official("v1", "base"), "num_attention_heads": 10})
+    assert not at.exception
+    assert "heads\\-not\\-dividing" in _texts(at)
+
+
+def test_audit_runs_on_request(app):
+    at = app()
+    assert "What the usual counters say" in [s.value for s in at.subheader]
+    assert not any("unexplained" in d.value.columns for d in at.dataframe)  # nothing runs before the click
+    at.button(key="audit_run").click().run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "unexplained" in d.value.columns)
+    assert len(table) == len(audit_mod.TOOLS) and set(table["unexplained"]) == {"0"}
+    assert "Unexplained differences: **0**." in _texts(at)
+
+
+def test_tables():
+    from albert_core import ModelConfig
+
+    result = audit(
+        ModelConfig(
+            vocab_size=50,
+            embedding_size=8,
+            hidden_size=16,
+            num_layers=2,
+            num_heads=2,
+            intermediate_size=24,
+            max_position_embeddings=32,
+            head="pretraining",
+        ),
+        1,
+        8,
+    )
+    frame = review.audit_frame(result)
+    assert list(frame["tool"]) == [r.tool.label for r in result.rows]
+    causes = review.causes_frame(result)
+    assert set(causes["tool"]) == {r.tool.label for r in result.rows if r.causes}
