@@ -9,7 +9,6 @@ one-line errors (exit code 2) are the other commands' own.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from albert_core.format import fmt_count, fmt_ratio
@@ -81,17 +80,9 @@ def audit_report(cfg, batch: int, seq_len: int) -> tuple[dict[str, Any], str]:
 
 def doctor_report(path: str, seq_len: int | None) -> tuple[dict[str, Any], str]:
     from albert_core.doctor import diagnose
-    from albert_core.hf_config import MAX_CONFIG_BYTES, parse_config_json
 
-    source = Path(path)
-    if source.is_dir():
-        source = source / "config.json"
-    if not source.is_file():
-        raise ValueError(f"CONFIG must be a config.json file or a folder holding one: {source}")
-    if source.stat().st_size > MAX_CONFIG_BYTES:
-        raise ValueError(f"config file is too large to be a transformers config: {source}")
-    result = diagnose(parse_config_json(source.read_bytes(), f"config file {source}"), seq_len)
-    lines = [f"{source}: {result.config.label if result.config else 'no valid model'}"]
+    result = diagnose(path, seq_len)
+    lines = [f"{path}: {result.config.label if result.config else 'no valid model'}"]
     for f in result.findings:
         lines += [
             "",

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from albert_core.coerce import fit_heads
 from albert_core.config import ModelConfig, short_repr
 from albert_core.flops import count_flops
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_ratio
-from albert_core.hf_config import _HF_DEFAULTS, config_from_hf, parse_config_json
+from albert_core.hf_config import _HF_DEFAULTS, _hf_dict, config_from_hf, parse_config_json
 from albert_core.memory import estimate_memory
 from albert_core.params import count_params
 
@@ -283,7 +284,7 @@ def _cost_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> l
             "params-vs-compute",
             "info",
             f"this ALBERT holds {fmt_ratio(p / tp)} the parameters of its BERT twin (same V, H, L, I) and runs "
-        f"{fmt_ratio(f / tf)} its forward FLOPs: time per step follows the FLOPs, not the parameters",
+            f"{fmt_ratio(f / tf)} its forward FLOPs: time per step follows the FLOPs, not the parameters",
             "FLOPs",
             f"{fmt_params(p)} parameters, {fmt_flops(f)} forward per {seq_len}-token sequence",
             "for less compute shrink H, I, L or the sequence; sharing changes only parameters",
@@ -357,14 +358,17 @@ def _heads_finding(data: Mapping[str, Any]) -> Finding | None:
     )
 
 
-def diagnose(source: Mapping[str, Any] | bytes, seq_len: int | None = None) -> Diagnosis:
-    """Every applicable trap of a transformers config (a parsed dict or the bytes of a config.json).
+def diagnose(source: Mapping[str, Any] | bytes | str | Path, seq_len: int | None = None) -> Diagnosis:
+    """Every applicable trap of a transformers config: a parsed dict, the bytes of a config.json, or a path
+    to one (or to its folder).
 
     ``seq_len``: the sequence length it will be used at (default 128, capped by the position table;
     only an explicit one above ``max_position_embeddings`` is flagged). A file that is not a config
     raises ValueError naming the problem; a config that describes no valid model gives error findings.
     """
     data = parse_config_json(source) if isinstance(source, (bytes, bytearray)) else source
+    if isinstance(data, (str, Path)):
+        data = _hf_dict(data)  # the size check and the same parser as --hf-config
     if not isinstance(data, Mapping):
         raise ValueError(f"a config must be a JSON object or a dict, got {type(data).__name__}")
     explicit = seq_len is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from test_audit import TINY
 from test_doctor import official
 
 from albert_core import audit as audit_mod
@@ -52,20 +53,7 @@ def test_audit_runs_on_request(app):
 def test_tables():
     from albert_core import ModelConfig
 
-    result = audit(
-        ModelConfig(
-            vocab_size=50,
-            embedding_size=8,
-            hidden_size=16,
-            num_layers=2,
-            num_heads=2,
-            intermediate_size=24,
-            max_position_embeddings=32,
-            head="pretraining",
-        ),
-        1,
-        8,
-    )
+    result = audit(ModelConfig(**TINY, head="pretraining"), 1, 8)
     frame = review.audit_frame(result)
     assert list(frame["tool"]) == [r.tool.label for r in result.rows]
     causes = review.causes_frame(result)

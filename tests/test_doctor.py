@@ -155,4 +155,4 @@ def test_cli(tmp_path, capsys):
     assert "[error] positions-short" in out and "[warning] groups-uneven" in out
     with pytest.raises(SystemExit) as exc:
         main(["doctor", str(tmp_path / "missing.json")])
-    assert exc.value.code == 2 and "CONFIG must be a config.json" in capsys.readouterr().err
+    assert exc.value.code == 2 and "config path must be a config.json file" in capsys.readouterr().err
