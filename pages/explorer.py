@@ -153,10 +153,10 @@ with st.container(key="fit_table"):
     fit = figures_explorer.fit_frame(res)
     batch_cols = [c for c in fit.columns if c.endswith(": batch")]
     st.dataframe(
-        fit, hide_index=True, width="stretch",
+        figures_explorer.fit_display(fit), hide_index=True, width="stretch",
         column_config={"device": st.column_config.TextColumn("Device memory", help="Decimal GB (10⁹ bytes).")}
-        | {c: st.column_config.NumberColumn(c.replace(": batch", ": largest batch"), format="localized",
-                                            help="0: not even one sequence fits.") for c in batch_cols},
+        | {c: st.column_config.TextColumn(c.replace(": batch", ": largest batch"),
+                                          help="\"does not fit\": not even one sequence fits.") for c in batch_cols},
     )
     mode = ("inference working set (int8)" if not wl.training else
             f"training, {wl.dtype} {wl.precision}, {wl.optimizer}"

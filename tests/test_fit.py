@@ -8,7 +8,7 @@ from facts import MODEL_COUNTS
 from albert_core import PRESETS, Workload, estimate_memory
 from albert_core.memory import MAX_FIT_BATCH, max_batch_that_fits, total_bytes_at
 from albert_core.results import analyze
-from ui.figures_explorer import fit_frame
+from ui.figures_explorer import fit_display, fit_frame
 
 GB = 10**9
 
@@ -102,4 +102,15 @@ def test_explorer_shows_the_fit_table(app):
     at = app({"seq": "512"})
     assert not at.exception
     df = next(t.value for t in at.dataframe if "BERT twin: batch" in t.value.columns)
-    assert df["this config: batch"].iloc[0] == max_batch_that_fits(PRESETS["albert-base"], 512, 16 * GB)
+    assert df["this config: batch"].iloc[0] == f'{max_batch_that_fits(PRESETS["albert-base"], 512, 16 * GB):,}'
+
+
+def test_a_batch_that_does_not_fit_says_so():
+    """A device too small for one sequence reads "does not fit" with no memory, not a batch of "0" and an
+    empty cell."""
+    big = PRESETS["bert-large"].replace(num_layers=96)
+    df = fit_display(fit_frame(analyze(big, Workload(seq_len=512))))
+    assert max_batch_that_fits(big, 512, 16 * GB) == 0  # the premise: 16 GB holds not one sequence
+    assert df["this config: batch"].iloc[0] == "does not fit" and df["this config: memory"].iloc[0] == "–"
+    fits = df[df["this config: batch"] != "does not fit"]
+    assert not fits.empty and all(m != "–" for m in fits["this config: memory"])
