@@ -17,10 +17,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # variant of PyTorch's install instructions; on Spaces, a variable of that name): the default wheel
 # bundles CUDA, about 2 GB more for a server that never uses a GPU.
 ARG TORCH_INDEX_URL=""
-COPY requirements.txt /tmp/requirements.txt
+# The counters the Explorer's audit compares with (requirements-audit.txt) come too: without them the audit
+# lists each as "not installed".
+COPY requirements.txt requirements-audit.txt /tmp/
 RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0; fi \
-    && pip install -r /tmp/requirements.txt \
-    && rm /tmp/requirements.txt
+    && pip install -r /tmp/requirements-audit.txt \
+    && rm /tmp/requirements.txt /tmp/requirements-audit.txt
 
 # nginx (Debian's) only for PROCESSES > 1: several Streamlit processes behind it (deploy/serve_many.sh).
 RUN apt-get update \
