@@ -42,12 +42,13 @@ rule_params = sum(c.unshared for c in bd.components if c.group == "encoder")
 
 st.title("Explorer")
 st.caption(
-    f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · workload: batch {wl.batch} × {wl.seq_len} tokens, "
-    f"{wl.dtype}, optimizer {wl.optimizer}. "
-    + (f"Deltas compare with the BERT twin, **{twin.config.name}**: the paper's BERT of this size (same V, H, L, "
-       "heads, I and head; E = H, no sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains), the "
-       "same numbers as that BERT pinned on Compare; green = smaller."
-       if cfg.family == "albert" else "A BERT is its own twin: no deltas.")
+    f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
+    f"optimizer {wl.optimizer}. "
+    + (f"Deltas compare with its BERT twin, **{twin.config.name}** (green = smaller)."
+       if cfg.family == "albert" else "A BERT is its own twin: no deltas."),
+    help=("The BERT twin is the paper's BERT of this size: the same V, H, L, heads, I and head; E = H, no "
+          "sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains. It gives the same numbers as that "
+          "BERT pinned on Compare.") if cfg.family == "albert" else None,
 )
 
 

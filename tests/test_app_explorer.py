@@ -148,3 +148,11 @@ def test_downloads_are_named_after_the_config(app, monkeypatch):
     app({"V": "50000"}, page="pages/explorer.py")
     assert "albert-h768-l12-e128-all-shared-v50000_report.json" in names
     assert not any(n.startswith("albert_") for n in names)
+
+
+def test_the_page_opens_with_one_short_line_and_the_twin_defined_in_its_tooltip(app):
+    at = app({"preset": "albert-base"})
+    assert not at.exception
+    top = at.caption[0]
+    assert "BERT twin" in top.value and len(top.value) < 200, top.value  # one line, not a grey paragraph
+    assert "E = H, no sharing" in top.proto.help  # the definition is one hover away

@@ -304,8 +304,10 @@ def twin_summary(result: Result) -> str:
 - **Parameters: {_ratio_phrase(p, pt)}** ({fmt_params(p)} vs {fmt_params(pt)}), from factorized embeddings
   (V·E + E·H instead of V·H) and cross-layer sharing.
 - **Forward FLOPs: {_ratio_phrase(f, ft)}** ({fmt_flops(f)} vs {fmt_flops(ft)}). {why_flops}
-- **Activations: {_ratio_phrase(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}, estimates): every executed layer
-  keeps its own activations for backward, shared weights or not; {act_note}
+- **Activations: {_ratio_phrase(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}, estimates for transformers' eager
+  attention; its default SDPA attention keeps no attention-probability tensors, so it saves somewhat less, and
+  that figure is not estimated here): every executed layer keeps its own activations for backward, shared
+  weights or not; {act_note}
 - **Weights memory: {_ratio_phrase(w, wt)}** ({fmt_bytes(w)} vs {fmt_bytes(wt)}); gradients and optimizer
   states scale with it.
 
