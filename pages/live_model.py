@@ -34,12 +34,13 @@ from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
 from ui import figures_live as fl
 from ui import live, live_lab
 from ui.render import takeaway
-from ui.state import current
+from ui.state import current, seed_widget, sync_widget
 
 DEFAULT_TEXT = (
     "ALBERT shares one set of layer weights across the whole encoder.\n"
     "It still runs every layer, so it is not faster than BERT."
 )
+URL_SOURCE, URL_TEXT = "model", "text"  # the page's own URL keys (the share link reopens the same view)
 SOURCES = {"config": "The sidebar config", "folder": "A transformers checkpoint folder"}
 SOURCES[live_lab.SOURCE_KEY] = live_lab.SOURCE_LABEL
 if live.hub_allowed():
@@ -94,9 +95,11 @@ st.caption(
 )
 
 # ----------------------------------------------------------------------------- which model
+seed_widget(URL_SOURCE, "live_source", "config", SOURCES.__contains__)
 source = st.radio("Model", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="live_source",
                   help="The sidebar's config (random weights, seeded), or trained weights from a folder "
                   "saved with transformers' save_pretrained.")
+sync_widget(URL_SOURCE, source, "config")
 dtype = wl.dtype if wl.dtype in TORCH_DTYPES else "fp32"
 if dtype != wl.dtype:
     st.caption(f"The live model runs in fp32: {wl.dtype} is a storage format here, not a compute dtype.")
@@ -259,11 +262,13 @@ def attention_section(ref: live.ModelRef, first: str, pair: str | None) -> None:
 def text_section(ref: live.ModelRef, seq_cap: int) -> None:
     cfg, dtype, checkpoint = ref.cfg, ref.dtype, ref.folder
     st.subheader("Run it on your text")
+    seed_widget(URL_TEXT, "live_text", DEFAULT_TEXT)
     text = st.text_area(
-        "Text (first line: segment A; the rest: segment B)", DEFAULT_TEXT, max_chars=2000, key="live_text",
+        "Text (first line: segment A; the rest: segment B)", max_chars=2000, key="live_text",
         help=f"Tokenized to at most {seq_cap} tokens as [CLS] A [SEP] B [SEP]. Unless a checkpoint is loaded "
         "the weights are random (seeded): the outputs mean nothing, the shapes, costs and timings are real.",
     )
+    sync_widget(URL_TEXT, text, DEFAULT_TEXT)
     first, _, rest = (text or "").strip().partition("\n")
     pair = rest.strip() or None
     try:

@@ -30,7 +30,7 @@ def _no_switches(monkeypatch):
 
 
 def run_page(cfg: ModelConfig, at: AppTest | None = None, wl: Workload | None = None) -> AppTest:
-    at = at or AppTest.from_file(PAGE, default_timeout=90)
+    at = AppTest.from_file(PAGE, default_timeout=90) if at is None else at  # an AppTest not yet run is falsy
     at.session_state[CONFIG_KEY] = cfg
     at.session_state[WORKLOAD_KEY] = wl or Workload(seq_len=64)
     return at.run()
@@ -317,3 +317,16 @@ def test_share_of_the_budget_above_100_percent_is_a_multiple(monkeypatch):
     at = run_page(PRESETS["albert-xxlarge"], wl=Workload())
     share = next(m for m in at.metric if m.label == "Share of the budget").value
     assert share.endswith("x") and "%" not in share
+
+
+def test_the_typed_text_travels_in_the_share_link():
+    at = run_page(TINY)
+    assert "text" not in at.query_params  # the default text keeps the link short
+    at.text_area(key="live_text").input("hello world\nsecond part").run()
+    assert at.query_params["text"] in ("hello world\nsecond part", ["hello world\nsecond part"])
+    again = AppTest.from_file(PAGE, default_timeout=90)
+    again.query_params["text"] = "from a link\nreopened"
+    run_page(TINY, at=again)
+    assert not again.exception and again.text_area(key="live_text").value == "from a link\nreopened"
+    tokens = again.dataframe[1].value
+    assert "link" in "".join(tokens["token"]).replace("##", "")

@@ -236,6 +236,28 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
         live.text_input(key="live_lab_mask_text").input(text).run()
         assert not live.exception
         assert any(message in w.value.replace("\\", "") for w in live.warning)
+    # the share link reopens the same view: the source, the run, the texts typed
+    live.text_input(key="live_lab_mask_text").input("read the [MASK] twice").run()
+    live.text_input(key="live_lab_seg_a").input("First this.").run()
+    params = {k: live.query_params[k][0] if isinstance(live.query_params[k], list) else live.query_params[k]
+              for k in ("model", "lab_run", "mask", "seg_a")}
+    assert params == {"model": "lab", "lab_run": Path(folder).name, "mask": "read the [MASK] twice",
+                      "seg_a": "First this."}
+    assert "seg_b" not in live.query_params  # a default stays out of the link
+    reopened = AppTest.from_file(LIVE_PAGE, default_timeout=120)
+    for k, v in params.items():
+        reopened.query_params[k] = v
+    reopened.run()
+    assert not reopened.exception, reopened.exception
+    assert reopened.radio(key="live_source").value == "lab"
+    assert reopened.selectbox(key="live_lab_run").value == str(folder)
+    assert reopened.text_input(key="live_lab_mask_text").value == "read the [MASK] twice"
+    assert reopened.text_input(key="live_lab_seg_a").value == "First this."
+    # a link with values the page cannot use opens the defaults, no traceback
+    odd = AppTest.from_file(LIVE_PAGE, default_timeout=120)
+    odd.query_params["model"] = "nonsense"
+    odd.run()
+    assert not odd.exception and odd.radio(key="live_source").value == "config"
 
 
 # ----------------------------------------------------------------------------- experiments, on tiny references

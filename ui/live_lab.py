@@ -19,11 +19,14 @@ import streamlit as st
 
 from albert_core.format import escape_markdown
 from albert_core.tokenizer import checkpoint_tokenizer, encode
+from ui.state import seed_widget, sync_widget
 
 SOURCE_KEY, SOURCE_LABEL = "lab", "A run from the lab"
 PICK_KEY = "live_lab_run"
 MASK_TEXT_KEY = "live_lab_mask_text"
 SEG_A_KEY, SEG_B_KEY = "live_lab_seg_a", "live_lab_seg_b"
+# the URL keys of the run picked and the texts typed (the share link reopens the same view)
+URL_RUN, URL_MASK, URL_SEG_A, URL_SEG_B = "lab_run", "mask", "seg_a", "seg_b"
 TOP_K = 5
 MAX_MASKS = 8
 DEFAULT_MASK_TEXT = "The function returns a [MASK] of the items in the list."
@@ -185,9 +188,16 @@ def render_source(max_tokens: int):
         st.info("No finished lab run on this server yet: train one on the Train page, then come back.")
         st.stop()
     by_folder = {str(r.folder): r for r in runs}
+    by_name = {Path(f).name: f for f in by_folder}  # a run's folder is named by its key: the URL carries that
+    if st.session_state.get(PICK_KEY) not in by_folder:
+        st.session_state.pop(PICK_KEY, None)
+    seed_widget(URL_RUN, PICK_KEY, next(iter(by_folder)), by_name.__contains__)
+    if st.session_state[PICK_KEY] in by_name:
+        st.session_state[PICK_KEY] = by_name[st.session_state[PICK_KEY]]
     choice = st.selectbox("Lab run", list(by_folder), format_func=lambda f: by_folder[f].title, key=PICK_KEY,
                           help="Finished runs of the Train page (cached on this server) and the shipped "
                           "reference runs: trained weights and the run's own tokenizer.")
+    sync_widget(URL_RUN, Path(choice).name, "")
     run = by_folder[choice]
     try:
         with st.spinner("Loading the trained weights (budget checked first)…"):
@@ -204,8 +214,9 @@ def render_source(max_tokens: int):
 def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     """Fill-the-mask and the sentence-order / next-sentence guess on the visitor's text."""
     st.subheader("Fill the mask")
-    text = st.text_input("Text with [MASK] where a word should be guessed", DEFAULT_MASK_TEXT, max_chars=500,
-                         key=MASK_TEXT_KEY)
+    seed_widget(URL_MASK, MASK_TEXT_KEY, DEFAULT_MASK_TEXT)
+    text = st.text_input("Text with [MASK] where a word should be guessed", max_chars=500, key=MASK_TEXT_KEY)
+    sync_widget(URL_MASK, text, DEFAULT_MASK_TEXT)
     try:
         preds = fill_mask(model, folder, text, max_tokens)
     except ValueError as exc:
@@ -229,8 +240,12 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     task = {"sop": "sentence order (SOP)", "nsp": "next sentence (NSP)"}.get(run.task)
     st.subheader("Sentence order" if run.task != "nsp" else "Next sentence")
     c = st.columns(2)
-    a = c[0].text_input("Segment A", DEFAULT_A, max_chars=300, key=SEG_A_KEY)
-    b = c[1].text_input("Segment B", DEFAULT_B, max_chars=300, key=SEG_B_KEY)
+    seed_widget(URL_SEG_A, SEG_A_KEY, DEFAULT_A)
+    seed_widget(URL_SEG_B, SEG_B_KEY, DEFAULT_B)
+    a = c[0].text_input("Segment A", max_chars=300, key=SEG_A_KEY)
+    b = c[1].text_input("Segment B", max_chars=300, key=SEG_B_KEY)
+    sync_widget(URL_SEG_A, a, DEFAULT_A)
+    sync_widget(URL_SEG_B, b, DEFAULT_B)
     if not a.strip() or not b.strip():
         st.info("Type both segments.")
         return

@@ -26,6 +26,33 @@ def set_current(cfg: ModelConfig, workload: Workload) -> None:
     st.session_state[WORKLOAD_KEY] = workload
 
 
+# ----------------------------------------------------------------------------- widget values in the URL
+MAX_URL_TEXT = 2000  # the longest text a URL value may carry into a widget (the widgets' own max_chars bound it too)
+
+
+def seed_widget(param: str, key: str, default: str, valid: Callable[[str], bool] | None = None) -> None:
+    """A widget whose value travels in the URL as ``param``: the first time a session draws it, it starts
+    from the URL's value when there is one that ``valid`` accepts (and at most MAX_URL_TEXT characters),
+    else from ``default``; after that the session's value stands. Call before drawing the widget (``key``),
+    and draw it without a default value of its own."""
+    ss = st.session_state
+    if key in ss:
+        return
+    raw = st.query_params.get(param)
+    ok = raw is not None and len(raw) <= MAX_URL_TEXT and (valid is None or valid(raw))
+    ss[key] = raw if ok else default
+
+
+def sync_widget(param: str, value: str | None, default: str) -> None:
+    """Put a URL-carried widget's value into the address bar (the share link), or take it out when it is
+    the default (links stay short)."""
+    if value is None or value == default:
+        if param in st.query_params:
+            del st.query_params[param]
+    elif st.query_params.get(param) != value:
+        st.query_params[param] = value
+
+
 def check_settings() -> None:
     """The server's settings (memory budget, compute cap, torch threads, the lab's queue, shares and
     limits), checked before anything is drawn: a bad value shows one error naming it on every page instead
