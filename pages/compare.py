@@ -137,13 +137,15 @@ base = rows[0]["name"]
 delta_help = f"Change against {base}, the first pin; green = smaller (fewer parameters, FLOPs or bytes)."
 # "%d": whole numbers as whole numbers ("plain" printed V=50000 as 50000.00000000001 in the browser).
 arch = {k: st.column_config.NumberColumn(k, width="small", format="%d") for k in ("V", "E", "H", "L", "I", "G", "K")}
+name_column = st.column_config.TextColumn("Config", pinned=True, width="medium")  # "albert-xxlarge" whole
+# Two tables, so each fits a 1400-px page without sideways scrolling: what the pins cost, and what they are.
 with st.container(key="compare_table"):
     st.dataframe(
         figures_explorer.compare_style(df), hide_index=True, width="stretch",
         column_order=["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
-                      "training_memory_delta", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
+                      "training_memory_delta"],
         column_config={
-            "name": st.column_config.TextColumn("Config", pinned=True, width="medium"),  # "albert-xxlarge" whole
+            "name": name_column,
             "params": st.column_config.NumberColumn("Params", help="Unique parameters (tied weights once)."),
             "params_delta": st.column_config.NumberColumn("Δ params", help=delta_help),
             "forward_flops": st.column_config.NumberColumn(
@@ -153,6 +155,14 @@ with st.container(key="compare_table"):
                 "Training memory", help=f"Weights, gradients, optimizer states and activations at batch "
                 f"{wl.batch} × {wl.seq_len}, {wl.dtype} (MB = 10⁶ bytes)."),
             "training_memory_delta": st.column_config.NumberColumn("Δ memory", help=delta_help),
+        },
+    )
+with st.container(key="compare_arch_table"):
+    st.dataframe(
+        df, hide_index=True, width="stretch",
+        column_order=["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
+        column_config={
+            "name": st.column_config.TextColumn("Config", pinned=True, width=130),  # 11 columns in 1400 px
             "family": st.column_config.TextColumn("Family", width="small"),
             "heads": st.column_config.NumberColumn("Heads", width="small", format="%d"),
             "sharing": st.column_config.TextColumn("Sharing", width="small"),

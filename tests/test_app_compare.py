@@ -101,6 +101,16 @@ def test_copied_link_equals_the_view_after_removing_a_pin(app):
 
 def test_integer_columns_print_as_integers(app):
     at = app({"pin": "bert-base,V.50000"}, page=PAGE)
-    columns = json.loads(at.dataframe[0].proto.columns)
+    columns = json.loads(at.dataframe[1].proto.columns)  # the architecture table
     for key in ("V", "E", "H", "L", "heads", "I", "G", "K"):
         assert columns[key]["type_config"]["format"] == "%d", key
+
+
+def test_costs_and_architecture_are_two_tables_that_each_fit_the_page(app):
+    """17 columns in one table scrolled sideways at 1400 px from E on: the costs and the architecture are
+    two tables, each with the config's name first."""
+    at = app({"pin": "bert-base,bert-large,albert-base,albert-large,albert-xlarge,albert-xxlarge"}, page=PAGE)
+    cost, arch = (list(at.dataframe[i].proto.column_order) for i in (0, 1))
+    assert cost == ["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
+                    "training_memory_delta"]
+    assert arch == ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
