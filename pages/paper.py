@@ -93,10 +93,12 @@ st.markdown("Sharing appears in the parameter formulas (through G) but not in th
 
 # ----------------------------------------------------------------------------- paper tables
 st.header("The paper's tables, recomputed")
+EXACT_WIDTH_PX = 112  # 11 characters of a 14-px digit font plus the cell's padding
 FMT = {
     "model": st.column_config.TextColumn("Model", width="medium"),
     "printed": st.column_config.NumberColumn("Printed", width="small", help="As printed in the paper."),
-    "recomputed": st.column_config.NumberColumn("Exact", width="small", help="This app's exact count."),
+    # wide enough for "334,607,360": a "small" column cut its leading digits on a phone ("34,607,360")
+    "recomputed": st.column_config.NumberColumn("Exact", width=EXACT_WIDTH_PX, help="This app's exact count."),
     "difference": st.column_config.NumberColumn("Difference", width="small", help="Recomputed / printed - 1."),
     "note": st.column_config.TextColumn("Note", width="large"),
 }

@@ -59,3 +59,16 @@ def test_bert_flop_formula_has_no_projection_term(app):
     fwd = [x.value for x in bert.latex if x.value.strip("$\n").startswith(r"\text{fwd}")]
     assert fwd and all("2BSEH" not in f for f in fwd)
     assert any("2BSEH" in x.value for x in albert.latex if x.value.strip("$\n").startswith(r"\text{fwd}"))
+
+
+def test_the_exact_column_is_wide_enough_for_its_longest_number(app):
+    """On a phone a "small" Exact column cut the leading digits ("334,607,360" read "34,607,360"): the column
+    is given a width that holds its longest number (about 8.5 px a digit or comma at the grid's font, plus
+    16 px of padding)."""
+    import json
+
+    at = app(page=PAGE)
+    for frame in at.dataframe[:3]:  # Tables 1, 3 and 4
+        longest = max(len(f"{int(v):,}") for v in frame.value["recomputed"])
+        width = json.loads(frame.proto.columns)["recomputed"].get("width")
+        assert isinstance(width, int) and width >= 8.5 * longest + 16, (longest, width)

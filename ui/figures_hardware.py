@@ -15,6 +15,7 @@ from albert_core.format import fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_
 from albert_core.hardware import HARDWARE_NAMES, HardwareProfile
 from albert_core.presets import PRESETS
 from albert_core.timing import PART_LABELS, TimeEstimate, gradient_bytes
+from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT
 
 CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}
@@ -27,6 +28,8 @@ SERIES_LABELS = {
 }
 _MARGIN = dict(l=10, r=10, t=60, b=10)
 _MAX_URL_VALUE = 16
+BREAKDOWN_TITLE = "Time per step by part (estimate)"  # at most ~45 characters: a phone's width
+TABLE2_TITLE = "Speed relative to BERT-large (Table 2)"
 
 
 def decode_query(params: Mapping[str, object], default_hw: str, default_chips: int) -> tuple[str, int, list[str]]:
@@ -64,13 +67,20 @@ def step_breakdown(est: TimeEstimate) -> go.Figure:
             texts.append(f"{label}: {fmt_duration(part.seconds)} ({part.bound}-bound)")
         fig.add_bar(x=xs, y=ys, name=label, orientation="h", marker_color=PART_COLORS[name],
                     hovertext=texts, hoverinfo="text", text=[fmt_duration(x) for x in xs],
-                    textposition="inside")
-    fig.update_layout(
-        barmode="stack", title=f"Estimated time per step by part on {est.hardware.label} x {est.chips}",
-        xaxis_title="seconds (estimate)", margin=_MARGIN, height=300, legend=dict(orientation="h", y=-0.3),
+                    textposition="inside", textangle=0)
+    fig.update_layout(  # the hardware is in the axis title: the whole name in the title was cut on a phone
+        barmode="stack", title=dict(text=BREAKDOWN_TITLE, font=TITLE_FONT),
+        xaxis_title=f"seconds on {est.chips} x {short_hardware(est.hardware.label)}", margin=_MARGIN,
+        height=340, legend=LEGEND_BELOW, uniformtext=dict(minsize=10, mode="hide"),  # no 6-px label in a sliver
     )
     fig.update_yaxes(autorange="reversed")
     return fig
+
+
+def short_hardware(label: str) -> str:
+    """A profile's name without its parenthesised details ("Cloud TPU v3 (per chip, 2 TensorCores)" ->
+    "Cloud TPU v3"), short enough for an axis title on a phone."""
+    return label.split(" (", 1)[0]
 
 
 def breakdown_frame(est: TimeEstimate) -> pd.DataFrame:
@@ -103,15 +113,19 @@ def step_takeaway(est: TimeEstimate) -> str:
 
 
 def table2_bars(df: pd.DataFrame) -> go.Figure:
-    """Grouped bars per preset: the paper's speedup over BERT-large next to each prediction."""
+    """Grouped horizontal bars per preset: the paper's speedup over BERT-large next to each prediction.
+    Horizontal, so the preset names and the value labels keep their size on a phone (upright bars rotated
+    six names into each other and shrank 24 labels below 9 px)."""
     fig = go.Figure()
     for col, label in SERIES_LABELS.items():
-        fig.add_bar(x=list(df["preset"]), y=list(df[col]), name=label, marker_color=SERIES_COLORS[col],
-                    text=[fmt_ratio(v) for v in df[col]], textposition="outside")
+        fig.add_bar(y=list(df["preset"]), x=list(df[col]), name=label, marker_color=SERIES_COLORS[col],
+                    orientation="h", text=[fmt_ratio(v) for v in df[col]], textposition="outside",
+                    cliponaxis=False)
     fig.update_layout(
-        barmode="group", title="Training speed relative to BERT-large (paper Table 2)",
-        yaxis_title="speedup over BERT-large", margin=_MARGIN, height=420,
-        legend=dict(orientation="h", y=-0.2),
+        barmode="group", title=dict(text=TABLE2_TITLE, font=TITLE_FONT),
+        xaxis=dict(title="speedup over BERT-large", range=[0, max(df[list(SERIES_LABELS)].max()) * 1.18]),
+        yaxis=dict(autorange="reversed"), margin=_MARGIN, height=640, legend=LEGEND_BELOW,
+        uniformtext=dict(minsize=10, mode="hide"),
     )
     return fig
 

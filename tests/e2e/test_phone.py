@@ -24,6 +24,7 @@ PHONE_PAGES = [
     ("compare", "/compare?pin=albert-base,bert-base,albert-xxlarge,bert-large"),
     ("paper", "/paper"),
     ("live_model", "/live_model"),
+    ("hardware", "/hardware"),
 ]
 # The boxes of one chart's parts, in page pixels (only parts drawn with a size).
 BOXES_JS = """(el) => {
