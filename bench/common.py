@@ -122,6 +122,23 @@ def load_note(load_start: float, seconds: float) -> str:
             f"({cpus} CPUs). Section run time {seconds:.0f} s.")
 
 
+YARDSTICK_ITERATIONS = 10_000_000
+
+
+def python_yardstick(repeats: int = 3) -> float:
+    """CPU seconds of the fastest of ``repeats`` runs of a fixed plain-Python loop (10 million additions): a
+    machine-speed yardstick for single-threaded Python (what a Streamlit rerun mostly is), so that figures
+    from different hosts can be compared. CPU time, best of several: robust to a busy host."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        total = 0
+        for i in range(YARDSTICK_ITERATIONS):
+            total += i
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def machine() -> dict[str, Any]:
     """CPU model, cores, Python / torch versions and thread count of this run."""
     info: dict[str, Any] = {
