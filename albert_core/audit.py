@@ -14,6 +14,10 @@ and the workload by the arithmetic of that tool's counting rule (`explain`), nev
 `AuditRow.unexplained` is what is left (the tests require 0 on a grid of configs). The exact figures are
 `count_params` (parameters) and `count_flops` (forward matmul FLOPs; a training step is 3x the forward).
 
+Per component (`parts`: embeddings, projection, each layer, heads), the tools that report per module
+(`PER_MODULE`: FlopCounterMode's ``get_flop_counts()``, fvcore's ``by_module()``, torchinfo's per-layer rows)
+give `ComponentRow`s in `AuditRow.components`, each difference split into causes by `explain_part`.
+
 Tools are optional (``pip install '.[audit]'``); one that is not installed gives a row with status
 "not installed" and no figure. Counting the causes imports no torch; running the tools does.
 """
@@ -34,7 +38,7 @@ from typing import Any
 from albert_core.config import ModelConfig
 from albert_core.flops import count_flops
 from albert_core.memory import unused_params
-from albert_core.params import count_params
+from albert_core.params import COMPONENT_INFO, count_params, order_head_name
 from albert_core.workload import check_seq_len
 
 ATTENTIONS = ("sdpa", "eager")
@@ -185,6 +189,7 @@ class Cause:
 
 
 MACS = "reports multiply-accumulates (MACs), half the FLOPs"
+FVCORE_MACS = MACS + " (fvcore's 'flop' is one multiply-add)"
 SDPA_MISSED = "attention matmuls QKᵀ and A·V inside scaled_dot_product_attention not seen"
 
 
@@ -240,7 +245,7 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
             ),
         ],
         "fvcore": [
-            (MACS + " (fvcore's 'flop' is one multiply-add)", -t.forward // 2),
+            (FVCORE_MACS, -t.forward // 2),
             ("aten::scaled_dot_product_attention unsupported: skipped", -t.scores // 2) if sdpa else None,
             ("LayerNorm counted as 5 per element", 5 * t.norm_elements),
         ],
@@ -273,7 +278,7 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
             ("unused parameter counted (predictions.bias of an untied MLM head)", 6 * N * t.unused),
         ],
     }
-    family = tool.key.rsplit("-", 1)[0] if tool.attention else tool.key
+    family = _family(tool)
     if family.startswith("6n"):
         rules_for = list(rules["6n"])
         if family == "6n_unique":
@@ -285,7 +290,16 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
             )
     else:
         rules_for = rules[family]
-    return tuple(Cause(what, int(n)) for what, n in filter(None, rules_for) if n)
+    return _causes(rules_for)
+
+
+def _family(tool: Tool) -> str:
+    """The tool without its attention variant: "fvcore" for "fvcore-sdpa"."""
+    return tool.key.rsplit("-", 1)[0] if tool.attention else tool.key
+
+
+def _causes(rules) -> tuple[Cause, ...]:
+    return tuple(Cause(what, int(n)) for what, n in filter(None, rules) if n)
 
 
 def exact_figure(tool: Tool, t: Terms) -> int:
@@ -301,19 +315,12 @@ def tool_by_key(key: str) -> Tool:
 
 
 # ----------------------------------------------------------------------------- rows
-@dataclass(frozen=True)
-class AuditRow:
-    """One tool's figure beside the exact one. ``figure`` is None when the tool did not run (``status``
-    says why); ``config`` is the size it ran at (the small twin for the CPU tools)."""
+class _Compared:
+    """A figure beside the exact one, and the causes of the difference (``figure``, ``exact``, ``causes``)."""
 
-    tool: Tool
-    config: ModelConfig
-    run_on: str
-    exact: int
     figure: int | None
+    exact: int
     causes: tuple[Cause, ...]
-    status: str  # "ran", "computed", "not installed", or "failed: ..."
-    version: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -335,6 +342,54 @@ class AuditRow:
     def ratio(self) -> float | None:
         return None if self.figure is None or not self.exact else self.figure / self.exact
 
+    def _compared(self) -> dict[str, Any]:
+        return {
+            "figure": self.figure,
+            "exact": self.exact,
+            "ratio": self.ratio,
+            "difference": self.difference,
+            "explained": self.explained,
+            "unexplained": self.unexplained,
+            "causes": [{"what": c.what, "amount": c.amount} for c in self.causes],
+        }
+
+
+@dataclass(frozen=True)
+class ComponentRow(_Compared):
+    """One component's figure as a per-module tool reports it (``module``: the module it reads; None when
+    the component runs a module an earlier layer holds, so the tool has no figure under its own name)."""
+
+    component: str  # `Part.key`
+    label: str
+    module: str | None
+    exact: int
+    figure: int | None
+    causes: tuple[Cause, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"component": self.component, "label": self.label, "module": self.module, **self._compared()}
+
+
+@dataclass(frozen=True)
+class AuditRow(_Compared):
+    """One tool's figure beside the exact one. ``figure`` is None when the tool did not run (``status``
+    says why); ``config`` is the size it ran at (the small twin for the CPU tools). ``components``: the
+    same tool's figure per component, for the tools that report per module (`PER_MODULE`)."""
+
+    tool: Tool
+    config: ModelConfig
+    run_on: str
+    exact: int
+    figure: int | None
+    causes: tuple[Cause, ...]
+    status: str  # "ran", "computed", "not installed", or "failed: ..."
+    version: str | None = None
+    components: tuple[ComponentRow, ...] = ()
+
+    @property
+    def unexplained_components(self) -> int:
+        return sum(1 for c in self.components if c.unexplained)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "tool": self.tool.key,
@@ -346,13 +401,8 @@ class AuditRow:
             "config": self.config.name,
             "status": self.status,
             "version": self.version,
-            "figure": self.figure,
-            "exact": self.exact,
-            "ratio": self.ratio,
-            "difference": self.difference,
-            "explained": self.explained,
-            "unexplained": self.unexplained,
-            "causes": [{"what": c.what, "amount": c.amount} for c in self.causes],
+            **self._compared(),
+            "components": [c.to_dict() for c in self.components],
         }
 
 
@@ -368,12 +418,18 @@ class Audit:
         """Rows whose difference is not fully explained (0 is the goal)."""
         return sum(1 for r in self.rows if r.unexplained)
 
+    @property
+    def unexplained_components(self) -> int:
+        """Per-component rows whose difference is not fully explained (0 is the goal)."""
+        return sum(r.unexplained_components for r in self.rows)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "config": self.config.name,
             "batch": self.batch,
             "seq_len": self.seq_len,
             "unexplained_rows": self.unexplained,
+            "unexplained_component_rows": self.unexplained_components,
             "rows": [r.to_dict() for r in self.rows],
         }
 
@@ -384,12 +440,191 @@ class Audit:
         return pd.DataFrame(
             [
                 {
-                    **{k: v for k, v in r.to_dict().items() if k != "causes"},
+                    **{k: v for k, v in r.to_dict().items() if k not in ("causes", "components")},
                     "causes": "; ".join(f"{c.what}: {c.amount:+,}" for c in r.causes),
                 }
                 for r in self.rows
             ]
         )
+
+
+# ----------------------------------------------------------------------------- per component
+# The tools that report per module, and what they report per component: parameters held (torchinfo's
+# per-layer rows) or forward FLOPs / MACs (FlopCounterMode's get_flop_counts(), fvcore's by_module()).
+PER_MODULE = ("flop_counter", "fvcore", "torchinfo")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One component of the model as per-module tools see it: the embeddings (lookups and their LayerNorm),
+    ALBERT's E->H projection, each of the L layers (with its K inner layers), the pooler, the MLM head and
+    the SOP/NSP head. ``params``: the exact parameters it holds (a shared block held by the first layer that
+    runs it); ``forward``: the exact forward matmul FLOPs it runs; ``module``: the transformers module the
+    tools report it under, None for a layer that calls a layer-group module an earlier layer holds."""
+
+    key: str
+    label: str
+    module: str | None
+    params: int
+    forward: int
+
+
+def _layer_modules(cfg: ModelConfig) -> list[tuple[str, str]]:
+    """(module path, first layer calling it) of each layer of ``build_hf_model(cfg)``."""
+    albert = cfg.family == "albert"
+    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
+    if not albert:
+        return [(f"{p}encoder.layer.{i}", str(i)) for i in range(cfg.num_layers)]
+    groups = cfg.num_hidden_groups if cfg.sharing == "all" else cfg.num_layers  # the built model's groups
+    first: dict[int, int] = {}
+    out = []
+    for i in range(cfg.num_layers):
+        g = cfg.group_of_layer(i, groups)
+        out.append((f"{p}encoder.albert_layer_groups.{g}", str(first.setdefault(g, i))))
+    return out
+
+
+def _owner(cfg: ModelConfig, i: int) -> int:
+    """The first layer of layer ``i``'s group: the one whose module holds the group's shared blocks."""
+    return next(j for j in range(cfg.num_layers) if cfg.group_of_layer(j) == cfg.group_of_layer(i))
+
+
+def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, ...]:
+    """The `Part`s of ``cfg``, their exact figures summed from `count_params` / `count_flops` components
+    (the parts' parameters add up to the total, their FLOPs to the forward)."""
+    bp, fb = count_params(cfg).by_name(), count_flops(cfg, batch, seq_len).by_name()
+
+    def total(counts: dict[str, int], *names: str) -> int:
+        return sum(n for name, n in counts.items() if name.startswith(names))
+
+    albert = cfg.family == "albert"
+    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
+    mlm, order = ("predictions", "sop_classifier") if albert else ("cls.predictions", "cls.seq_relationship")
+    proj = "encoder.embedding_hidden_mapping_in"
+    K, L = cfg.inner_group_num, cfg.num_layers
+    att = total(bp, "encoder.attention.") // cfg.attention_copies
+    ffn = total(bp, "encoder.ffn.") // cfg.ffn_copies
+    layer_flops = total(fb, "encoder.attention.", "encoder.ffn.") // L
+
+    def held(i: int, shared: bool, block: int) -> int:
+        return K * block if not shared or _owner(cfg, i) == i else 0
+
+    out = [Part("embeddings", "Embeddings", f"{p}embeddings", total(bp, "embeddings."), 0)]
+    if cfg.is_factorized:
+        out.append(Part("projection", "Embedding projection E→H", p + proj, bp[proj], fb[proj]))
+    for i, (module, first) in enumerate(_layer_modules(cfg)):
+        params = held(i, cfg.attention_shared, att) + held(i, cfg.ffn_shared, ffn)
+        out.append(Part(f"layer {i}", f"Layer {i}", module if first == str(i) else None, params, layer_flops))
+    if cfg.has_pooler:
+        out.append(Part("pooler", "Pooler", f"{p}pooler", bp["pooler"], fb["pooler"]))
+    if cfg.has_mlm_head:
+        out.append(Part("mlm_head", "MLM head", mlm, total(bp, "predictions"), total(fb, "predictions")))
+    if cfg.has_order_head:
+        name = order_head_name(cfg.family)
+        out.append(Part("order_head", COMPONENT_INFO[name][0], order, bp[name], fb[name]))
+    return tuple(out)
+
+
+def explain_part(tool: Tool | str, t: Terms, part: Part) -> tuple[Cause, ...]:
+    """Every cause of the difference between ``tool``'s figure for ``part`` and the part's exact figure
+    (computed from the config by the tool's rule, as `explain` does for the totals)."""
+    tool = tool if isinstance(tool, Tool) else tool_by_key(tool)
+    cfg, B, S, N = t.config, t.batch, t.seq_len, t.tokens
+    E, H, I, K = cfg.embedding_size, cfg.hidden_size, cfg.intermediate_size, cfg.inner_group_num  # noqa: E741
+    family = _family(tool)
+    if family not in PER_MODULE:
+        return ()
+    if family == "torchinfo":
+        tied = ("tied MLM decoder weight (the word table) counted in the MLM head", t.tied_decoder)
+        return _causes([tied] if part.key == "mlm_head" else [])
+    sdpa = tool.attention == "sdpa"
+    scores = 4 * B * S * S * H  # one inner layer's QKᵀ and A·V
+    fvcore = family == "fvcore"
+    attention_block = 8 * N * H * H + (0 if fvcore and sdpa else scores)  # fvcore skips SDPA
+    ffn_block = 4 * N * H * I
+
+    def counted(flops: int, norm_elements: int) -> int:
+        """What the tool reports for ``flops`` of matmuls and LayerNorms over ``norm_elements``."""
+        return flops // 2 + 5 * norm_elements if fvcore else flops
+
+    layer_counted = K * (counted(attention_block + ffn_block, 2 * N * H))
+    rules: list[tuple[str, int]] = []
+    if fvcore:
+        rules.append((FVCORE_MACS, -part.forward // 2))
+        norms = {"embeddings": N * E, "mlm_head": N * E}.get(
+            part.key, 2 * N * H * K * part.key.startswith("layer")
+        )
+        rules.append(("LayerNorm counted as 5 per element", 5 * norms))
+        if sdpa and part.key.startswith("layer"):
+            rules.append(("aten::scaled_dot_product_attention unsupported: skipped", -K * scores // 2))
+    if part.key.startswith("layer"):
+        i = int(part.key.split()[1])
+        modules = _layer_modules(cfg)
+        callers = [j for j, m in enumerate(modules) if m == modules[i]]
+        rules += _reported_elsewhere(
+            i, callers, layer_counted, "the layer group", "one shared module, one name"
+        )
+        if fvcore and cfg.sharing in ("attention", "ffn"):
+            block = attention_block if cfg.sharing == "attention" else ffn_block
+            group = [j for j in range(cfg.num_layers) if _owner(cfg, j) == _owner(cfg, i)]
+            rules += _reported_elsewhere(
+                i,
+                group,
+                K * counted(block, N * H),
+                f"the shared {cfg.sharing} block",
+                "fvcore names an operator by the module that runs it, not by the layer calling it",
+            )
+    return _causes(rules)
+
+
+def _reported_elsewhere(
+    i: int, callers: list[int], amount: int, what: str, why: str
+) -> list[tuple[str, int]]:
+    """A module called by the layers ``callers`` is reported under the first caller's name only: there, the
+    ``amount`` of every other call is added; the others lose their own."""
+    if i != callers[0]:
+        return [(f"{what} it runs is reported under layer {callers[0]} ({why})", -amount)]
+    others = callers[1:]
+    if not others:
+        return []
+    names = f"layer{'s' * (len(others) > 1)} {', '.join(map(str, others))}"
+    return [(f"{what} as run by {names} is reported here ({why})", len(others) * amount)]
+
+
+def part_figures(family: str, model, measured: Any) -> dict[str, int]:
+    """Each module path's figure as the tool reports it, from what `_measure` kept of the tool's run."""
+    if family == "flop_counter":  # names are the root's class name, then the module path
+        root = type(model).__name__
+        return {
+            name.removeprefix(root).removeprefix("."): sum(ops.values())
+            for name, ops in measured.items()
+            if name.startswith(root)
+        }
+    if family == "fvcore":
+        return dict(measured)
+    # torchinfo: one row per call; a module's first row is its own (later ones are "(recursive)")
+    names = {id(m): name for name, m in model.named_modules()}
+    out: dict[str, int] = {}
+    for row in measured:
+        if row.layer_id in names:
+            out.setdefault(names[row.layer_id], row.num_params)
+    return out
+
+
+def component_rows(tool: Tool, t: Terms, model, measured: Any) -> tuple[ComponentRow, ...]:
+    """``tool``'s figure for every part of ``t.config`` beside the exact one, causes computed."""
+    figures = part_figures(_family(tool), model, measured)
+    return tuple(
+        ComponentRow(
+            part.key,
+            part.label,
+            part.module,
+            part.params if tool.quantity == "parameters" else part.forward,
+            0 if part.module is None else int(figures.get(part.module, 0)),
+            explain_part(tool, t, part),
+        )
+        for part in parts(t.config, t.batch, t.seq_len)
+    )
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -472,39 +707,42 @@ def _quiet():
     return stack
 
 
-def _measure(tool: Tool, model, ids) -> int:
-    """The tool's own figure on ``model`` run on ``ids`` (its documented call for a transformers model)."""
+def _measure(tool: Tool, model, ids) -> tuple[int, Any]:
+    """The tool's own figure on ``model`` run on ``ids`` (its documented call for a transformers model), and
+    for the `PER_MODULE` tools what it reports per module (None for the others)."""
     import torch
 
-    family = tool.key.rsplit("-", 1)[0] if tool.attention else tool.key
+    family = _family(tool)
     if family == "parameters":
-        return sum(p.numel() for p in model.parameters())
+        return sum(p.numel() for p in model.parameters()), None
     if family == "state_dict":
-        return sum(t.numel() for t in model.state_dict().values())
+        return sum(t.numel() for t in model.state_dict().values()), None
     if family == "per_module":
-        return sum(sum(p.numel() for p in child.parameters()) for child in model.children())
+        return sum(sum(p.numel() for p in child.parameters()) for child in model.children()), None
     if family in ("torchinfo", "torchinfo_macs"):
         import torchinfo
 
         stats = torchinfo.summary(model, input_data=[ids], verbose=0, device=ids.device)
-        return stats.total_params if family == "torchinfo" else stats.total_mult_adds
+        if family == "torchinfo":
+            return stats.total_params, stats.summary_list
+        return stats.total_mult_adds, None
     if family == "flop_counter":
         from torch.utils.flop_counter import FlopCounterMode
 
         with FlopCounterMode(display=False) as counter, torch.no_grad():
             model(ids)
-        return counter.get_total_flops()
+        return counter.get_total_flops(), counter.get_flop_counts()
     if family == "fvcore":
         from fvcore.nn import FlopCountAnalysis
 
         analysis = FlopCountAnalysis(model, (ids,))
         analysis.unsupported_ops_warnings(False)
         analysis.uncalled_modules_warnings(False)
-        return analysis.total()
+        return analysis.total(), analysis.by_module()
     if family == "thop":
         import thop
 
-        return thop.profile(model, inputs=(ids,), verbose=False)[0]
+        return thop.profile(model, inputs=(ids,), verbose=False)[0], None
     if family == "ptflops":
         import ptflops
 
@@ -516,7 +754,7 @@ def _measure(tool: Tool, model, ids) -> int:
             print_per_layer_stat=False,
             backend="pytorch",
         )
-        return macs
+        return macs, None
     if family == "calflops":
         import calflops
 
@@ -527,7 +765,7 @@ def _measure(tool: Tool, model, ids) -> int:
             print_results=False,
             print_detailed=False,
         )
-        return flops
+        return flops, None
     raise ValueError(f"no measurement for tool {tool.key!r}")
 
 
@@ -565,7 +803,8 @@ def _run_rows(cfg: ModelConfig, batch: int, seq_len: int, tools: tuple[Tool, ...
                     models[key] = build_hf_model(run_cfg, key[0], device)
             ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
             with _RUN_LOCK, _quiet():
-                figure = int(_measure(tool, models[key], ids))
+                figure, measured = _measure(tool, models[key], ids)
+            components = () if measured is None else component_rows(tool, t, models[key], measured)
         except Exception as exc:  # a third-party tool failing is a finding, not a crash
             rows.append(
                 AuditRow(
@@ -580,7 +819,7 @@ def _run_rows(cfg: ModelConfig, batch: int, seq_len: int, tools: tuple[Tool, ...
                 )
             )
             continue
-        rows.append(AuditRow(tool, run_cfg, run_on, exact, figure, causes, "ran", version))
+        rows.append(AuditRow(tool, run_cfg, run_on, exact, int(figure), causes, "ran", version, components))
     return rows
 
 

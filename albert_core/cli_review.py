@@ -68,13 +68,37 @@ def audit_report(cfg, batch: int, seq_len: int) -> tuple[dict[str, Any], str]:
         if r.causes:
             causes.append(f"{r.tool.label}:")
             causes += [f"  {c.amount:+,}  {c.what}" for c in r.causes]
+    parts = [
+        (
+            r.tool.label,
+            c.label,
+            c.module or "-",
+            _figure(c.figure, r.tool.unit),
+            fmt_count(c.exact),
+            fmt_count(c.unexplained),
+            "; ".join(f"{x.what} {x.amount:+,}" for x in c.causes) or "none",
+        )
+        for r in result.rows
+        for c in r.components
+    ]
+    per_component = (
+        "per component (tools that report per module; parameters held, forward FLOPs run):\n"
+        + table(
+            ("tool", "component", "module", "its figure", "exact", "unexplained", "causes"),
+            parts,
+            (False, False, False, True, True, True, False),
+        )
+    )
     head = (
         f"{_title(cfg)}\nbatch {batch} x {seq_len} tokens; exact: parameters, forward matmul FLOPs "
         "(2 per multiply-add), training = 3 x forward"
     )
-    tail = f"\n\nunexplained differences: {result.unexplained}"
+    tail = (
+        f"\n\nunexplained differences: {result.unexplained}"
+        f"\nunexplained per-component differences: {result.unexplained_components}"
+    )
     return result.to_dict(), "\n\n".join(
-        [head, text, "\n".join(notes), "causes (in exact units):\n" + "\n".join(causes)]
+        [head, text, "\n".join(notes), "causes (in exact units):\n" + "\n".join(causes), per_component]
     ) + tail
 
 

@@ -47,7 +47,9 @@ def test_audit_runs_on_request(app):
     assert not at.exception
     table = next(d.value for d in at.dataframe if "unexplained" in d.value.columns)
     assert len(table) == len(audit_mod.TOOLS) and set(table["unexplained"]) == {"0"}
-    assert "Unexplained differences: **0**." in _texts(at)
+    assert "Unexplained differences: **0**; per component: **0**." in _texts(at)
+    parts = next(d.value for d in at.dataframe if {"component", "unexplained"} <= set(d.value.columns))
+    assert set(parts["unexplained"]) == {"0"} and "Layer 0" in set(parts["component"])
 
 
 def test_tables():
@@ -58,3 +60,7 @@ def test_tables():
     assert list(frame["tool"]) == [r.tool.label for r in result.rows]
     causes = review.causes_frame(result)
     assert set(causes["tool"]) == {r.tool.label for r in result.rows if r.causes}
+    parts = review.components_frame(result)
+    assert len(parts) == sum(len(r.components) for r in result.rows) > 0
+    tied = parts[(parts["tool"] == "torchinfo summary: Total params") & (parts["component"] == "MLM head")]
+    assert tied["causes"].str.contains("tied MLM decoder").all()

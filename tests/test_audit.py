@@ -12,8 +12,10 @@ from facts import EXACT_COUNTS, forward_flops_closed_form
 
 from albert_core import PRESETS, ModelConfig
 from albert_core import audit as audit_mod
-from albert_core.audit import TOOLS, audit
+from albert_core.audit import PER_MODULE, TOOLS, audit
 from albert_core.cli import main
+from albert_core.flops import count_flops
+from albert_core.params import count_params
 
 TINY = dict(
     vocab_size=50,
@@ -72,7 +74,26 @@ def test_every_difference_is_explained(changes):
     for row in result.rows:
         assert row.status in ("ran", "computed"), (row.tool.key, row.status)
         assert row.explained == row.figure - row.exact, (row.tool.key, row.causes)
-    assert result.unexplained == 0
+        _check_components(row)
+    assert result.unexplained == 0 and result.unexplained_components == 0
+
+
+def _check_components(row):
+    """Per-module tools: a row per component, each difference explained, the exact figures adding up to the
+    exact counters' totals (parameters held; forward FLOPs)."""
+    per_module = row.tool.key.rsplit("-", 1)[0] in PER_MODULE
+    assert bool(row.components) == per_module, row.tool.key
+    if not per_module:
+        return
+    for c in row.components:
+        assert c.explained == c.figure - c.exact, (row.tool.key, c.component, c.figure, c.exact, c.causes)
+    cfg, workload = row.config, (2, 8)
+    total = (
+        count_params(cfg).total if row.tool.quantity == "parameters" else count_flops(cfg, *workload).forward
+    )
+    assert sum(c.exact for c in row.components) == total
+    layers = [c for c in row.components if c.component.startswith("layer ")]
+    assert [c.component for c in layers] == [f"layer {i}" for i in range(cfg.num_layers)]
 
 
 def test_figures_against_hand_arithmetic():
@@ -96,6 +117,69 @@ def test_the_sdpa_gap_is_the_attention_matmuls():
     cfg = ModelConfig(**TINY)
     rows = {r.tool.key: r.figure for r in audit(cfg, 2, 8).rows}
     assert rows["fvcore-eager"] - rows["fvcore-sdpa"] == 2 * 2 * 8 * 8 * 16 * 4
+
+
+# TINY at batch 2 x 8 tokens: N = 16 tokens, H = 16, I = 24, E = 8, V = 50, S = 8
+N, H, I, E, V, S = 16, 16, 24, 8, 50, 8  # noqa: E741 (paper notation)
+ATTENTION_FLOPS = 2 * N * H * 3 * H + 2 * N * H * H  # Q/K/V and the output projection
+SCORES_FLOPS = 4 * 2 * S * S * H  # QKᵀ and A·V
+FFN_FLOPS = 2 * 2 * N * H * I
+LAYER_FLOPS = ATTENTION_FLOPS + SCORES_FLOPS + FFN_FLOPS  # one inner layer: 65,536
+LAYER_NORM_MACS = 5 * N * H  # fvcore: 5 per element
+
+
+def _components(cfg, tool_key):
+    result = audit(cfg, 2, 8, tools=lambda t: t.key == tool_key)
+    return {c.component: c for c in result.rows[0].components}
+
+
+def test_a_shared_layer_group_is_reported_under_its_first_layer():
+    """All layers share one group (G = 1): FlopCounterMode reports the four layers' FLOPs under layer 0's
+    module and nothing under layers 1-3; fvcore the same, in MACs with LayerNorm and without SDPA."""
+    cfg = ModelConfig(**TINY)
+    assert LAYER_FLOPS == 65_536
+    fcm = _components(cfg, "flop_counter-sdpa")
+    assert (fcm["layer 0"].figure, fcm["layer 0"].exact) == (4 * LAYER_FLOPS, LAYER_FLOPS)
+    assert [fcm[f"layer {i}"].figure for i in (1, 2, 3)] == [0, 0, 0]
+    assert fcm["layer 0"].explained == 3 * LAYER_FLOPS and fcm["layer 3"].explained == -LAYER_FLOPS
+    fv = _components(cfg, "fvcore-sdpa")
+    fvcore_layer = (ATTENTION_FLOPS + FFN_FLOPS) // 2 + 2 * LAYER_NORM_MACS
+    assert fv["layer 0"].figure == 4 * fvcore_layer
+    assert fv["embeddings"].figure == 5 * N * E  # the embedding LayerNorm only: lookups are not counted
+    assert fv["projection"].figure == N * E * H
+
+
+def test_fvcore_reports_a_shared_attention_block_under_its_owner():
+    """Shared attention, G = 2 of L = 4, K = 2: fvcore names each operator by the module that runs it, so
+    layers 1 and 3 lose their attention to layers 0 and 2; FlopCounterMode follows the calls."""
+    cfg = ModelConfig(**TINY).replace(sharing="attention", num_hidden_groups=2, inner_group_num=2)
+    attention_macs = ATTENTION_FLOPS // 2 + LAYER_NORM_MACS
+    ffn_macs = FFN_FLOPS // 2 + LAYER_NORM_MACS
+    fv = _components(cfg, "fvcore-sdpa")
+    assert fv["layer 0"].figure == 2 * (2 * attention_macs + ffn_macs) == 97_792
+    assert fv["layer 1"].figure == 2 * ffn_macs == 27_136
+    assert fv["layer 1"].exact == 2 * LAYER_FLOPS
+    fcm = _components(cfg, "flop_counter-eager")
+    assert {c.figure for k, c in fcm.items() if k.startswith("layer")} == {2 * LAYER_FLOPS}
+    ti = _components(cfg, "torchinfo")  # parameters held: the owner holds the shared attention blocks
+    attention_params, ffn_params = 4 * (H * H + H) + 2 * H, 2 * H * I + I + 3 * H
+    assert ti["layer 0"].figure == 2 * (attention_params + ffn_params)
+    assert ti["layer 1"].figure == 2 * ffn_params
+
+
+@pytest.mark.parametrize("family", ["albert", "bert"])
+def test_torchinfo_counts_the_tied_decoder_in_the_mlm_head(family):
+    cfg = ModelConfig(**TINY).replace(
+        family=family, sharing="none" if family == "bert" else "all", head="masked-lm"
+    )
+    width = cfg.embedding_size
+    mlm = _components(cfg, "torchinfo")["mlm_head"]
+    assert mlm.figure - mlm.exact == V * width
+    assert mlm.exact == (cfg.hidden_size * width + width) + 2 * width + V  # transform, LayerNorm, output bias
+    if family == "bert":
+        fcm = _components(cfg, "flop_counter-sdpa")
+        assert all(not c.causes for c in fcm.values())
+        assert fcm["layer 2"].figure == LAYER_FLOPS
 
 
 def test_a_missing_tool_is_listed_not_raised(monkeypatch):
@@ -140,8 +224,11 @@ def test_bad_workloads_name_the_field(kwargs, message):
 def test_cli_json_and_text(capsys):
     assert main(["audit", "--preset", "albert-base", "--num-layers", "2", "--seq-len", "16", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["unexplained_rows"] == 0
+    assert data["unexplained_rows"] == 0 and data["unexplained_component_rows"] == 0
     assert {r["tool"] for r in data["rows"]} == {t.key for t in TOOLS}
+    fvcore = next(r for r in data["rows"] if r["tool"] == "fvcore-sdpa")
+    assert [c["component"] for c in fvcore["components"]][:3] == ["embeddings", "projection", "layer 0"]
+    assert all(c["unexplained"] == 0 for c in fvcore["components"])
     assert main(["audit", "--preset", "bert-base", "--num-layers", "1", "--seq-len", "8"]) == 0
     out = capsys.readouterr().out
     assert "unexplained differences: 0" in out and "small twin" in out
@@ -159,4 +246,5 @@ def test_cli_bad_input_is_one_line(capsys):
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_presets_at_full_size(name):
     for head in ("model", "pretraining"):
-        assert audit(PRESETS[name].replace(head=head), 1, 128).unexplained == 0
+        result = audit(PRESETS[name].replace(head=head), 1, 128)
+        assert result.unexplained == 0 and result.unexplained_components == 0

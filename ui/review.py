@@ -47,6 +47,28 @@ def causes_frame(result: Audit) -> pd.DataFrame:
     )
 
 
+def components_frame(result: Audit) -> pd.DataFrame:
+    """One row per component for every tool that reports per module: its figure under the component's
+    module, the exact figure (parameters held, forward FLOPs run), what is left unexplained, the causes."""
+    return pd.DataFrame(
+        [
+            {
+                "tool": r.tool.label,
+                "component": c.label,
+                "module": c.module or "- (reported under the layer holding its module)",
+                "figure": f"{fmt_count(c.figure)} {r.tool.unit}",
+                "exact": fmt_count(c.exact),
+                "ratio": "-" if c.ratio is None else fmt_ratio(c.ratio),
+                "unexplained": fmt_count(c.unexplained),
+                "causes": "; ".join(f"{x.what}: {x.amount:+,}" for x in c.causes),
+            }
+            for r in result.rows
+            for c in r.components
+        ],
+        columns=["tool", "component", "module", "figure", "exact", "ratio", "unexplained", "causes"],
+    )
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _audit(cfg: ModelConfig, batch: int, seq_len: int) -> Audit:
     return audit(cfg, batch, seq_len)
@@ -71,9 +93,19 @@ def render_audit(cfg: ModelConfig, wl: Workload) -> None:
         result = _audit(cfg, batch, wl.seq_len)
     with st.container(key="audit_table"):
         st.dataframe(audit_frame(result), hide_index=True, width="stretch")
-    st.caption(f"Unexplained differences: **{result.unexplained}**.")
+    st.caption(
+        f"Unexplained differences: **{result.unexplained}**; per component: **{result.unexplained_components}**."
+    )
     with st.expander("Causes of every difference", expanded=True):
         st.dataframe(causes_frame(result), hide_index=True, width="stretch")
+    with st.expander("Per component: embeddings, projection, each layer, heads"):
+        st.caption(
+            "Where a tool reports per module (FlopCounterMode, fvcore, torchinfo's per-layer parameters): "
+            "each component's figure beside the exact one, parameters held (a shared block by the first layer "
+            "that runs it) or forward FLOPs run."
+        )
+        with st.container(key="audit_components"):
+            st.dataframe(components_frame(result), hide_index=True, width="stretch")
     st.download_button(
         "Audit JSON",
         partial(_audit_json, result),
