@@ -23,8 +23,8 @@ ids = train_view.run_ids()
 
 st.title("Train")
 st.caption(
-    "Pretrain small BERT and ALBERT encoders on this machine, on a real corpus with a real tokenizer: masked-"
-    "language-model loss plus sentence order (SOP) or next sentence (NSP). Runs train in a background worker; "
+    "Pretrain small BERT and ALBERT encoders on this machine, on real English (Python's documentation and the World "
+    "English Bible) with a real tokenizer: masked-language-model loss plus sentence order (SOP) or next sentence (NSP). Runs train in a background worker; "
     "the curves update while they run. Everything here is measured on this server, never copied from the paper."
 )
 

@@ -115,7 +115,7 @@ def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys
     main(["memory", "--preset", "bert-base", "--vocab-size", "30000", "--batch", "8", "--seq-len", "128", "--json"])
     assert json.loads(capsys.readouterr().out)["total"] == twin.training_memory.total
     at = app({"seq": "128", "batch": "8"}, page="pages/explorer.py")
-    assert "BERT H=768 L=12 V=30000" in at.caption[0].value and "GELU" in at.caption[0].value
+    assert "BERT H=768 L=12 V=30000" in at.caption[0].value and "GELU" in at.caption[0].proto.help
 
 
 def test_recurring_confusions_per_layer_macs_and_the_6n_rule(app):

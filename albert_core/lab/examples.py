@@ -74,9 +74,19 @@ def encoded_documents(kind: str, vocab_size: int, split: str) -> tuple[tuple[tup
     return _encode(lab_tokenizers.lab_tokenizer(kind, vocab_size), docs)
 
 
+_ENCODE_CHUNK = 2_000  # sentences per encode_batch call: its Encoding objects are large while they live
+
+
 def _encode(tok, docs: Sequence[Sequence[str]]) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Token ids per sentence, per document. Encoded in chunks (the batch's Encoding objects, with their
+    strings and offsets, are what peaks), and every id is one shared int object per vocabulary entry (a
+    fresh int per token costs 28 bytes more than the tuple's 8-byte pointer)."""
     flat = [s for doc in docs for s in doc]
-    ids = [tuple(e.ids) for e in tok.encode_batch(flat, add_special_tokens=False)]
+    shared = list(range(tok.get_vocab_size()))
+    ids: list[tuple[int, ...]] = []
+    for i in range(0, len(flat), _ENCODE_CHUNK):
+        batch = tok.encode_batch(flat[i : i + _ENCODE_CHUNK], add_special_tokens=False)
+        ids.extend(tuple(shared[t] for t in e.ids) for e in batch)
     out, k = [], 0
     for doc in docs:
         sentences = tuple(x for x in ids[k : k + len(doc)] if x)

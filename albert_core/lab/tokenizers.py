@@ -114,7 +114,7 @@ def cache_dir() -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _corpus_digest() -> str:
-    return hashlib.sha256(lab_corpus.CORPUS_FILE.read_bytes()).hexdigest()[:16]
+    return lab_corpus.corpus_digest()
 
 
 def _cache_file(kind: str, vocab_size: int) -> Path:
