@@ -201,6 +201,7 @@ with st.container(border=True, key="panel_vs_bert"):
 # ----------------------------------------------------------------------------- design review
 if doctor := st.session_state.get(sidebar.DOCTOR_KEY):
     review.render_doctor(*doctor)
+review.render_doctor_paste()
 review.render_audit(cfg, wl)
 
 # ----------------------------------------------------------------------------- exports

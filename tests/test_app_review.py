@@ -64,3 +64,18 @@ def test_tables():
     assert len(parts) == sum(len(r.components) for r in result.rows) > 0
     tied = parts[(parts["tool"] == "torchinfo summary: Total params") & (parts["component"] == "MLM head")]
     assert tied["causes"].str.contains("tied MLM decoder").all()
+
+
+def test_doctor_reads_a_pasted_config_beside_an_uploaded_one(app, tmp_path):
+    at = _upload(app(), {**official("v2", "base"), "num_hidden_groups": 5})
+    pasted = {**official("v1", "base"), "embedding_size": 1024}  # E > H
+    at.text_area(key="doctor_paste").input(json.dumps(pasted)).run()
+    assert not at.exception
+    text = _texts(at)
+    assert "embedding\\-wider" in text and "groups\\-uneven" in text  # both configs' findings, no key clash
+    # a path is never read: the text is JSON or a message
+    secret = tmp_path / "config.json"
+    secret.write_text(json.dumps(official("v2", "xxlarge")))
+    at.text_area(key="doctor_paste").input(str(secret)).run()
+    assert not at.exception
+    assert any("Cannot read this config" in e.value for e in at.error)

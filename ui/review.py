@@ -10,7 +10,7 @@ import streamlit as st
 
 from albert_core import ModelConfig, Workload
 from albert_core.audit import AUDIT_LIMITS, Audit, audit
-from albert_core.doctor import Diagnosis
+from albert_core.doctor import Diagnosis, diagnose
 from albert_core.format import escape_markdown, fmt_count, fmt_ratio
 from ui import exports
 
@@ -125,14 +125,16 @@ def doctor_frame(diagnosis: Diagnosis) -> pd.DataFrame:
     return pd.DataFrame([f.to_dict() for f in diagnosis.findings])
 
 
-def render_doctor(name: str, diagnosis: Diagnosis) -> None:
-    """The config doctor's findings on the uploaded config.json."""
-    st.subheader("Config doctor")
+def render_doctor(name: str, diagnosis: Diagnosis, key: str = "doctor", heading: bool = True) -> None:
+    """The config doctor's findings on a config.json (``key`` prefixes the elements' keys: the uploaded and
+    the pasted config can both be on the page)."""
+    if heading:
+        st.subheader("Config doctor")
     st.caption(f"ALBERT's known traps in **{escape_markdown(name)}**, each with its numbers for this config.")
     if not diagnosis.findings:
         st.caption("No trap applies.")
     for f in diagnosis.findings:
-        with st.container(key=f"doctor_{f.code}"):
+        with st.container(key=f"{key}_{f.code}"):
             st.markdown(
                 f"{SEVERITY_ICONS[f.severity]} **{f.severity}: {escape_markdown(f.code)}**: {escape_markdown(f.what)}"
             )
@@ -140,3 +142,25 @@ def render_doctor(name: str, diagnosis: Diagnosis) -> None:
                 f"Changes {escape_markdown(f.changes)}: {escape_markdown(f.number)} · Fix: {escape_markdown(f.fix)} · "
                 f"Effect: {escape_markdown(f.effect)} · From: {escape_markdown(f.source)}"
             )
+
+
+MAX_PASTE_CHARS = 20_000  # a transformers config.json is a few kB
+
+
+def render_doctor_paste() -> None:
+    """Paste a config.json and get the config doctor's findings (the text is read as JSON bytes only: never
+    as a path, never evaluated)."""
+    with st.expander("Config doctor: paste a transformers config.json", expanded=False):
+        text = st.text_area("config.json", key="doctor_paste", max_chars=MAX_PASTE_CHARS, height=160,
+                            placeholder='{"model_type": "albert", "hidden_size": 768, ...}',
+                            help="The traps of an ALBERT config (dropout, groups, E against H, vocabulary, ...), "
+                            "each with its numbers. Upload a file in the sidebar's 'Start from a config.json' to "
+                            "load it as the sidebar's model too.")
+        if not text.strip():
+            return
+        try:
+            diagnosis = diagnose(text.encode("utf-8"))
+        except ValueError as exc:
+            st.error(f"Cannot read this config: {escape_markdown(str(exc))}")
+            return
+        render_doctor("the pasted config", diagnosis, key="doctor_pasted", heading=False)
