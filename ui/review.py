@@ -151,11 +151,16 @@ def render_doctor_paste() -> None:
     """Paste a config.json and get the config doctor's findings (the text is read as JSON bytes only: never
     as a path, never evaluated)."""
     with st.expander("Config doctor: paste a transformers config.json", expanded=False):
-        text = st.text_area("config.json", key="doctor_paste", max_chars=MAX_PASTE_CHARS, height=160,
-                            placeholder='{"model_type": "albert", "hidden_size": 768, ...}',
-                            help="The traps of an ALBERT config (dropout, groups, E against H, vocabulary, ...), "
-                            "each with its numbers. Upload a file in the sidebar's 'Start from a config.json' to "
-                            "load it as the sidebar's model too.")
+        text = st.text_area(
+            "config.json",
+            key="doctor_paste",
+            max_chars=MAX_PASTE_CHARS,
+            height=160,
+            placeholder='{"model_type": "albert", "hidden_size": 768, ...}',
+            help="The traps of an ALBERT config (dropout, groups, E against H, vocabulary, ...), "
+            "each with its numbers. Upload a file in the sidebar's 'Start from a config.json' to "
+            "load it as the sidebar's model too.",
+        )
         if not text.strip():
             return
         try:
