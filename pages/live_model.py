@@ -41,6 +41,7 @@ DEFAULT_TEXT = (
     "It still runs every layer, so it is not faster than BERT."
 )
 URL_SOURCE, URL_TEXT = "model", "text"  # the page's own URL keys (the share link reopens the same view)
+TEXT_MAX_CHARS = 2000
 SOURCES = {"config": "The sidebar config", "folder": "A transformers checkpoint folder"}
 SOURCES[live_lab.SOURCE_KEY] = live_lab.SOURCE_LABEL
 if live.hub_allowed():
@@ -262,9 +263,9 @@ def attention_section(ref: live.ModelRef, first: str, pair: str | None) -> None:
 def text_section(ref: live.ModelRef, seq_cap: int) -> None:
     cfg, dtype, checkpoint = ref.cfg, ref.dtype, ref.folder
     st.subheader("Run it on your text")
-    seed_widget(URL_TEXT, "live_text", DEFAULT_TEXT)
+    seed_widget(URL_TEXT, "live_text", DEFAULT_TEXT, max_chars=TEXT_MAX_CHARS)
     text = st.text_area(
-        "Text (first line: segment A; the rest: segment B)", max_chars=2000, key="live_text",
+        "Text (first line: segment A; the rest: segment B)", max_chars=TEXT_MAX_CHARS, key="live_text",
         help=f"Tokenized to at most {seq_cap} tokens as [CLS] A [SEP] B [SEP]. Unless a checkpoint is loaded "
         "the weights are random (seeded): the outputs mean nothing, the shapes, costs and timings are real.",
     )

@@ -93,9 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                 for label, spec in live_twins().items()}
     for label, (folder, seq_len) in runs.items():
         if seq_len is None:
-            import json
+            from albert_core.lab.checkpoint import load_run
 
-            seq_len = json.loads((folder / "run.json").read_text())["spec"]["seq_len"]
+            seq_len = load_run(folder).spec.seq_len
         model = load_pretrained_folder(folder, allowed_roots=[folder.parent], batch=1, seq_len=seq_len)
         for name, sentences in (("Python topics", CLOZE), ("everyday English", EVERYDAY)):
             check(f"{label} ({name})", model, folder, seq_len, sentences)

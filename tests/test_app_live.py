@@ -330,3 +330,11 @@ def test_the_typed_text_travels_in_the_share_link():
     assert not again.exception and again.text_area(key="live_text").value == "from a link\nreopened"
     tokens = again.dataframe[1].value
     assert "link" in "".join(tokens["token"]).replace("##", "")
+
+
+def test_a_linked_text_longer_than_the_box_allows_opens_the_default():
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.query_params["text"] = "x" * 2001  # the text box holds 2,000 characters
+    run_page(TINY, at=at)
+    assert not at.exception
+    assert at.text_area(key="live_text").value == run_page(TINY).text_area(key="live_text").value  # the default

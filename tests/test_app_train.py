@@ -253,6 +253,15 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
     assert reopened.selectbox(key="live_lab_run").value == str(folder)
     assert reopened.text_input(key="live_lab_mask_text").value == "read the [MASK] twice"
     assert reopened.text_input(key="live_lab_seg_a").value == "First this."
+    # a linked sentence longer than its box holds (500 characters) opens the default, not an overfull box
+    long = AppTest.from_file(LIVE_PAGE, default_timeout=120)
+    long.query_params["model"] = "lab"
+    long.query_params["mask"] = "[MASK] " + "x" * 500
+    long.run()
+    assert not long.exception
+    from ui import live_lab
+
+    assert long.text_input(key="live_lab_mask_text").value == live_lab.DEFAULT_MASK_TEXT
     # a link with values the page cannot use opens the defaults, no traceback
     odd = AppTest.from_file(LIVE_PAGE, default_timeout=120)
     odd.query_params["model"] = "nonsense"

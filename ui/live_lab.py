@@ -27,6 +27,7 @@ MASK_TEXT_KEY = "live_lab_mask_text"
 SEG_A_KEY, SEG_B_KEY = "live_lab_seg_a", "live_lab_seg_b"
 # the URL keys of the run picked and the texts typed (the share link reopens the same view)
 URL_RUN, URL_MASK, URL_SEG_A, URL_SEG_B = "lab_run", "mask", "seg_a", "seg_b"
+MASK_MAX_CHARS, SEGMENT_MAX_CHARS = 500, 300  # the widgets' limits, which a value from a link must fit too
 TOP_K = 5
 MAX_MASKS = 8
 DEFAULT_MASK_TEXT = "The function returns a [MASK] of the items in the list."
@@ -214,8 +215,9 @@ def render_source(max_tokens: int):
 def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     """Fill-the-mask and the sentence-order / next-sentence guess on the visitor's text."""
     st.subheader("Fill the mask")
-    seed_widget(URL_MASK, MASK_TEXT_KEY, DEFAULT_MASK_TEXT)
-    text = st.text_input("Text with [MASK] where a word should be guessed", max_chars=500, key=MASK_TEXT_KEY)
+    seed_widget(URL_MASK, MASK_TEXT_KEY, DEFAULT_MASK_TEXT, max_chars=MASK_MAX_CHARS)
+    text = st.text_input("Text with [MASK] where a word should be guessed", max_chars=MASK_MAX_CHARS,
+                         key=MASK_TEXT_KEY)
     sync_widget(URL_MASK, text, DEFAULT_MASK_TEXT)
     try:
         preds = fill_mask(model, folder, text, max_tokens)
@@ -241,10 +243,10 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     task = {"sop": "sentence order (SOP)", "nsp": "next sentence (NSP)"}.get(run.task)
     st.subheader("Sentence order" if run.task != "nsp" else "Next sentence")
     c = st.columns(2)
-    seed_widget(URL_SEG_A, SEG_A_KEY, DEFAULT_A)
-    seed_widget(URL_SEG_B, SEG_B_KEY, DEFAULT_B)
-    a = c[0].text_input("Segment A", max_chars=300, key=SEG_A_KEY)
-    b = c[1].text_input("Segment B", max_chars=300, key=SEG_B_KEY)
+    seed_widget(URL_SEG_A, SEG_A_KEY, DEFAULT_A, max_chars=SEGMENT_MAX_CHARS)
+    seed_widget(URL_SEG_B, SEG_B_KEY, DEFAULT_B, max_chars=SEGMENT_MAX_CHARS)
+    a = c[0].text_input("Segment A", max_chars=SEGMENT_MAX_CHARS, key=SEG_A_KEY)
+    b = c[1].text_input("Segment B", max_chars=SEGMENT_MAX_CHARS, key=SEG_B_KEY)
     sync_widget(URL_SEG_A, a, DEFAULT_A)
     sync_widget(URL_SEG_B, b, DEFAULT_B)
     if not a.strip() or not b.strip():

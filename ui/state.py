@@ -27,19 +27,18 @@ def set_current(cfg: ModelConfig, workload: Workload) -> None:
 
 
 # ----------------------------------------------------------------------------- widget values in the URL
-MAX_URL_TEXT = 2000  # the longest text a URL value may carry into a widget (the widgets' own max_chars bound it too)
-
-
-def seed_widget(param: str, key: str, default: str, valid: Callable[[str], bool] | None = None) -> None:
+def seed_widget(param: str, key: str, default: str, valid: Callable[[str], bool] | None = None,
+                max_chars: int = 2000) -> None:
     """A widget whose value travels in the URL as ``param``: the first time a session draws it, it starts
-    from the URL's value when there is one that ``valid`` accepts (and at most MAX_URL_TEXT characters),
-    else from ``default``; after that the session's value stands. Call before drawing the widget (``key``),
-    and draw it without a default value of its own."""
+    from the URL's value when there is one that ``valid`` accepts and that fits the widget (``max_chars``,
+    the widget's own limit: a value seeded through session state is not cut by it), else from ``default``;
+    after that the session's value stands. Call before drawing the widget (``key``), and draw it without a
+    default value of its own."""
     ss = st.session_state
     if key in ss:
         return
     raw = st.query_params.get(param)
-    ok = raw is not None and len(raw) <= MAX_URL_TEXT and (valid is None or valid(raw))
+    ok = raw is not None and len(raw) <= max_chars and (valid is None or valid(raw))
     ss[key] = raw if ok else default
 
 
