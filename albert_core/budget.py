@@ -1,6 +1,6 @@
 """One memory and compute budget per process: what a hosted demo may allocate and run, whatever visitors do.
 
-Memory. `PROCESS_BUDGET` is a thread-safe ledger of bytes ($ALBERT_EXPLORER_MEMORY_BUDGET, default
+Memory. `PROCESS_BUDGET` is a thread-safe ledger of bytes (`albert_core.settings.memory_budget`, default
 1 GiB). Everything big reserves its bytes before allocating them and gives them back when it is freed:
 built models (the weights, for as long as the model object lives), running forward passes (their
 working set, for the duration of the pass) and training runs (`reserve(nbytes, what="training run")`).
@@ -20,19 +20,18 @@ or ``r.hold_until_freed(obj)`` (released when ``obj`` is garbage-collected).
 
 Compute. `LIVE_WORK` admits one piece of live-model work at a time (a FIFO gate: the CPU of a small
 host is the scarce resource, two forwards at once only slow each other down), and `check_flops` refuses
-work above $ALBERT_EXPLORER_MAX_GFLOP (default `DEFAULT_MAX_GFLOP`) per request before it starts.
+work above the server's compute cap per request before it starts (`albert_core.settings.max_gflop`).
 
 `ExpiringCache` holds built models: bounded in entries, each freed after ``ttl_s`` seconds unused by a
 background sweeper (Streamlit's own cache TTL only expires an entry when the cache is next used, so an
 idle server would keep its last models forever), and asked to drop idle entries when memory is short.
 
-`check_settings()` validates every setting at start-up. This module imports neither torch nor streamlit.
+The settings themselves are read and checked in `albert_core.settings`. This module imports neither torch
+nor streamlit.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 import time
 import weakref
@@ -42,20 +41,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from albert_core import settings
 from albert_core.config import DTYPE_BYTES, ModelConfig, Workload
 from albert_core.format import fmt_bytes
 
-BUDGET_ENV = "ALBERT_EXPLORER_MEMORY_BUDGET"
-DEFAULT_BUDGET = 2**30  # 1 GiB
-FLOP_ENV = "ALBERT_EXPLORER_MAX_GFLOP"
-# A 2-vCPU host runs this model at roughly 100-200 GFLOP/s (docs/benchmarks.md): 500 GFLOP is a few
-# seconds of the whole machine, e.g. 20 forward passes of ALBERT-base over 128 tokens.
-DEFAULT_MAX_GFLOP = 500.0
-THREADS_ENV = "ALBERT_EXPLORER_TORCH_THREADS"
-# On a shared 2-core host one intra-op thread per process was faster than two (docs/benchmarks.md): a
-# second thread waits for a core another process holds. Serve more visitors with more processes.
-DEFAULT_TORCH_THREADS = 1
-MAX_SETTING_CHARS = 40  # longer settings are refused before any arithmetic (a 400-digit budget)
 INIT_CHUNK = 2**20  # elements per draw of `model.init_weights`
 INIT_SCRATCH_BYTES = (INIT_CHUNK + 16) * 4  # its fp32 scratch buffer, counted in every build
 
@@ -77,67 +66,13 @@ class Cancelled(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- settings
-_UNITS = {
-    "": 1, "b": 1,
-    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
-}
-_BYTES_RE = re.compile(r"(\d+(?:\.\d+)?) ?([a-z]*)")
-_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
-
-
-def parse_bytes(text: str, name: str = BUDGET_ENV) -> int:
-    """'1073741824', '512MiB', '2GiB', '1GB', '1.5 GiB' -> bytes; anything else -> ValueError naming ``name``."""
-    rule = f"{name} must be a number of bytes, optionally with a unit (e.g. 536870912, 512MiB, 2GiB, 1GB)"
-    text = text.strip().lower()
-    if len(text) > MAX_SETTING_CHARS:
-        raise ValueError(f"{rule}, at most {MAX_SETTING_CHARS} characters; got {text[:40]!r}...")
-    m = _BYTES_RE.fullmatch(text)
-    if not m or m.group(2) not in _UNITS:
-        raise ValueError(f"{rule}; got {text[:40]!r}")
-    if "." in m.group(1) and _UNITS[m.group(2)] == 1:
-        raise ValueError(f"{name} must be a whole number of bytes, got {text[:40]!r}")
-    value = int(float(m.group(1)) * _UNITS[m.group(2)])
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {text[:40]!r}")
-    return value
-
-
 def memory_budget(budget_bytes: int | None = None) -> int:
-    """The budget in bytes: the argument, else $ALBERT_EXPLORER_MEMORY_BUDGET, else 1 GiB."""
+    """The budget in bytes: the argument, else the server's setting (`albert_core.settings.memory_budget`)."""
     if budget_bytes is not None:
         if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes <= 0:
             raise ValueError(f"budget_bytes must be a positive whole number of bytes, got {budget_bytes!r}")
         return budget_bytes
-    raw = os.environ.get(BUDGET_ENV)
-    return DEFAULT_BUDGET if raw is None or not raw.strip() else parse_bytes(raw)
-
-
-def max_gflop() -> float:
-    """The per-request compute cap in GFLOP: $ALBERT_EXPLORER_MAX_GFLOP, else DEFAULT_MAX_GFLOP."""
-    raw = (os.environ.get(FLOP_ENV) or "").strip()
-    if not raw:
-        return DEFAULT_MAX_GFLOP
-    if len(raw) > MAX_SETTING_CHARS or not _NUMBER_RE.fullmatch(raw) or not float(raw) > 0:
-        raise ValueError(f"{FLOP_ENV} must be a positive number of GFLOP (e.g. 500), got {raw[:40]!r}")
-    return float(raw)
-
-
-def torch_threads() -> int:
-    """Intra-op threads for live work, per process: $ALBERT_EXPLORER_TORCH_THREADS, else DEFAULT_TORCH_THREADS."""
-    raw = (os.environ.get(THREADS_ENV) or "").strip()
-    if not raw:
-        return DEFAULT_TORCH_THREADS
-    if len(raw) > 4 or not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 256:
-        raise ValueError(f"{THREADS_ENV} must be a whole number of threads from 1 to 256, got {raw[:40]!r}")
-    return int(raw)
-
-
-def check_settings() -> None:
-    """Every budget setting of the environment, checked at start-up (ValueError naming the setting)."""
-    memory_budget()
-    max_gflop()
-    torch_threads()
+    return settings.memory_budget()
 
 
 # ----------------------------------------------------------------------------- the ledger
@@ -324,7 +259,7 @@ LIVE_WORK = Gate(1)
 # ----------------------------------------------------------------------------- compute cap
 def check_flops(flops: int | float, what: str) -> None:
     """ComputeBudgetError if ``flops`` (counted, e.g. by `count_flops`) exceed the per-request cap."""
-    cap = max_gflop()
+    cap = settings.max_gflop()
     if flops > cap * 1e9:
         raise ComputeBudgetError(
             f"{what} would cost {flops / 1e9:,.0f} GFLOP, over this server's cap of {cap:,g} GFLOP per "
@@ -334,7 +269,7 @@ def check_flops(flops: int | float, what: str) -> None:
 
 def flops_fit(flops_each: int | float) -> int:
     """How many runs of ``flops_each`` fit the per-request cap (0 if not even one)."""
-    return int(max_gflop() * 1e9 // flops_each) if flops_each > 0 else 10**9
+    return int(settings.max_gflop() * 1e9 // flops_each) if flops_each > 0 else 10**9
 
 
 # ----------------------------------------------------------------------------- bounded, expiring cache

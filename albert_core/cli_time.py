@@ -45,7 +45,7 @@ def time_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str, A
     if args.hardware == "this-machine":  # probe and time with the threads the app and the lab use, named in the profile
         import torch
 
-        from albert_core.budget import torch_threads
+        from albert_core.settings import torch_threads
 
         torch.set_num_threads(torch_threads())
     est = estimate_time(cfg, work, args.hardware, args.chips, overlap=not args.no_overlap,

@@ -19,7 +19,6 @@ Both kernels compute the same function (tests compare them); only speed differs.
 
 from __future__ import annotations
 
-import os
 import statistics
 import threading
 import time
@@ -29,7 +28,8 @@ from contextlib import contextmanager
 import torch
 import torch.nn.functional as F
 
-MODE_ENV = "ALBERT_EXPLORER_ONEDNN"
+from albert_core import settings
+
 MARGIN = 0.97  # oneDNN's median must be below 97% of eager's
 PROBE_ROWS = 1024  # the probe never multiplies more rows than this (it stays a few milliseconds)
 PROBE_MIN_MACS = 1 << 22  # smaller matmuls (rows x in x out) run eagerly without a probe
@@ -54,7 +54,7 @@ def possible(x: torch.Tensor) -> bool:
 
 
 def _mode() -> str:
-    return _forced or os.environ.get(MODE_ENV, "auto")
+    return _forced or settings.onednn_mode()
 
 
 # ----------------------------------------------------------------------------- the two kernels

@@ -21,8 +21,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from albert_core import settings
+
 THIS_MACHINE = "this-machine"
-CACHE_ENV = "ALBERT_EXPLORER_CACHE_DIR"
 _COPY_BYTES = 256 * 2**20  # far past every CPU cache, so the copy runs at DRAM bandwidth
 _PROBE_VERSION = 3  # 3: the fastest of short repeats, CPU time at one thread
 TRAINING_KERNEL = "torch.matmul"  # what autograd's mm / addmm run on the CPU (oneDNN is inference-only here)
@@ -194,8 +195,7 @@ def cpu_name() -> str:
 
 def cache_path() -> Path:
     """Where the probe is cached: $ALBERT_EXPLORER_CACHE_DIR, else ~/.cache/albert-explorer."""
-    root = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "albert-explorer"
-    return Path(root) / "hardware-probe.json"
+    return settings.cache_dir() / "hardware-probe.json"
 
 
 def _probe_key(threads: int) -> str:

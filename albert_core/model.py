@@ -23,8 +23,6 @@ from torch import nn
 
 from albert_core import budget, fastpath
 from albert_core.budget import (  # noqa: F401  (re-exported: the budget's historical home)
-    BUDGET_ENV,
-    DEFAULT_BUDGET,
     INIT_CHUNK,
     INIT_SCRATCH_BYTES,
     BudgetCheck,
@@ -33,7 +31,6 @@ from albert_core.budget import (  # noqa: F401  (re-exported: the budget's histo
     MemoryBudgetError,
     check_budget,
     memory_budget,
-    parse_bytes,
 )
 from albert_core.config import ModelConfig, check_seq_len
 from albert_core.params import order_head_name

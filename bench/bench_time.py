@@ -18,6 +18,7 @@ import time
 
 import torch
 
+from albert_core.budget import memory_budget
 from albert_core.config import PRESETS, Workload
 from albert_core.flops import count_flops
 from albert_core.hardware import (
@@ -29,7 +30,7 @@ from albert_core.hardware import (
 )
 from albert_core.lab.trainer import GRAD_CLIP, losses
 from albert_core.memory import estimate_memory
-from albert_core.model import build_model, check_budget, memory_budget
+from albert_core.model import build_model, check_budget
 from albert_core.timing import estimate_time
 from bench.common import figure, load_note, summary
 

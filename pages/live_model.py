@@ -8,7 +8,7 @@ import os
 
 import streamlit as st
 
-from albert_core import count_flops, count_params, estimate_memory
+from albert_core import count_flops, count_params, estimate_memory, settings
 from albert_core.analysis import attention_maps, layer_smoothness
 from albert_core.budget import (
     BusyError,
@@ -16,7 +16,6 @@ from albert_core.budget import (
     MemoryBudgetError,
     check_budget,
     flops_fit,
-    max_gflop,
 )
 from albert_core.config import DTYPE_BYTES, HEAD_LABELS
 from albert_core.format import (
@@ -44,7 +43,7 @@ URL_SOURCE, URL_TEXT = "model", "text"  # the page's own URL keys (the share lin
 TEXT_MAX_CHARS = 2000
 SOURCES = {"config": "The sidebar config", "folder": "A transformers checkpoint folder"}
 SOURCES[live_lab.SOURCE_KEY] = live_lab.SOURCE_LABEL
-if live.hub_allowed():
+if settings.hub_allowed():
     SOURCES["hub"] = "A Hugging Face hub id (downloads)"
 
 
@@ -108,7 +107,7 @@ model = None
 ref: live.ModelRef | None = None
 
 if source == "folder":
-    roots = live.checkpoint_roots()
+    roots = settings.checkpoint_roots()
     if not roots:
         st.info(
             "Loading checkpoint folders is switched off on this server: it would let visitors read the "
@@ -170,7 +169,7 @@ c[1].metric("Memory budget", fmt_bytes(check.budget),
 c[2].metric("Share of the budget", fmt_share(check.estimate / check.budget),
             help="Estimated memory / memory budget; above 100% as a multiple of the budget.")
 st.progress(min(1.0, check.estimate / check.budget))
-cap = max_gflop()
+cap = settings.max_gflop()
 forward_flops = count_flops(cfg, 1, seq_cap).forward
 st.caption(f"Compute is capped too: each request may run at most {cap:,g} GFLOP of live work on this server; "
            f"one forward pass of this model over {seq_cap} tokens counts "
@@ -301,7 +300,7 @@ def text_section(ref: live.ModelRef, seq_cap: int) -> None:
     n = 0
     if fit < 1:
         st.info(f"Timing needs at least two forward passes ({fmt_flops(2 * flops)}), over this server's cap of "
-                f"{max_gflop():,g} GFLOP per request.")
+                f"{settings.max_gflop():,g} GFLOP per request.")
     elif fit == 1:
         n = 1
     else:

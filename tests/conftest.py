@@ -1,8 +1,15 @@
-"""Shared AppTest fixture for the Streamlit app tests."""
+"""Shared AppTest fixture for the Streamlit app tests, and one torch thread per test process under xdist."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `make test` runs two test processes (pytest-xdist) on a 2-core machine: one torch thread each, set
+    # before torch is imported (two threads per process would wait for each other's cores; the tests
+    # that need a thread count set their own)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 from streamlit.testing.v1 import AppTest

@@ -10,10 +10,10 @@ import pytest
 from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
-from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
+from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory, settings
 from albert_core.config import HEAD_LABELS
 from albert_core.format import fmt_bytes
-from albert_core.model import BUDGET_ENV
+from albert_core.settings import MEMORY_BUDGET
 from ui import live
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 
@@ -24,9 +24,9 @@ TINY = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=32, num_heads=
 
 @pytest.fixture(autouse=True)
 def _no_switches(monkeypatch):
-    monkeypatch.delenv(live.ROOTS_ENV, raising=False)
-    monkeypatch.delenv(live.HUB_ENV, raising=False)
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    monkeypatch.delenv(settings.CHECKPOINT_ROOTS, raising=False)
+    monkeypatch.delenv(settings.ALLOW_HUB, raising=False)
+    monkeypatch.delenv(MEMORY_BUDGET, raising=False)
 
 
 def run_page(cfg: ModelConfig, at: AppTest | None = None, wl: Workload | None = None) -> AppTest:
@@ -126,7 +126,7 @@ def test_an_attention_layer_out_of_range_says_why():
 
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_presets_over_budget_show_message_and_meta_proof(monkeypatch, name):
-    monkeypatch.setenv(BUDGET_ENV, "16MiB")  # every preset is above this: no real allocation in tests
+    monkeypatch.setenv(MEMORY_BUDGET, "16MiB")  # every preset is above this: no real allocation in tests
     at = run_page(PRESETS[name], wl=Workload())
     assert not at.exception
     assert any("memory budget of" in e.value.replace("\\", "") for e in at.error)
@@ -146,7 +146,7 @@ def test_checkpoint_folder_off_by_default():
     at.radio(key="live_source").set_value("folder").run()
     assert not at.exception
     assert any("switched off" in i.value for i in at.info)
-    assert not any(live.ROOTS_ENV in i.value for i in at.info)  # an operator's setting name, not a visitor's word
+    assert not any(settings.CHECKPOINT_ROOTS in i.value for i in at.info)  # an operator's setting name, not a visitor's word
     assert not at.text_input
 
 
@@ -165,7 +165,7 @@ def albert_folder(tmp_path):
 
 def test_checkpoint_folder_inside_roots_loads(monkeypatch, albert_folder):
     folder, n_params = albert_folder
-    monkeypatch.setenv(live.ROOTS_ENV, str(folder.parent))
+    monkeypatch.setenv(settings.CHECKPOINT_ROOTS, str(folder.parent))
     at = run_page(TINY)
     at.radio(key="live_source").set_value("folder").run()
     at.text_input(key="live_folder").input(str(folder)).run()
@@ -181,7 +181,7 @@ def test_checkpoint_folder_outside_roots_is_refused(monkeypatch, albert_folder, 
     folder, _ = albert_folder
     allowed = tmp_path / "elsewhere"
     allowed.mkdir()
-    monkeypatch.setenv(live.ROOTS_ENV, str(allowed))
+    monkeypatch.setenv(settings.CHECKPOINT_ROOTS, str(allowed))
     at = run_page(TINY)
     at.radio(key="live_source").set_value("folder").run()
     at.text_input(key="live_folder").input(str(folder / ".." / folder.name)).run()
@@ -195,7 +195,7 @@ def test_checkpoint_folder_with_an_empty_weights_file_is_a_message(monkeypatch, 
 
     folder, _ = albert_folder
     save_file({}, folder / "model.safetensors")
-    monkeypatch.setenv(live.ROOTS_ENV, str(folder.parent))
+    monkeypatch.setenv(settings.CHECKPOINT_ROOTS, str(folder.parent))
     at = run_page(TINY)
     at.radio(key="live_source").set_value("folder").run()
     at.text_input(key="live_folder").input(str(folder)).run()
@@ -259,18 +259,18 @@ def test_a_text_edit_after_timing_does_not_re_time_silently(monkeypatch):
 
 def test_live_work_over_the_flop_cap_is_not_started(monkeypatch):
     from albert_core import count_flops
-    from albert_core.budget import FLOP_ENV
+    from albert_core.settings import MAX_GFLOP
 
     seq_cap = min(live.MAX_TOKENS, TINY.max_position_embeddings)
     forward = count_flops(TINY, 1, seq_cap).forward
-    monkeypatch.setenv(FLOP_ENV, str(forward / 2e9))  # half of one forward pass
+    monkeypatch.setenv(MAX_GFLOP, str(forward / 2e9))  # half of one forward pass
     at = run_page(TINY)
     assert not at.exception
     assert any("Too costly to run here" in e.value and "cap of" in e.value for e in at.error)
-    assert not any(FLOP_ENV in e.value.replace("\\", "") for e in at.error)  # the visitor's words, not a setting
+    assert not any(MAX_GFLOP in e.value.replace("\\", "") for e in at.error)  # the visitor's words, not a setting
     assert (match_table(at)["match"] == live.MATCH).all()  # the proof still holds, on the meta device
     assert not at.text_area
-    monkeypatch.setenv(FLOP_ENV, str(1.5 * forward / 1e9))  # one pass fits, a warm-up plus a timed one not
+    monkeypatch.setenv(MAX_GFLOP, str(1.5 * forward / 1e9))  # one pass fits, a warm-up plus a timed one not
     at = run_page(TINY)
     assert not at.exception and at.text_area
     assert any("Timing needs at least two forward passes" in i.value for i in at.info)
@@ -304,7 +304,7 @@ def test_a_refusal_offers_what_fits_in_the_sidebar(monkeypatch):
     at = run_page(cfg, wl=Workload())
     assert any("over the memory budget of 1.1 GB" in e.value.replace("\\", "") for e in at.error)
     offer = next(i.value for i in at.info if "What fits" in i.value).replace("\\", "")
-    assert "bf16 or fp16" in offer and BUDGET_ENV not in offer and "GiB" not in offer
+    assert "bf16 or fp16" in offer and MEMORY_BUDGET not in offer and "GiB" not in offer
     layers = int(offer.split("L = ")[1].split(" ")[0])
     assert check_budget(cfg.replace(num_layers=layers), 1, 128, "fp32").ok
     assert not check_budget(cfg.replace(num_layers=layers + 1), 1, 128, "fp32").ok
@@ -313,7 +313,7 @@ def test_a_refusal_offers_what_fits_in_the_sidebar(monkeypatch):
 
 
 def test_share_of_the_budget_above_100_percent_is_a_multiple(monkeypatch):
-    monkeypatch.setenv(BUDGET_ENV, "16MiB")
+    monkeypatch.setenv(MEMORY_BUDGET, "16MiB")
     at = run_page(PRESETS["albert-xxlarge"], wl=Workload())
     share = next(m for m in at.metric if m.label == "Share of the budget").value
     assert share.endswith("x") and "%" not in share

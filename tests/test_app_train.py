@@ -18,7 +18,8 @@ from albert_core import ModelConfig, count_flops, count_params
 from albert_core.lab import worker as lab_worker
 from albert_core.lab.experiments import EXPERIMENTS
 from albert_core.lab.reference import load_reference
-from albert_core.lab.runs import RUNS_DIR_ENV, RunCache
+from albert_core.lab.runs import RunCache
+from albert_core.settings import RUNS_DIR
 from ui import train_runs as tr
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ STEPS = 20
 @pytest.fixture
 def worker(monkeypatch, tmp_path):
     """A fresh process worker with its runs cache under tmp_path; the page's tiny size made tinier."""
-    monkeypatch.setenv(RUNS_DIR_ENV, str(tmp_path / "runs"))
+    monkeypatch.setenv(RUNS_DIR, str(tmp_path / "runs"))
     w = lab_worker.Worker(workers=1, max_queue=8, cache=RunCache(tmp_path / "runs"))
     monkeypatch.setattr(lab_worker, "_WORKER", w)
     monkeypatch.setattr(tr, "TINY", TINY)

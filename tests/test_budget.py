@@ -19,11 +19,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from albert_core import ModelConfig, budget, count_flops
+from albert_core import ModelConfig, budget, count_flops, settings
 from albert_core.budget import (
-    BUDGET_ENV,
-    FLOP_ENV,
-    THREADS_ENV,
     BusyError,
     ComputeBudgetError,
     ExpiringCache,
@@ -34,6 +31,7 @@ from albert_core.budget import (
 from albert_core.cli import main
 from albert_core.interop import confine_folder
 from albert_core.model import build_model, init_weights
+from albert_core.settings import MAX_GFLOP, MEMORY_BUDGET, TORCH_THREADS
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,
@@ -43,7 +41,7 @@ MiB = 2**20
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in (BUDGET_ENV, FLOP_ENV, THREADS_ENV):
+    for name in (MEMORY_BUDGET, MAX_GFLOP, TORCH_THREADS):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -115,7 +113,7 @@ def test_a_built_model_holds_its_weights_in_the_process_budget_until_it_is_freed
 
 def test_two_models_that_together_exceed_the_budget_are_not_both_allocated(monkeypatch) -> None:
     big = TINY.replace(vocab_size=400_000)  # about 26 MiB of weights
-    monkeypatch.setenv(BUDGET_ENV, "48MiB")
+    monkeypatch.setenv(MEMORY_BUDGET, "48MiB")
     first = build_model(big)
     assert weight_bytes(first) > 24 * MiB
     with pytest.raises(BusyError, match="busy"):
@@ -206,36 +204,59 @@ def test_work_over_the_flop_cap_is_refused_before_it_starts(monkeypatch) -> None
     assert flops > 3e12  # the visitor's 3.3 TFLOP forward
     with pytest.raises(ComputeBudgetError, match="over this server's cap of 500 GFLOP per request$"):
         budget.check_flops(flops, "one forward pass")
-    monkeypatch.setenv(FLOP_ENV, "20000")
+    monkeypatch.setenv(MAX_GFLOP, "20000")
     budget.check_flops(flops, "one forward pass")
     assert budget.flops_fit(flops) == 20000e9 // flops
 
 
 # ----------------------------------------------------------------------------- settings
 @pytest.mark.parametrize("name, raw", [
-    (BUDGET_ENV, "9" * 400),  # was an OverflowError
-    (BUDGET_ENV, "9" * 400 + "GiB"),
-    (BUDGET_ENV, "lots"),
-    (FLOP_ENV, "9" * 400),
-    (FLOP_ENV, "-5"),
-    (FLOP_ENV, "nan"),
-    (THREADS_ENV, "0"),
-    (THREADS_ENV, "two"),
+    (MEMORY_BUDGET, "9" * 400),  # was an OverflowError
+    (MEMORY_BUDGET, "9" * 400 + "GiB"),
+    (MEMORY_BUDGET, "lots"),
+    (MAX_GFLOP, "9" * 400),
+    (MAX_GFLOP, "-5"),
+    (MAX_GFLOP, "nan"),
+    (TORCH_THREADS, "0"),
+    (TORCH_THREADS, "two"),
+    ("ALBERT_EXPLORER_ONEDNN", "yes"),  # were read without a check before they lived in one module
+    ("ALBERT_EXPLORER_ALLOW_HUB", "true"),
+    ("ALBERT_EXPLORER_RUNS_MAX_BYTES", "a lot"),
 ])
 def test_bad_settings_are_a_value_error_naming_the_setting(monkeypatch, name, raw) -> None:
     monkeypatch.setenv(name, raw)
     with pytest.raises(ValueError, match=name):
-        budget.check_settings()
+        settings.check()
 
 
 def test_a_bad_setting_stops_every_page_at_start_up(monkeypatch) -> None:
     from streamlit.testing.v1 import AppTest
 
-    monkeypatch.setenv(BUDGET_ENV, "9" * 400)
+    monkeypatch.setenv(MEMORY_BUDGET, "9" * 400)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()  # the Explorer, not the Live page
     assert not at.exception
-    assert [BUDGET_ENV in e.value for e in at.error] == [True]
+    assert [MEMORY_BUDGET in e.value for e in at.error] == [True]
     assert not at.metric  # nothing else drawn
+
+
+def test_every_setting_a_module_reads_is_in_the_one_settings_table_and_in_the_deploy_guide() -> None:
+    """No module reads an ALBERT_EXPLORER_ name that albert_core.settings does not own, and docs/deploy.md
+    lists every setting the table holds (an operator finds each one there)."""
+    import re
+
+    owned = {s.env for s in settings.SETTINGS}
+    named = set()
+    for folder in ("albert_core", "ui", "pages"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.name == "settings.py" and path.parent.name == "albert_core":
+                continue
+            named |= set(re.findall(r"ALBERT_EXPLORER_[A-Z_]*[A-Z]", path.read_text(encoding="utf-8")))
+    named |= set(re.findall(r"ALBERT_EXPLORER_[A-Z_]*[A-Z]", (ROOT / "app.py").read_text(encoding="utf-8")))
+    named = {n for n in named if not any(env.startswith(n + "_") for env in owned)}  # a prefix in prose
+    assert named - owned == set()  # a name read outside the table
+    deploy = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    assert [env for env in sorted(owned) if env not in deploy] == []
+    assert len(owned) == len(settings.SETTINGS) == 18
 
 
 # ----------------------------------------------------------------------------- in-place initialisation
@@ -300,7 +321,7 @@ def test_a_build_at_95_percent_of_the_budget_stays_within_it(dtype) -> None:
     """Real peak RSS of a fresh process (VmHWM, reset just before) while building an embedding-heavy model whose
     estimate is 95 % of a 256 MiB budget: the growth must not exceed the budget (it was 2x, bf16 3x)."""
     limit = 256 * MiB
-    env = {"PATH": "/usr/bin:/bin", BUDGET_ENV: str(limit), "PYTHONPATH": str(ROOT)}
+    env = {"PATH": "/usr/bin:/bin", MEMORY_BUDGET: str(limit), "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", PROBE, dtype, str(limit)], capture_output=True, text=True,
                          env=env, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -452,8 +473,6 @@ def test_outside_a_server_the_session_always_counts_as_present() -> None:
 ])
 def test_a_bad_lab_setting_stops_every_page_at_start_up_too(monkeypatch, name, raw) -> None:
     from streamlit.testing.v1 import AppTest
-
-    from albert_core.lab import settings
 
     monkeypatch.setenv(name, raw)
     with pytest.raises(ValueError, match=name):

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from albert_core import ModelConfig, count_params
+from albert_core import ModelConfig, count_params, settings
 from albert_core.analysis import layer_smoothness
 from albert_core.model import build_model
 from ui import figures_live as fl
@@ -71,14 +71,14 @@ def test_tokens_frame_one_row_per_token():
 
 
 def test_set_torch_threads_applies_the_per_process_setting(monkeypatch):
-    from albert_core.budget import DEFAULT_TORCH_THREADS, THREADS_ENV
+    from albert_core.settings import DEFAULT_TORCH_THREADS, TORCH_THREADS
 
     before = torch.get_num_threads()
     try:
-        monkeypatch.delenv(THREADS_ENV, raising=False)
+        monkeypatch.delenv(TORCH_THREADS, raising=False)
         torch.set_num_threads(2)
         assert live.set_torch_threads() == DEFAULT_TORCH_THREADS == torch.get_num_threads() == 1
-        monkeypatch.setenv(THREADS_ENV, "2")
+        monkeypatch.setenv(TORCH_THREADS, "2")
         assert live.set_torch_threads() == 2 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
@@ -116,13 +116,13 @@ def test_match_table_marks_a_mismatch():
 
 
 def test_environment_switches(monkeypatch, tmp_path):
-    monkeypatch.delenv(live.ROOTS_ENV, raising=False)
-    monkeypatch.delenv(live.HUB_ENV, raising=False)
-    assert live.checkpoint_roots() == [] and not live.hub_allowed()
-    monkeypatch.setenv(live.ROOTS_ENV, f"{tmp_path}{os.pathsep}{os.pathsep}/srv/models")
-    assert live.checkpoint_roots() == [tmp_path, Path("/srv/models")]
-    monkeypatch.setenv(live.HUB_ENV, "1")
-    assert live.hub_allowed()
+    monkeypatch.delenv(settings.CHECKPOINT_ROOTS, raising=False)
+    monkeypatch.delenv(settings.ALLOW_HUB, raising=False)
+    assert settings.checkpoint_roots() == [] and not settings.hub_allowed()
+    monkeypatch.setenv(settings.CHECKPOINT_ROOTS, f"{tmp_path}{os.pathsep}{os.pathsep}/srv/models")
+    assert settings.checkpoint_roots() == [tmp_path, Path("/srv/models")]
+    monkeypatch.setenv(settings.ALLOW_HUB, "1")
+    assert settings.hub_allowed()
 
 
 @pytest.mark.parametrize("bad", ["", "../etc", "a/b/c", "x" * 200, "owner/na me", "/abs/path", "a/..", "-x/y"])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from albert_core import hardware
+from albert_core import hardware, settings
 from albert_core.hardware import DATASHEET_PROFILES, HARDWARE_NAMES, get_profile
 
 # Vendor figures typed from the datasheets (independent of the module): (bf16 dense FLOP/s, memory B/s).
@@ -67,7 +67,7 @@ def test_bad_names_and_dtypes_raise_value_error():
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv(hardware.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(settings.CACHE_DIR, str(tmp_path))
     monkeypatch.setattr(hardware, "_MEMO", {})
     calls = []
 

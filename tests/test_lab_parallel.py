@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from lab_helpers import TINY, runs_dir, tiny_spec  # noqa: F401
 
-from albert_core import budget, count_params
+from albert_core import budget, count_params, settings
 from albert_core.lab.parallel import torchrun_command
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.trainer import run_cost, train
@@ -45,7 +45,7 @@ def small_budget(monkeypatch):
     run_bytes = run_cost(spec).reserved_bytes
     live_bytes = count_params(LIVE).total * 4 + budget.INIT_SCRATCH_BYTES
     total = run_bytes + live_bytes + 2**16
-    monkeypatch.setenv(budget.BUDGET_ENV, str(total))
+    monkeypatch.setenv(settings.MEMORY_BUDGET, str(total))
     _free_models_earlier_tests_kept()
     assert budget.PROCESS_BUDGET.used == 0
     return spec, run_bytes, total

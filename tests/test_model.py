@@ -19,13 +19,13 @@ from albert_core.config import ACTIVATIONS, HEADS, PRESETS, SHARING_MODES, Model
 from albert_core.format import fmt_bytes
 from albert_core.interop import from_hf, to_transformers
 from albert_core.model import (
-    BUDGET_ENV,
     MemoryBudgetError,
     build_model,
     check_budget,
     memory_budget,
 )
 from albert_core.params import count_params
+from albert_core.settings import MEMORY_BUDGET
 
 
 @torch.no_grad()
@@ -274,27 +274,27 @@ def test_half_precision_build() -> None:
      ("64kb", 64_000), ("  300MB ", 300 * 10**6)],
 )
 def test_budget_env_parsing(monkeypatch, raw: str, expected: int) -> None:
-    monkeypatch.setenv(BUDGET_ENV, raw)
+    monkeypatch.setenv(MEMORY_BUDGET, raw)
     assert memory_budget() == expected
     assert memory_budget(1234) == 1234  # the argument wins
 
 
 @pytest.mark.parametrize("raw", ["abc", "-5", "0", "1.5", "0.0001KiB", "1.5XB", "12 34", "1e9", "GiB", "nan", "5 G iB"])
 def test_bad_budget_env_is_a_clear_error(monkeypatch, raw: str) -> None:
-    monkeypatch.setenv(BUDGET_ENV, raw)
-    with pytest.raises(ValueError, match=BUDGET_ENV):
+    monkeypatch.setenv(MEMORY_BUDGET, raw)
+    with pytest.raises(ValueError, match=MEMORY_BUDGET):
         memory_budget()
-    with pytest.raises(ValueError, match=BUDGET_ENV):
+    with pytest.raises(ValueError, match=MEMORY_BUDGET):
         build_model(PRESETS["albert-base"].replace(num_layers=1))
 
 
 def test_default_budget_is_one_gib(monkeypatch) -> None:
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    monkeypatch.delenv(MEMORY_BUDGET, raising=False)
     assert memory_budget() == 2**30
 
 
 def test_refuses_above_budget_with_estimate_and_budget(monkeypatch) -> None:
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    monkeypatch.delenv(MEMORY_BUDGET, raising=False)
     cfg = PRESETS["bert-large"]  # 336M fp32 weights alone exceed 1 GiB
     weights = sum(p.numel() for p in build_model(cfg, device="meta").parameters()) * 4
     check = check_budget(cfg, 1, 128, torch.float32)
@@ -306,13 +306,13 @@ def test_refuses_above_budget_with_estimate_and_budget(monkeypatch) -> None:
     assert "1.1 GB" in str(err.value)  # 2**30 bytes, in the app's one unit
     # fp16 halves the weights: bert-large fits then; a tiny budget from the env refuses albert-base
     assert check_budget(cfg, 1, 128, torch.float16).ok
-    monkeypatch.setenv(BUDGET_ENV, "10MiB")
+    monkeypatch.setenv(MEMORY_BUDGET, "10MiB")
     with pytest.raises(MemoryBudgetError, match="10.5 MB"):
         build_model(PRESETS["albert-base"])
 
 
 def test_meta_is_always_allowed(monkeypatch) -> None:
-    monkeypatch.setenv(BUDGET_ENV, "1")
+    monkeypatch.setenv(MEMORY_BUDGET, "1")
     big = PRESETS["albert-xxlarge"].replace(sharing="none", vocab_size=1_000_000, head="pretraining")
     model = build_model(big, device="meta")
     assert sum(p.numel() for p in model.parameters()) == count_params(big).total > 10**9

@@ -9,7 +9,6 @@ one piece at a time (`budget.LIVE_WORK`), so a crowd meets "the server is busy",
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -21,11 +20,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core import ModelConfig, budget
+from albert_core import ModelConfig, budget, settings
 from albert_core.params import COMPONENT_INFO, ParamBreakdown, component_of
 
-ROOTS_ENV = "ALBERT_EXPLORER_CHECKPOINT_ROOTS"
-HUB_ENV = "ALBERT_EXPLORER_ALLOW_HUB"
 MAX_TOKENS = 128  # the live run's longest input; the budget check covers batch 1 x this
 # Even on the meta device every attention / FFN block is a Python module (~25 kB, ~1 ms to build):
 # above this many blocks the proof build itself would cost a hosted demo too much memory and time.
@@ -82,18 +79,6 @@ def bounded(where: Any, label: str, top: int, key: str, rule: str, help: str) ->
         where.warning(f"{label} {value} does not exist: {rule}; showing {label.lower()} {top}.")
         return top
     return int(value)
-
-
-def checkpoint_roots() -> list[Path]:
-    """Folders a visitor may load checkpoints from ($ALBERT_EXPLORER_CHECKPOINT_ROOTS, os.pathsep
-    separated). Empty by default: a hosted demo must not read arbitrary server paths."""
-    raw = os.environ.get(ROOTS_ENV, "")
-    return [Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()]
-
-
-def hub_allowed() -> bool:
-    """Hub downloads only when the operator opts in ($ALBERT_EXPLORER_ALLOW_HUB=1)."""
-    return os.environ.get(HUB_ENV, "").strip() == "1"
 
 
 def check_hub_id(repo_id: str) -> str:
@@ -286,7 +271,7 @@ def set_torch_threads() -> int:
     import torch
 
     with _THREADS_LOCK:
-        wanted = budget.torch_threads()
+        wanted = settings.torch_threads()
         if torch.get_num_threads() != wanted:
             torch.set_num_threads(wanted)
         return torch.get_num_threads()

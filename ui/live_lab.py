@@ -56,10 +56,10 @@ class LabRun:
 
 def lab_roots() -> tuple[Path, ...]:
     """The folders lab checkpoints live in: the runs cache and the shipped reference checkpoints."""
+    from albert_core import settings
     from albert_core.lab import reference
-    from albert_core.lab.runs import default_root
 
-    roots = [default_root()]
+    roots = [settings.runs_dir()]
     shipped = getattr(reference, "CHECKPOINTS_DIR", None)
     if shipped is not None:
         roots.append(Path(shipped))

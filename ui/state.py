@@ -56,12 +56,10 @@ def check_settings() -> None:
     """The server's settings (memory budget, compute cap, torch threads, the lab's queue, shares and
     limits), checked before anything is drawn: a bad value shows one error naming it on every page instead
     of failing later on one page."""
-    from albert_core.budget import check_settings
-    from albert_core.lab import settings as lab_settings
+    from albert_core import settings
 
     try:
-        check_settings()
-        lab_settings.check()
+        settings.check()
     except ValueError as exc:
         st.error(f"This server is misconfigured: {exc}")
         st.stop()

@@ -18,26 +18,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from albert_core import settings
 from albert_core.lab.checkpoint import RUN_FILE, load_run
 
-RUNS_DIR_ENV = "ALBERT_EXPLORER_RUNS_DIR"
-MAX_BYTES_ENV = "ALBERT_EXPLORER_RUNS_MAX_BYTES"
-DEFAULT_MAX_BYTES = 512 * 2**20
 STAGING = ".staging"
-
-
-def default_root() -> Path:
-    raw = os.environ.get(RUNS_DIR_ENV, "").strip()
-    return Path(raw).expanduser() if raw else Path.home() / ".cache" / "albert-explorer" / "runs"
-
-
-def default_max_bytes() -> int:
-    raw = os.environ.get(MAX_BYTES_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_BYTES
-    from albert_core.model import parse_bytes
-
-    return parse_bytes(raw, MAX_BYTES_ENV)
 
 
 def _size(folder: Path) -> int:
@@ -49,8 +33,8 @@ class RunCache:
     checkpoint folder (trained into ``staging()``) into the cache and evicts to the size bound."""
 
     def __init__(self, root: Path | str | None = None, max_bytes: int | None = None):
-        self.root = Path(root) if root is not None else default_root()
-        self.max_bytes = default_max_bytes() if max_bytes is None else int(max_bytes)
+        self.root = Path(root) if root is not None else settings.runs_dir()
+        self.max_bytes = settings.runs_max_bytes() if max_bytes is None else int(max_bytes)
         if self.max_bytes <= 0:
             raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
         self._lock = threading.Lock()

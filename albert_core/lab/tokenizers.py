@@ -31,7 +31,7 @@ from pathlib import Path
 import tokenizers
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from albert_core.hardware import CACHE_ENV
+from albert_core import settings
 from albert_core.lab import corpus as lab_corpus
 
 __all__ = [
@@ -108,8 +108,7 @@ def _check_size(kind: str, vocab_size: int) -> None:
 
 
 def cache_dir() -> Path:
-    root = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "albert-explorer"
-    return Path(root).expanduser() / _CACHE_SUBDIR
+    return settings.cache_dir() / _CACHE_SUBDIR
 
 
 @functools.lru_cache(maxsize=1)

@@ -31,8 +31,8 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from albert_core import settings
 from albert_core.format import fmt_bytes, fmt_flops
-from albert_core.lab import settings
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.losses import losses, masked_logits, shard_losses
 from albert_core.lab.outcome import (
@@ -73,8 +73,8 @@ class LabLimits:
 
     @classmethod
     def from_env(cls) -> LabLimits:
-        """The limits set in the environment (`albert_core.lab.settings.limits`), defaults for the rest."""
-        return cls(**settings.limits())
+        """The limits set in the environment (`albert_core.settings.lab_limits`), defaults for the rest."""
+        return cls(**settings.lab_limits())
 
     def budget(self) -> int:
         return memory_budget(self.memory_budget)
@@ -246,7 +246,7 @@ def _device() -> torch.device:
 
 
 def default_threads() -> int:
-    return settings.threads()
+    return settings.lab_threads()
 
 
 def model_inputs(batch: dict[str, torch.Tensor], device: torch.device, masked: bool = False) -> dict[str, torch.Tensor]:

@@ -37,8 +37,9 @@ from typing import Any
 
 import pandas as pd
 
+from albert_core import settings
 from albert_core.format import fmt_duration
-from albert_core.lab import settings, trainer
+from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.outcome import HISTORY_COLUMNS, Progress
 from albert_core.lab.runs import RunCache
@@ -109,14 +110,14 @@ class Worker:
         share: int | None = None,
         idle_s: float | None = None,
     ):
-        self.workers = settings.workers() if workers is None else workers
-        self.max_queue = settings.queue() if max_queue is None else max_queue
-        self.share = settings.share() if share is None else share
-        self.idle_s = settings.idle_s() if idle_s is None else idle_s
+        self.workers = settings.lab_workers() if workers is None else workers
+        self.max_queue = settings.lab_queue() if max_queue is None else max_queue
+        self.share = settings.lab_share() if share is None else share
+        self.idle_s = settings.lab_idle_s() if idle_s is None else idle_s
         self.cache = RunCache() if cache is None else cache
         self.cache.clean_staging()  # what a server stopped during a run left behind
         self.limits = limits
-        self.wait_s = settings.memory_wait_s() if wait_s is None else wait_s
+        self.wait_s = settings.lab_memory_wait_s() if wait_s is None else wait_s
         self.max_statuses = max_statuses
         self._jobs: collections.OrderedDict[str, _Job] = collections.OrderedDict()
         self._queue: list[str] = []  # waiting run ids in arrival order; served round-robin by owner
