@@ -4,6 +4,9 @@ PORT ?= 8501
 VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
+# Test processes (pytest-xdist): one per core of the 2-core machines the suite is written for; each uses one
+# torch thread (tests/conftest.py). TEST_PROCESSES=0 runs the suite in this process alone.
+TEST_PROCESSES ?= 2
 
 .PHONY: run test test-fast lint bench install-check reference measure-ddp
 
@@ -28,10 +31,10 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 
 test: $(VENV)/.dev lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal
 
 test-fast: $(VENV)/.dev lint
-	$(PY) -m pytest -m "not e2e and not slow" --ignore=tests/e2e
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not e2e and not slow" --ignore=tests/e2e
 
 install-check: $(VENV)/.dev
 	scripts/check_install.sh
