@@ -10,21 +10,25 @@ import torch.nn.functional as F
 
 
 def shard_losses(out: Any, shard: dict[str, torch.Tensor], batch: dict[str, torch.Tensor], task: str,
-                 world: int) -> tuple[tuple[float, float], torch.Tensor]:
-    """One rank's loss on its ``shard`` of the global ``batch``, backpropagated: the summed cross-entropies
-    divided by the global batch's masked tokens and pairs, times ``world`` (DDP averages the gradients over
-    the ranks), so the averaged gradient is the one-process gradient of the mean losses. Returns this
-    shard's (MLM loss sum, order loss sum) and the loss."""
+                 world: int) -> tuple[float, float]:
+    """One rank's loss on its ``shard`` of the global ``batch`` (the whole batch in one process),
+    backpropagated: each mean cross-entropy over the shard weighted by the shard's share of the global
+    batch's masked pieces (pairs), times ``world`` (DDP averages the gradients over the ranks), so the
+    averaged gradient is the gradient of the global batch's mean losses. In one process both weights are
+    exactly 1. Returns this shard's (MLM loss sum, order loss sum) for the log."""
     logits, labels = masked_logits(out, shard)
-    n_masked = int((batch["mlm_labels"] != -100).sum())
-    mlm_sum = F.cross_entropy(logits, labels, reduction="sum")
-    loss = mlm_sum * (world / n_masked)
-    order_sum = torch.zeros(())
+    n_local, n_global = labels.numel(), int((batch["mlm_labels"] != -100).sum())
+    # a shard without a masked piece still backpropagates (a 0 with its graph) so that DDP's ranks agree
+    mlm = F.cross_entropy(logits, labels) if n_local else F.cross_entropy(logits, labels, reduction="sum")
+    loss = mlm * (world * n_local / n_global)
+    order_sum = 0.0
     if task != "none":
-        order_sum = F.cross_entropy(out.order_logits, shard["order_labels"].to(logits.device), reduction="sum")
-        loss = loss + order_sum * (world / batch["order_labels"].shape[0])
+        rows_local, rows_global = shard["order_labels"].shape[0], batch["order_labels"].shape[0]
+        order = F.cross_entropy(out.order_logits, shard["order_labels"].to(logits.device))
+        loss = loss + order * (world * rows_local / rows_global)
+        order_sum = order.item() * rows_local
     loss.backward()
-    return (mlm_sum.item(), order_sum.item()), loss
+    return mlm.item() * n_local, order_sum
 
 
 def masked_logits(out: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from albert_core import settings
 from albert_core.format import fmt_bytes, fmt_flops
 from albert_core.lab.baselines import Baselines
-from albert_core.lab.losses import losses, masked_logits, shard_losses
+from albert_core.lab.losses import masked_logits, shard_losses
 from albert_core.lab.outcome import (
     HISTORY_COLUMNS,
     Progress,
@@ -427,6 +427,35 @@ def train(
         held.release()
 
 
+class Interval:
+    """The training log's sums between two history rows: mean losses, tokens per second, accuracy."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.mlm = self.order = 0.0
+        self.steps = self.tokens = self.correct = self.masked = 0
+        self.t0 = time.perf_counter()
+
+    def add(self, *, mlm: float, order: float, tokens: int, correct: int, masked: int) -> None:
+        self.mlm += mlm
+        self.order += order
+        self.steps += 1
+        self.tokens += tokens
+        self.correct += correct
+        self.masked += masked
+
+    def mean(self, name: str) -> float:
+        return getattr(self, name) / self.steps if self.steps else math.nan
+
+    def rate(self) -> float:
+        return self.tokens / max(time.perf_counter() - self.t0, 1e-9) if self.steps else math.nan
+
+    def accuracy(self) -> float:
+        return self.correct / self.masked if self.masked else math.nan
+
+
 def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     from albert_core.lab import parallel
     from albert_core.model import build_model
@@ -454,8 +483,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
 
     rows: list[dict[str, float]] = []
     tokens = 0
-    acc_mlm, acc_order, acc_n, acc_tokens, acc_correct, acc_masked = 0.0, 0.0, 0, 0, 0, 0
-    t_interval = time.perf_counter()
+    acc = Interval()
     nan = math.nan
 
     def emit(step: int, row: dict[str, float] | None) -> None:
@@ -467,14 +495,23 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         rate = rows[-1]["tokens_per_s"] if rows and rows[-1]["tokens_per_s"] == rows[-1]["tokens_per_s"] else None
         on_progress(Progress(step, spec.steps, elapsed, eta, rate, row, base))
 
-    first = {"step": 0, "tokens": 0, "elapsed_s": time.perf_counter() - t_start, "lr": spec.lr * lr_factor(spec, 0),
-             "train_mlm_loss": nan, "train_order_loss": nan, **evaluate(model, val_batches, spec.task, order_batches),
-             "tokens_per_s": nan, "train_mlm_acc": nan}
-    rows.append(first)
-    emit(0, first)
+    def log(step: int, evaluated: bool) -> dict[str, float]:
+        """The history row of ``step`` from the interval's sums (evaluated on the held-out pairs or not);
+        starts the next interval."""
+        row = {"step": step, "tokens": tokens, "elapsed_s": time.perf_counter() - t_start,
+               "lr": opt.param_groups[0]["lr"] if step else spec.lr * lr_factor(spec, 0),
+               "train_mlm_loss": acc.mean("mlm"), "train_order_loss": acc.mean("order") if spec.task != "none" else nan,
+               "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan, "val_order_ones": nan,
+               "tokens_per_s": acc.rate(), "train_mlm_acc": acc.accuracy()}
+        if evaluated:
+            row.update(evaluate(model, val_batches, spec.task, order_batches))
+        rows.append(row)
+        acc.reset()
+        return row
+
+    emit(0, log(0, evaluated=True))
     message = ""
     step = 0
-    train_acc = nan
     for step in range(1, spec.steps + 1):
         if should_stop is not None and should_stop():
             message = "cancelled"
@@ -485,71 +522,36 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         if message:  # every rank stops at the same step
             step -= 1
             break
+        # one path for one process and for several: each rank trains its rows of the global batch (all of
+        # it in one process); the losses are scaled so that DDP's averaged gradient is the gradient of the
+        # global batch's mean losses (`shard_losses`), and the logged sums add up over the ranks
         batch = train_data.batch(step - 1, spec.batch_size)
+        mine = group.shard(batch)
         lr_now = opt.param_groups[0]["lr"]
-        if group.world == 1:
-            out = net(**model_inputs(batch, device, masked=True))
-            mlm, order = losses(out, batch, spec.task)
-            loss = mlm if order is None else mlm + order
-            loss.backward()
-        else:
-            mine = group.shard(batch)
-            out = net(**model_inputs(mine, device, masked=True))
-            sums, loss = shard_losses(out, mine, batch, spec.task, group.world)
+        out = net(**model_inputs(mine, device, masked=True))
+        sums = shard_losses(out, mine, batch, spec.task, group.world)
         torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
         group.end_step()
-
         with torch.no_grad():
-            logits, labels = masked_logits(out, batch if group.world == 1 else mine)
+            logits, labels = masked_logits(out, mine)
             correct = int((logits.argmax(-1) == labels).sum())
-        if group.world > 1:  # the global sums: losses over every masked token / pair, correct predictions
-            mlm_sum, order_sum, correct_sum = group.sum([*sums, correct])
-            n_masked = int((batch["mlm_labels"] != -100).sum())
-            step_mlm, step_order = mlm_sum / n_masked, order_sum / batch["mlm_labels"].shape[0]
-            correct = int(round(correct_sum))
-        else:
-            n_masked = labels.numel()
-            step_mlm, step_order = mlm.item(), order.item() if order is not None else 0.0
-        acc_correct += correct
-        acc_masked += n_masked
-        n_tok = int(batch["attention_mask"].sum())
+        mlm_sum, order_sum, correct_sum = group.sum([*sums, correct])  # no communication in one process
+        n_tok, n_masked = int(batch["attention_mask"].sum()), int((batch["mlm_labels"] != -100).sum())
         tokens += n_tok
-        acc_tokens += n_tok
-        acc_mlm += step_mlm
-        acc_order += step_order
-        acc_n += 1
+        acc.add(mlm=mlm_sum / n_masked, order=order_sum / batch["mlm_labels"].shape[0], tokens=n_tok,
+                correct=int(round(correct_sum)), masked=n_masked)
         is_eval = step % spec.eval_every == 0 or step == spec.steps
         row = None
         if step % every == 0 or is_eval:
-            now = time.perf_counter()
-            train_acc = acc_correct / max(acc_masked, 1)
-            row = {
-                "step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": lr_now,
-                "train_mlm_loss": acc_mlm / acc_n,
-                "train_order_loss": acc_order / acc_n if spec.task != "none" else nan,
-                "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan, "val_order_ones": nan,
-                "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9),
-                "train_mlm_acc": train_acc,
-            }
-            if is_eval:
-                row.update(evaluate(model, val_batches, spec.task, order_batches))
-            rows.append(row)
-            acc_mlm, acc_order, acc_n, acc_tokens, acc_correct, acc_masked = 0.0, 0.0, 0, 0, 0, 0
-            t_interval = time.perf_counter()
+            row = log(step, evaluated=is_eval)
+            row["lr"] = lr_now  # the rate this interval's last step trained with
         emit(step, row)
 
     if message and step > 0 and rows[-1]["step"] != step:  # stopped early: log and evaluate where it stopped
-        now = time.perf_counter()
-        row = {"step": step, "tokens": tokens, "elapsed_s": now - t_start, "lr": opt.param_groups[0]["lr"],
-               "train_mlm_loss": acc_mlm / acc_n if acc_n else nan,
-               "train_order_loss": acc_order / acc_n if acc_n and spec.task != "none" else nan,
-               **evaluate(model, val_batches, spec.task, order_batches),
-               "tokens_per_s": acc_tokens / max(now - t_interval, 1e-9) if acc_n else nan,
-               "train_mlm_acc": acc_correct / acc_masked if acc_masked else nan}
-        rows.append(row)
+        log(step, evaluated=True)
     model.eval()
     seconds = time.perf_counter() - t_start
     history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
