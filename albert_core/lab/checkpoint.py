@@ -17,12 +17,19 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from albert_core.lab.outcome import HISTORY_COLUMNS, RunResult
 from albert_core.lab.spec import CODE_VERSION, RunSpec
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+    from albert_core.config import ModelConfig
+    from albert_core.lab.outcome import RunResult
+    from albert_core.model import EncoderModel
 
 RUN_FILE = "run.json"
 HISTORY_FILE = "history.json"
@@ -90,7 +97,7 @@ def environment() -> dict[str, Any]:
             "platform": platform.platform()}
 
 
-def record(result: Any) -> dict[str, Any]:
+def record(result: RunResult) -> dict[str, Any]:
     """The JSON-safe run.json dict of a RunResult."""
     return _json_safe({
         "key": result.spec.key,
@@ -105,7 +112,7 @@ def record(result: Any) -> dict[str, Any]:
     })
 
 
-def write_tensorboard(result: Any, folder: Path) -> Path:
+def write_tensorboard(result: RunResult, folder: Path) -> Path:
     """The run's history as TensorBoard scalars in ``folder`` (one event file; steps as TensorBoard's
     steps, wall times from the run's own clock), with the baselines as flat lines over the run's steps."""
     import time
@@ -138,7 +145,7 @@ def write_tensorboard(result: Any, folder: Path) -> Path:
     return folder
 
 
-def write_exports(result: Any, folder: Path) -> None:
+def write_exports(result: RunResult, folder: Path) -> None:
     """What opens a run outside the app: run.json (spec, seed, code version, versions, CPU, threads), the
     history as JSON and CSV, and TensorBoard event files."""
     folder = Path(folder)
@@ -153,7 +160,7 @@ def write_exports(result: Any, folder: Path) -> None:
 EXPORTED_FILES = (RUN_FILE, HISTORY_FILE, CSV_FILE, TOKENIZER_FILE, "config.json")
 
 
-def export_zip(result: Any) -> bytes:
+def export_zip(result: RunResult) -> bytes:
     """A zip of the files that open a finished run outside the app (run.json, the history as JSON and CSV,
     TensorBoard event files, the tokenizer and transformers' config; not the weights). A run saved before
     the CSV and event files were written gets them made from its history now."""
@@ -178,7 +185,7 @@ def export_zip(result: Any) -> bytes:
     return buffer.getvalue()
 
 
-def save_run(result: Any, model: Any, tokenizer: Any, folder: Path) -> Path:
+def save_run(result: RunResult, model: EncoderModel, tokenizer: Tokenizer, folder: Path) -> Path:
     """Write ``result`` (a RunResult), its trained ``model`` and ``tokenizer`` into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -210,7 +217,7 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
 
 
-def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: Path | None) -> Any:
+def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: Path | None) -> RunResult:
     final = {k: (_float(v) if k not in ("tokens", "steps") else int(v)) for k, v in data["final"].items()}
     return RunResult(
         spec=RunSpec.from_dict(data["spec"]),
@@ -223,7 +230,7 @@ def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: 
     )
 
 
-def load_run(folder: Path | str) -> Any:
+def load_run(folder: Path | str) -> RunResult:
     """The RunResult saved in ``folder`` (model None; checkpoint = the folder)."""
     folder = Path(folder)
     data = _read_json(folder / RUN_FILE)
@@ -236,7 +243,8 @@ def load_run(folder: Path | str) -> Any:
     return result_from_record(data, history, folder)
 
 
-def load_model(folder: Path | str, config: Any = None, *, batch: int = 1, seq_len: int | None = None) -> Any:
+def load_model(folder: Path | str, config: ModelConfig | None = None, *, batch: int = 1,
+               seq_len: int | None = None) -> EncoderModel:
     """The trained EncoderModel of the run in ``folder`` (eval mode), built with ``config`` if given
     (another depth of the same shared weights: any config whose parameters have the same names and
     shapes), else the run's own config; memory-budget checked by `build_model` at (batch, seq_len)."""
@@ -268,7 +276,7 @@ def load_model(folder: Path | str, config: Any = None, *, batch: int = 1, seq_le
     return model.eval()
 
 
-def load_tokenizer(folder: Path | str) -> Any:
+def load_tokenizer(folder: Path | str) -> Tokenizer:
     from tokenizers import Tokenizer
 
     path = Path(folder) / TOKENIZER_FILE

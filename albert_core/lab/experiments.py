@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -37,6 +37,10 @@ from albert_core.lab.spec import (
     RunSpec,
 )
 from albert_core.reference import SMOOTHNESS_FIGURE
+
+if TYPE_CHECKING:
+    from albert_core.lab.outcome import RunResult
+    from albert_core.model import EncoderModel
 
 SOURCE = "Lan et al., ALBERT: A Lite BERT for Self-supervised Learning of Language Representations, ICLR 2020"
 
@@ -88,7 +92,7 @@ class Experiment:
     question: str
     paper: Paper
     build: Callable[[ModelConfig], list[tuple[str, dict[str, Any]]]]  # base -> [(variant label, changes)]
-    evaluate: Callable[[Sequence[Any]], dict[str, Any]]
+    evaluate: Callable[[Sequence[RunResult]], dict[str, Any]]
     metric: str = "val_mlm_loss"
 
     def specs(self, base: ModelConfig | None = None, seeds: Sequence[int] = SEEDS, steps: int = STEPS,
@@ -107,9 +111,9 @@ class Experiment:
                 out.append(RunSpec(cfg, steps=steps, seed=int(seed), label=label, **fields))
         return out
 
-    def variants(self, results: Sequence[Any]) -> dict[str, list[Any]]:
+    def variants(self, results: Sequence[RunResult]) -> dict[str, list[RunResult]]:
         """Results grouped by variant label, in the order they first appear."""
-        groups: dict[str, list[Any]] = {}
+        groups: dict[str, list[RunResult]] = {}
         for r in results:
             groups.setdefault(r.spec.label, []).append(r)
         return groups
@@ -159,13 +163,13 @@ def _depth(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
 
 
 # ----------------------------------------------------------------------------- measurements
-def summary(results: Sequence[Any], column: str = "val_mlm_loss") -> pd.DataFrame:
+def summary(results: Sequence[RunResult], column: str = "val_mlm_loss") -> pd.DataFrame:
     """Per variant: params, FLOPs per step, seeds, final ``column`` (mean, min, max over seeds)."""
     from albert_core.flops import count_flops
     from albert_core.params import count_params
 
     rows = []
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[RunResult]] = {}
     for r in results:
         groups.setdefault(r.spec.label, []).append(r)
     for label, runs in groups.items():
@@ -184,7 +188,7 @@ def summary(results: Sequence[Any], column: str = "val_mlm_loss") -> pd.DataFram
     return pd.DataFrame(rows, columns=["variant", "params", "flops_per_step", "seeds", "steps", "value", "lo", "hi"])
 
 
-def _final_of(result: Any, column: str) -> float:
+def _final_of(result: RunResult, column: str) -> float:
     if column in result.final:
         return result.final[column]
     evals = result.history.dropna(subset=[column])
@@ -222,7 +226,7 @@ def separation_step(
     return int(after[0])
 
 
-def separations(results: Sequence[Any], baseline: str | None = None, column: str = "val_mlm_loss") -> pd.DataFrame:
+def separations(results: Sequence[RunResult], baseline: str | None = None, column: str = "val_mlm_loss") -> pd.DataFrame:
     """Each variant against ``baseline`` (default: the first variant): separation step or None."""
     groups: dict[str, list[pd.DataFrame]] = {}
     for r in results:
@@ -244,7 +248,7 @@ def separations(results: Sequence[Any], baseline: str | None = None, column: str
     return frame
 
 
-def _model_of(result: Any, config: ModelConfig | None = None, batch: int | None = None) -> Any:
+def _model_of(result: RunResult, config: ModelConfig | None = None, batch: int | None = None) -> EncoderModel:
     from albert_core.lab.checkpoint import load_model
 
     if config is None and getattr(result, "model", None) is not None:
@@ -254,11 +258,11 @@ def _model_of(result: Any, config: ModelConfig | None = None, batch: int | None 
     return load_model(result.checkpoint, config, batch=batch or result.spec.batch_size, seq_len=result.spec.seq_len)
 
 
-def _evaluate_losses(results: Sequence[Any]) -> dict[str, Any]:
+def _evaluate_losses(results: Sequence[RunResult]) -> dict[str, Any]:
     return {"summary": summary(results), "separations": separations(results)}
 
 
-def cross_accuracy(results: Sequence[Any]) -> pd.DataFrame:
+def cross_accuracy(results: Sequence[RunResult]) -> pd.DataFrame:
     """Table 5: mean order accuracy of each trained model (rows: trained task) on the validation
     batches of each sentence task (columns: nsp, sop), averaged over seeds."""
     from albert_core.lab.trainer import evaluate, validation_batches
@@ -277,7 +281,7 @@ def cross_accuracy(results: Sequence[Any]) -> pd.DataFrame:
     return matrix
 
 
-def _evaluate_table5(results: Sequence[Any]) -> dict[str, Any]:
+def _evaluate_table5(results: Sequence[RunResult]) -> dict[str, Any]:
     return {
         "cross_accuracy": cross_accuracy(results),
         "mlm_accuracy": summary(results, "val_mlm_acc"),
@@ -285,7 +289,7 @@ def _evaluate_table5(results: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def smoothness(result: Any) -> pd.DataFrame:
+def smoothness(result: RunResult) -> pd.DataFrame:
     """Figure 2 on the trained weights of ``result``: per-layer L2 distance / cosine / angle between
     each layer's input and output, over the first SMOOTHNESS_ROWS held-out pairs (padding excluded; the
     same pairs for every run of the tokenizer). Layer 1's input is the first encoder layer's input: the
@@ -306,7 +310,7 @@ def smoothness(result: Any) -> pd.DataFrame:
     return layer_smoothness(out.hidden_states, batch["attention_mask"])
 
 
-def _evaluate_figure2(results: Sequence[Any]) -> dict[str, Any]:
+def _evaluate_figure2(results: Sequence[RunResult]) -> dict[str, Any]:
     frames: dict[str, list[pd.DataFrame]] = {}
     for r in results:
         frames.setdefault(r.spec.label, []).append(smoothness(r))
@@ -314,7 +318,7 @@ def _evaluate_figure2(results: Sequence[Any]) -> dict[str, Any]:
     return {"smoothness": mean, **_evaluate_losses(results)}
 
 
-def depth_dial(result: Any, depths: Sequence[int] | None = None) -> pd.DataFrame:
+def depth_dial(result: RunResult, depths: Sequence[int] | None = None) -> pd.DataFrame:
     """The trained all-shared weights of ``result`` run at other depths (default L/2, L, 2L):
     validation MLM loss and accuracy at each depth."""
     from albert_core.lab.trainer import evaluate, validation_batches
@@ -333,7 +337,7 @@ def depth_dial(result: Any, depths: Sequence[int] | None = None) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def _evaluate_depth(results: Sequence[Any]) -> dict[str, Any]:
+def _evaluate_depth(results: Sequence[RunResult]) -> dict[str, Any]:
     frames = [depth_dial(r) for r in results]
     table = pd.concat(frames).groupby("depth", as_index=False).agg(
         trained_depth=("trained_depth", "first"), val_mlm_loss=("val_mlm_loss", "mean"),

@@ -17,9 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from albert_core.lab.baselines import order_verdict
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from albert_core.lab.outcome import RunResult
 
 PAPER_TIE = 0.5  # points of the paper's average below which it found no clear difference
 MIN_SEEDS = 2
@@ -44,7 +49,7 @@ class Finding:
         return f"{self.question} Paper: {self.paper}. Here: {self.measured}. **{self.verdict[:1].upper()}{self.verdict[1:]}.**"
 
 
-def _finals(results: Sequence[Any], label: str, column: str = "val_mlm_loss") -> list[float]:
+def _finals(results: Sequence[RunResult], label: str, column: str = "val_mlm_loss") -> list[float]:
     return [float(r.final.get(column, math.nan)) for r in results if r.spec.label == label]
 
 
@@ -58,7 +63,7 @@ def _range(values: Sequence[float], digits: int = 3, unit: str = "") -> str:
     return f"{lo:.{digits}f}-{hi:.{digits}f}{unit} ({seeds})"
 
 
-def compare_losses(results: Sequence[Any], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
+def compare_losses(results: Sequence[RunResult], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
                    paper_names: tuple[str, str]) -> Finding:
     """Is ``a`` better than ``b`` (lower validation MLM loss), as the paper's ``paper_a`` > ``paper_b``?"""
     la, lb = _finals(results, a), _finals(results, b)
@@ -79,7 +84,7 @@ def compare_losses(results: Sequence[Any], a: str, b: str, paper_a: float, paper
     return Finding(question, paper, measured, "agrees with the paper" if ours == theirs else "disagrees with the paper")
 
 
-def table3(results: Sequence[Any]) -> list[Finding]:
+def table3(results: Sequence[RunResult]) -> list[Finding]:
     """E = H against E = H/4, not-shared and all-shared (the paper's E = 768 against E = 256: the same
     ratios of E to H)."""
     out = []
@@ -97,7 +102,7 @@ def table3(results: Sequence[Any]) -> list[Finding]:
     return out
 
 
-def table4(results: Sequence[Any]) -> list[Finding]:
+def table4(results: Sequence[RunResult]) -> list[Finding]:
     """The sharing modes at a factorized E (the paper's E = 128 row)."""
     by_mode = {r.spec.config.sharing: r.spec.label for r in results}
     pairs = [("none", "all", "Does sharing every layer's weights cost accuracy?"),
@@ -112,7 +117,7 @@ def table4(results: Sequence[Any]) -> list[Finding]:
     return out
 
 
-def table5(results: Sequence[Any]) -> list[Finding]:
+def table5(results: Sequence[RunResult]) -> list[Finding]:
     """Whether each sentence task was learned at all (the paper: NSP 90.5 %, SOP 86.5 % on their own task;
     SOP-trained 78.9 % on NSP, NSP-trained 52.0 % on SOP), from the runs' own held-out accuracy and share of
     "1" answers."""
@@ -158,7 +163,7 @@ def figure2(smoothness: dict[str, Any]) -> list[Finding]:
                     "over the seeds)", verdict)]
 
 
-def depth(table: Any, results: Sequence[Any]) -> list[Finding]:
+def depth(table: pd.DataFrame, results: Sequence[RunResult]) -> list[Finding]:
     """The depth dial in words: the shared layer run at L/2, L and 2L (not in the paper)."""
     if table is None or not len(table):
         return []
@@ -178,7 +183,7 @@ def depth(table: Any, results: Sequence[Any]) -> list[Finding]:
                     "validation MLM loss " + ", ".join(parts) + " nats (mean over seeds)", verdict)]
 
 
-def for_experiment(name: str, results: Sequence[Any], evaluation: dict[str, Any] | None = None) -> list[Finding]:
+def for_experiment(name: str, results: Sequence[RunResult], evaluation: dict[str, Any] | None = None) -> list[Finding]:
     """The findings of experiment ``name`` from its finished runs (and its stored ``evaluation``)."""
     evaluation = evaluation or {}
     if name == "table3":

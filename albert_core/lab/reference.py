@@ -21,12 +21,18 @@ import json
 import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from albert_core.lab.checkpoint import record, result_from_record
 from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
+
+if TYPE_CHECKING:
+    from albert_core.lab.outcome import RunResult
+    from albert_core.lab.runs import RunCache
+    from albert_core.lab.spec import RunSpec
+    from albert_core.lab.trainer import LabLimits
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 CHECKPOINTS_DIR = REFERENCE_DIR / "checkpoints"
@@ -36,7 +42,7 @@ CHECKPOINTS_DIR = REFERENCE_DIR / "checkpoints"
 LIVE_STEPS = 30_000
 
 
-def live_twins() -> dict[str, Any]:
+def live_twins() -> dict[str, RunSpec]:
     """{"ALBERT": spec, "BERT": spec} of the shipped Live-model twins."""
     from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec
 
@@ -48,7 +54,7 @@ def live_twins() -> dict[str, Any]:
     }
 
 
-def live_limits() -> Any:
+def live_limits() -> LabLimits:
     from albert_core.lab.trainer import LabLimits
 
     return LabLimits(max_steps=LIVE_STEPS, max_seconds=4 * 3600.0, max_flops=1e15)
@@ -104,7 +110,7 @@ def thin_history(history: pd.DataFrame) -> pd.DataFrame:
     return history[keep].reset_index(drop=True)
 
 
-def reference_record(result: Any) -> dict[str, Any]:
+def reference_record(result: RunResult) -> dict[str, Any]:
     return {**record(result), "history": _encode(thin_history(result.history))}
 
 
@@ -112,8 +118,8 @@ def build_reference(
     names: Iterable[str] | None = None,
     out_dir: Path | str = REFERENCE_DIR,
     *,
-    cache: Any = None,
-    on_run: Callable[[str, int, int, Any], Any] | None = None,
+    cache: RunCache | None = None,
+    on_run: Callable[[str, int, int, RunResult | RunSpec], object] | None = None,
     workers: int = 1,
     with_live: bool = False,
     **spec_kwargs: Any,
@@ -163,7 +169,7 @@ def build_reference(
         path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
         written[name] = path
     if with_live:
-        ship: list[Any] = []
+        ship: list[RunResult] = []
         for spec in live_twins().values():
             result = run_cached(spec, cache, threads=1, limits=live_limits())
             if result.cancelled:
@@ -190,8 +196,8 @@ def _train_one(spec_dict: dict[str, Any], root: str, max_bytes: int, live: bool 
     return result.spec.key
 
 
-def pretrain(names: Iterable[str], cache: Any, workers: int,
-             on_run: Callable[[str, int, int, Any], Any] | None = None, with_live: bool = False,
+def pretrain(names: Iterable[str], cache: RunCache, workers: int,
+             on_run: Callable[[str, int, int, RunResult | RunSpec], object] | None = None, with_live: bool = False,
              **spec_kwargs: Any) -> None:
     """Train the distinct runs of the named experiments that are not cached yet, ``workers`` at a time,
     each in its own process with one torch thread (the longest first, so the pool ends together)."""
@@ -200,7 +206,7 @@ def pretrain(names: Iterable[str], cache: Any, workers: int,
 
     from albert_core.lab.experiments import EXPERIMENTS
 
-    todo: dict[str, Any] = {}
+    todo: dict[str, RunSpec] = {}
     live = {s.key for s in live_twins().values()} if with_live else set()
     wanted = [s for name in names for s in EXPERIMENTS[name].specs(**spec_kwargs)]
     wanted += list(live_twins().values()) if with_live else []
@@ -219,7 +225,7 @@ def pretrain(names: Iterable[str], cache: Any, workers: int,
                 on_run("pretrain", i, len(futures), cache.get(key) or futures[done])
 
 
-def _ship_checkpoints(results: list[Any], folder: Path) -> None:
+def _ship_checkpoints(results: list[RunResult], folder: Path) -> None:
     """Copy the runs' cached folders into ``folder``/<key>, replacing the checkpoints shipped before."""
     import shutil
 
@@ -246,7 +252,7 @@ def _path(name: str, folder: Path) -> Path:
     return folder / f"{name}.json"
 
 
-def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[Any]:
+def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[RunResult]:
     """The shipped runs of one experiment as RunResults (thinned history, no checkpoint)."""
     from albert_core.lab.checkpoint import history_from_json
 
@@ -261,7 +267,7 @@ def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[Any]:
     return out
 
 
-def load_reference(folder: Path | str = REFERENCE_DIR) -> dict[str, list[Any]]:
+def load_reference(folder: Path | str = REFERENCE_DIR) -> dict[str, list[RunResult]]:
     """{experiment name: its shipped RunResults} for every experiment that has a reference file."""
     from albert_core.lab.experiments import EXPERIMENTS
 
