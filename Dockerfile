@@ -3,14 +3,17 @@
 FROM python:3.11-slim
 
 # Nothing is ever fetched from a model hub (checkpoints are local folders only). The budget is the
-# largest live model (weights + one forward pass) a visitor may build; see docs/deploy.md.
+# largest live model (weights + one forward pass) a visitor may build; see docs/deploy.md. Two malloc arenas:
+# glibc's default (8 per core) kept about 120 MiB more at the peak of the load test's 15 Live model sessions
+# (1,051-1,062 MiB against 928-938 MiB, docs/load-test.md).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
-    ALBERT_EXPLORER_MEMORY_BUDGET=512MiB
+    ALBERT_EXPLORER_MEMORY_BUDGET=512MiB \
+    MALLOC_ARENA_MAX=2
 
 # CPU-only torch first, then everything else (pip sees torch==2.13.0 already satisfied when it reads
 # requirements.txt). Pass PyTorch's CPU wheel index as the build argument TORCH_INDEX_URL (the "CPU"

@@ -25,7 +25,7 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt $(VENV)/.audit
 	touch $@
 
 run: $(VENV)/.audit
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT)
+	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} $(VENV)/bin/streamlit run app.py --server.port $(PORT)
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

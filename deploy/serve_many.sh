@@ -10,6 +10,8 @@
 # "8601 8602", instead of BASE_PORT), RUN_DIR (nginx config, pid, temp files and logs; default a new
 # temporary directory), PYTHON (default python3), NGINX (default nginx on PATH or /usr/sbin/nginx).
 set -euo pipefail
+# Two malloc arenas per Streamlit process (docs/deploy.md, "Sizing"), unless set already.
+export MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
 
 N=${1:-2}
 PORT=${2:-8501}

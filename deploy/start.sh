@@ -5,6 +5,8 @@ set -euo pipefail
 PROCESSES=${PROCESSES:-1}
 PORT=${PORT:-8501}
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Two malloc arenas per process (docs/deploy.md, "Sizing"): the image sets it; outside the image too.
+export MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
 if [[ $PROCESSES == 1 ]]; then
     exec python -m streamlit run app.py --server.port="$PORT" --server.address=0.0.0.0
 fi

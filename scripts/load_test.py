@@ -227,6 +227,8 @@ class Visitor:
     directions: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)  # st.error / st.warning texts the pages showed
+    buttons: dict[str, Widget] = field(default_factory=dict)
     attempts: int = 0
     stopped: bool = False
     ws: Any = None
@@ -303,6 +305,10 @@ class Visitor:
             elif which in WIDGETS:
                 proto = getattr(element, which)
                 seen[proto.id] = Widget(which, proto, fwd.delta.fragment_id)
+            elif which == "button":
+                self.buttons[element.button.id] = Widget(which, element.button, fwd.delta.fragment_id)
+            elif which == "alert" and element.alert.format in (1, 2):  # ERROR, WARNING
+                self.alerts.append(element.alert.body[:200])
         elif kind == "page_info_changed":
             self.query_string = fwd.page_info_changed.query_string
         elif kind == "navigation":
@@ -351,6 +357,26 @@ class Visitor:
                 return wid
         raise KeyError(f"no widget with key {key!r} on the page")
 
+    def set_value(self, key: str, value: Any) -> None:
+        """Type or choose ``value`` in the widget with user key ``key`` (sent with the next rerun)."""
+        wid = self.find(key)
+        set_state_value(self.widgets[wid].kind, self.states[wid], value)
+
+    async def press(self, key: str) -> float:
+        """Click the button with user key ``key``: one rerun carrying its trigger, as a browser sends it."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        wid = next((b for b in self.buttons if user_key(b) == key), None)
+        if wid is None:
+            raise KeyError(f"no button with key {key!r} on the page")
+        if self.buttons[wid].proto.disabled:
+            self.alerts.append(f"button {key!r} disabled")
+        self.states[wid] = WidgetState(id=wid, trigger_value=True)
+        try:
+            return await self.rerun()
+        finally:
+            self.states.pop(wid, None)
+
     async def move(self, key: str) -> float:
         wid = self.find(key)
         w = self.widgets[wid]
@@ -371,7 +397,8 @@ class ServerProbe:
 
         self.procs = [psutil.Process(p) for p in pids]
         self.every = every
-        self.peak = 0
+        self.peak = 0  # since the last reset (each measured step resets it)
+        self.overall = 0  # the whole run's
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -383,6 +410,7 @@ class ServerProbe:
             with contextlib.suppress(psutil.Error):
                 total += p.memory_info().rss
         self.peak = max(self.peak, total)
+        self.overall = max(self.overall, total)
         return total
 
     def cpu_each(self) -> list[float]:
@@ -475,6 +503,69 @@ def _stop_group(proc: subprocess.Popen) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 9)
         proc.wait()
+
+
+# ----------------------------------------------------------------------------- lab visitors and attackers
+
+# A lab visitor opens Train, types seeds of its own (runs nobody else asked for) and presses Train; the
+# attackers repeat issue 18's hostile requests: a sidebar size whose vocabulary the lab ships no tokenizer
+# for (checked from a table before any work, never trained in the click), and five seeds of 3,000 steps
+# (more runs than one visitor's share of the queue).
+ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
+    "unshipped vocabulary": ("family=albert&V=20000&E=16&H=64&L=1&heads=1&I=256&P=128&batch=1&seq=64&sharing=all",
+                             {"train_size": "The sidebar's size"}),
+    "five seeds": ("", {"train_seeds": "11, 12, 13, 14, 15", "train_steps": 3000}),
+}
+WATCH_EVERY_S = 5.0  # a lab visitor's page reruns this often while its runs train (it keeps "watching")
+
+
+async def lab_visitor(ws_url: str, index: int, timeout: float, done: asyncio.Event, query: str,
+                      values: dict[str, Any]) -> Visitor:
+    """One visitor of the Train page: open it (with ``query``), set ``values``, press Train, then rerun
+    the page every `WATCH_EVERY_S` until ``done``. Errors and the page's error/warning texts are kept."""
+    v = Visitor(ws_url, "train", 1000 + index, timeout)
+    try:
+        await v.connect()
+        v.query_string = query
+        await v.rerun(page_name="train")
+        await v.drain()
+        for key, value in values.items():
+            w = v.widgets[v.find(key)]
+            if w.kind in ("radio", "selectbox"):  # a choice by the start of its label
+                value = next(o for o in w.proto.options if o.startswith(value))
+            v.set_value(key, value)
+            await v.rerun()
+            await v.drain()
+        v.latencies.append(await v.press("train_submit"))
+        await v.drain()
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), WATCH_EVERY_S)
+            v.latencies.append(await v.rerun())
+            await v.drain(limit=2.0)
+    except Exception as exc:  # noqa: BLE001 - counted
+        v.errors.append(f"lab visitor {index}: {_short(exc)}")
+    finally:
+        await v.close()
+    return v
+
+
+async def lab_scenario(ws_url: str, visitors: int, attackers: int, timeout: float, done: asyncio.Event) -> dict:
+    """``visitors`` lab visitors (two seeds each, the page's default twins and steps) and ``attackers``
+    (the `ATTACKS` in turn), all at once, until ``done``."""
+    plans = [("", {"train_seeds": f"{100 + 2 * i}, {101 + 2 * i}"}) for i in range(visitors)]
+    names = list(ATTACKS)
+    plans += [ATTACKS[names[j % len(names)]] for j in range(attackers)]
+    out = await asyncio.gather(*(lab_visitor(ws_url, i, timeout, done, q, vals) for i, (q, vals) in enumerate(plans)))
+    lat = [x for v in out for x in v.latencies]
+    return {
+        "lab_visitors": visitors, "attackers": attackers,
+        "attacks": [names[j % len(names)] for j in range(attackers)],
+        "errors": sum(len(v.errors) for v in out), "error_samples": sorted({e for v in out for e in v.errors})[:5],
+        "page_messages": sorted({a for v in out for a in v.alerts}),
+        "reruns": len(lat), "p95_s": round(percentile(lat, 0.95), 3) if lat else None,
+        "max_s": round(max(lat), 3) if lat else None,
+    }
 
 
 # ----------------------------------------------------------------------------- measurement
@@ -709,17 +800,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 targets.append((args.url, ServerProbe(args.server_pid) if args.server_pid else None))
                 continue
             print(f"starting {processes} Streamlit process(es)...", flush=True)
-            server = start_servers(processes, ARTIFACTS)
+            server = start_servers(processes, ARTIFACTS, env=server_env(args))
             stack.callback(server.stop)
             targets.append((server.url, ServerProbe(server.pids)))
         for _, probe in targets:
             if probe:
                 stack.enter_context(probe)
         deadline = time.monotonic() + args.time_limit
-        all_steps = asyncio.run(measure(targets, args.sessions, args.pages, args.moves, args.rerun_timeout, deadline))
+        if args.lab_visitors or args.attackers:
+            all_steps, report["lab"] = asyncio.run(measure_with_lab(targets, args, deadline))
+        else:
+            all_steps = asyncio.run(measure(targets, args.sessions, args.pages, args.moves, args.rerun_timeout,
+                                            deadline))
         for processes, (_, probe), steps in zip(args.processes, targets, all_steps, strict=True):
             report["results"].append({"processes": processes, "url_kind": "nginx" if processes > 1 else "direct",
-                                      "steps": steps, "server_rss_after_bytes": probe.rss() if probe else None})
+                                      "steps": steps, "server_rss_after_bytes": probe.rss() if probe else None,
+                                      "server_rss_overall_peak_bytes": probe.overall if probe else None})
     report["machine_end"] = machine()
     report["wall_s"] = round(time.monotonic() - started, 1)
     cores = args.cores
@@ -735,6 +831,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     report["goals_met"].update(p95_goals(report["results"]))
     return report
+
+
+async def measure_with_lab(targets: list[tuple[str, ServerProbe | None]], args: argparse.Namespace,
+                           deadline: float) -> tuple[list[list[dict[str, Any]]], dict]:
+    """`measure` with the lab scenario on the first target at the same time (from the first page load
+    to the end of the last step)."""
+    ws_url = targets[0][0].replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
+    done = asyncio.Event()
+    lab = asyncio.ensure_future(lab_scenario(ws_url, args.lab_visitors, args.attackers, args.rerun_timeout, done))
+    until = time.monotonic() + args.lab_seconds
+    await asyncio.sleep(10)  # the runs are queued and the first one trains before the sessions start
+    try:
+        steps = await measure(targets, args.sessions, args.pages, args.moves, args.rerun_timeout, deadline)
+        # the lab visitors keep watching (and the probe sampling) for at least --lab-seconds in all
+        await asyncio.sleep(max(0.0, min(until, deadline) - time.monotonic()))
+    finally:
+        done.set()
+    return steps, await lab
 
 
 def p95_goals(results: list[dict[str, Any]]) -> dict[str, bool]:
@@ -792,6 +906,19 @@ def run_load(sessions: int = 10, moves: int = 20, url: str | None = None, time_l
     }
 
 
+def server_env(args: argparse.Namespace) -> dict[str, str]:
+    """The served app's settings: ``--memory-budget`` if given (else the app's default), two malloc arenas as
+    deployed (unless MALLOC_ARENA_MAX is set), and with lab visitors a fresh run cache (no run is answered
+    from an earlier test's)."""
+    env = {"ALBERT_EXPLORER_MEMORY_BUDGET": args.memory_budget} if args.memory_budget else {}
+    env["MALLOC_ARENA_MAX"] = os.environ.get("MALLOC_ARENA_MAX", "2")  # as the Docker image and deploy/ run it
+    if args.lab_visitors or args.attackers:
+        import tempfile
+
+        env["ALBERT_EXPLORER_RUNS_DIR"] = tempfile.mkdtemp(prefix="load-test-runs-")
+    return env
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", default="1,10,20", help="concurrent sessions per step (default 1,10,20)")
@@ -808,6 +935,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cores", type=int, default=2, help="vCPUs of the host in the capacity arithmetic")
     parser.add_argument("--rates", default="5,10,30", help="seconds between a visitor's reruns (capacity)")
     parser.add_argument("--utilisation", type=float, default=0.7, help="target CPU utilisation (capacity)")
+    parser.add_argument("--lab-visitors", type=int, default=0,
+                        help="visitors who start lab runs on the Train page during the steps (two seeds each)")
+    parser.add_argument("--attackers", type=int, default=0,
+                        help="visitors who repeat the hostile lab requests of issue 18 during the steps")
+    parser.add_argument("--lab-seconds", type=float, default=300.0,
+                        help="with lab visitors: they keep watching their runs at least this long (default 300)")
+    parser.add_argument("--memory-budget", help="the served app's memory budget (default the app's 1 GiB; the "
+                        "Docker image sets 512MiB)")
     parser.add_argument("--note", default="", help="free text stored in the JSON (e.g. the machine's load)")
     parser.add_argument("--json", type=Path, help="write the report here")
     args = parser.parse_args(argv)
@@ -823,6 +958,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--sessions must be 1..50 and --moves 1..100")
         if min(args.processes) < 1 or max(args.processes) > 8:
             raise ValueError("--processes must be 1..8")
+        if not (0 <= args.lab_visitors <= 10 and 0 <= args.attackers <= 10):
+            raise ValueError("--lab-visitors and --attackers must be 0..10")
         if not 10 <= args.time_limit <= 3600:
             raise ValueError("--time-limit must be 10..3600 s")
     except ValueError as exc:

@@ -291,3 +291,28 @@ def test_latency_goal_is_judged_per_serving_setup():
     assert not lt.p95_goals([one_slow_page])["p95 < 1 s at 10 sessions (one setup)"]
     assert not lt.p95_goals([setup(2, [0.3, None])])["p95 < 1 s at 10 sessions (one setup)"]  # unmeasured
     assert lt.p95_goals([]) == {"p95 < 1 s at 10 sessions (one setup)": False}
+
+
+def test_a_button_press_is_one_rerun_with_its_trigger_and_page_errors_are_kept():
+    e = Element()
+    e.button.id = "$$ID-dd-train_submit"
+    alert = ForwardMsg()
+    alert.delta.new_element.alert.body = "you already have 6 runs queued or running"
+    alert.delta.new_element.alert.format = 1  # ERROR
+    page = [element_msg("button", e.button), finished(ForwardMsg.FINISHED_SUCCESSFULLY)]
+    v = lt.Visitor("ws://127.0.0.1:1/_stcore/stream", "train", 0, timeout=5)
+    v.ws = FakeSocket([page, [alert, *page], page])
+    arun(v.rerun())
+    arun(v.press("train_submit"))
+    arun(v.rerun())
+    triggers = [[w.trigger_value for w in m.rerun_script.widget_states.widgets if w.id == e.button.id]
+                for m in v.ws.sent]
+    assert triggers == [[], [True], []]  # the click is sent once, as a browser sends it
+    assert v.alerts == ["you already have 6 runs queued or running"]
+    with pytest.raises(KeyError, match="no button with key 'train_clear'"):
+        arun(v.press("train_clear"))
+
+
+def test_lab_arguments_are_bounded():
+    with pytest.raises(SystemExit):
+        lt.main(["--lab-visitors", "11"])
