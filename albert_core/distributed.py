@@ -82,7 +82,7 @@ def count_allreduce(cfg, batch: int, seq_len: int, steps: int = 2, seed: int = 0
     """Run ``steps`` data-parallel training steps (AdamW, MLM + order loss, every position labelled) of
     ``cfg`` with the pre-training heads, each rank on its own ``batch`` sequences; return the bytes
     all-reduced per step and the losses (this rank's)."""
-    from albert_core.lab.trainer import losses
+    from albert_core.lab.losses import losses
     from albert_core.model import build_model
     from albert_core.params import count_params
 
@@ -120,7 +120,7 @@ def measure_presets(names: Sequence[str] = MEASURE_PRESETS, seq_len: int = 8) ->
     count them) of each preset with the pre-training heads, one sequence of ``seq_len`` tokens per process:
     what `load_measured` ships. The models are built on the budget's own terms (fp32 weights; gradients
     come on top), one at a time."""
-    from albert_core.lab.trainer import losses
+    from albert_core.lab.losses import losses
     from albert_core.model import build_model
     from albert_core.params import count_params
     from albert_core.presets import PRESETS

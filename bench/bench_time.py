@@ -28,7 +28,8 @@ from albert_core.hardware import (
     measure_kernel_flops,
     profile_from_probe,
 )
-from albert_core.lab.trainer import GRAD_CLIP, losses
+from albert_core.lab.losses import losses
+from albert_core.lab.trainer import GRAD_CLIP
 from albert_core.memory import estimate_memory
 from albert_core.model import build_model, check_budget
 from albert_core.timing import estimate_time
