@@ -108,7 +108,9 @@ def test_separation_marker_and_honest_not_separated_annotation():
     groups = {"A": [history(3.0, 0)], "B": [history(3.5, 0)]}
     fig = ft.curves_figure(groups, "mlm_loss", ft.Separation("A", "B", 10))
     assert [s.x0 for s in fig.layout.shapes if s.type == "line"] == [10]
-    assert any("apart from step 10" in a.text for a in fig.layout.annotations)
+    (mark,) = [a for a in fig.layout.annotations if "apart from step 10" in a.text]
+    # written from the plot's left edge, not from the line: at the line it ran off a phone's plot
+    assert (mark.xref, mark.x, mark.xanchor) == ("paper", 0, "left") and "A vs B<br>" in mark.text
     fig = ft.curves_figure(groups, "mlm_loss", ft.Separation("A", "B", None, "seed ranges overlap"))
     assert not fig.layout.shapes
     (note,) = fig.layout.annotations

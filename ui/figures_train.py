@@ -240,9 +240,12 @@ def _mark_separation(fig: go.Figure, sep: Separation, vline: bool = True) -> Non
                            showarrow=False, font=dict(size=11, color="#555"))
         return
     fig.add_vline(x=sep.step, line=dict(color="#d62728", dash="dash", width=1.5))
-    fig.add_annotation(text=f"{sep.a} vs {sep.b} apart from step {sep.step}", x=sep.step, xref="x",
-                       yref="paper", y=1.0, xanchor="left", yanchor="bottom", showarrow=False,
+    # from the plot's left edge, the pair on one line and the step on the next: at the line itself the text
+    # ran past the right edge of a phone's plot ("E=16 not shared vs E=32 not share")
+    fig.add_annotation(text=f"{sep.a} vs {sep.b}<br>apart from step {sep.step:,} (dashed line)", xref="paper",
+                       yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom", align="left", showarrow=False,
                        font=dict(size=11, color="#d62728"))
+    fig.update_layout(margin_t=92, title_y=0.985, title_yanchor="top")  # room for the two lines under the title
 
 
 def cross_accuracy_heatmap(matrix: pd.DataFrame, title: str) -> go.Figure:
