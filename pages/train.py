@@ -38,8 +38,8 @@ mode = st.segmented_control("What to train", ["twins", "custom"], key="train_mod
                             ) or "twins"
 c = st.columns(2)
 size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="train_size",
-                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (two to three "
-                  "CPU-minutes per run at the default steps, measured). The sidebar's own size is checked against the lab's limits (steps, compute, "
+                  help="Tiny twins: the lab's small base model, the size of the shipped reference runs (a few minutes "
+                  "per run at the default steps, measured: see Steps). The sidebar's own size is checked against the lab's limits (steps, compute, "
                   "training memory, vocabulary) before anything starts.")
 task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",
                       help="SOP: two consecutive segments, swapped half the time (ALBERT). NSP: the second "
@@ -49,8 +49,7 @@ steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limit
                           key="train_steps",
                           help=f"Training steps (at most {limits.max_steps:,} per run on this server). A model first "
                           "learns how often each piece occurs (the frequency-only line on the chart) and only then "
-                          f"context. Measured at the tiny size (Intel Xeon, one thread): {DEFAULT_STEPS:,} steps went 0.33-0.51 "
-                          "nat below it in the shipped reference runs (2-5 minutes each, two at a time).")
+                          f"context. Measured at the tiny size, one thread: {train_view.reference_outcome(DEFAULT_STEPS)}")
 seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
                              help="One run per seed (comma separated, at most 5): several seeds draw a band, and two "
                              "or more per run are what the page needs to say whether two runs have separated.")

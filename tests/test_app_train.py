@@ -426,3 +426,22 @@ def test_an_experiment_run_here_is_measured_on_the_visitors_runs(worker, monkeyp
     assert bars["x"] == ["L=1", "L=2 (trained)", "L=4"]
     # independent check: the trained weights at depth 2 give the run's own final validation loss
     assert bars["y"][1] == pytest.approx(worker.status(run_id).final["val_mlm_loss"], rel=1e-5)
+
+
+def test_the_steps_help_quotes_the_shipped_reference_runs(worker):
+    """The figures a visitor reads under Steps come from the shipped runs (read here from their JSON files,
+    each distinct run once), not from a sentence written when other runs were shipped."""
+    import json
+
+    from albert_core.lab.reference import REFERENCE_DIR
+    from albert_core.lab.spec import DEFAULT_STEPS
+
+    finals = {}
+    for path in REFERENCE_DIR.glob("*.json"):
+        for run in json.loads(path.read_text(encoding="utf-8"))["runs"]:
+            if run["spec"]["steps"] == DEFAULT_STEPS:
+                finals[run["key"]] = run["final"]
+    below = [f["baseline_frequency_loss"] - f["val_mlm_loss"] for f in finals.values()]
+    at = open_page()
+    text = at.number_input(key="train_steps").help
+    assert f"{min(below):.2f}-{max(below):.2f} nat below it in the {len(finals)} shipped reference runs" in text

@@ -122,6 +122,23 @@ def reference_pace() -> tuple[float, str] | None:
     return paces[len(paces) // 2], "the shipped reference runs' median pace, measured on the maintainers' Intel Xeon, two runs at a time"
 
 
+@st.cache_data(show_spinner=False)
+def reference_outcome(steps: int) -> str:
+    """What the shipped reference runs of ``steps`` steps reached, in words: the range of nats below the
+    frequency-only model and of wall minutes (read from the shipped runs, so the page's help follows them)."""
+    from albert_core.lab.reference import load_reference
+
+    runs = list({r.spec.key: r for rs in load_reference().values() for r in rs if r.spec.steps == steps}.values())
+    below = [r.final["baseline_frequency_loss"] - r.final["val_mlm_loss"] for r in runs
+             if r.final.get("baseline_frequency_loss") is not None and r.final.get("val_mlm_loss") is not None]
+    if not below:
+        return ""
+    minutes = [r.seconds / 60 for r in runs]
+    return (f"{steps:,} steps went {min(below):.2f}-{max(below):.2f} nat below it in the {len(runs)} shipped reference "
+            f"runs ({min(minutes):.1f}-{max(minutes):.1f} minutes each, measured on the maintainers' Intel Xeon, "
+            "two at a time).")
+
+
 def queue_note(specs: Sequence[RunSpec]) -> str:
     """What pressing Train starts: the runs go into this server's queue and train one after another (or a
     few at a time), and how long that takes at a measured pace (this server's, else the reference runs')."""

@@ -50,7 +50,7 @@ LAB_BASE = ModelConfig(
     family="albert", vocab_size=512, embedding_size=32, hidden_size=64, num_layers=4, num_heads=4,
     intermediate_size=256, max_position_embeddings=128, sharing="all", head="pretraining",
 )
-DEFAULT_STEPS = 6000  # about 2.5 CPU-minutes at the lab's base size, 0.33-0.51 nat below frequency-only (docs/lab.md)
+DEFAULT_STEPS = 6000  # 2.5-5 minutes at the lab's base size, 0.25-0.61 nat below frequency-only (docs/lab.md)
 # The lab's recipe (docs/lab.md, "Why the lab did not learn"): V 512 and sequence 32 (at V 2,048 or sequence
 # 64 a 64-wide model learns nothing from context in thousands of steps), peak learning rate 3e-3 (1e-2 and 6e-3 collapse a post-LN
 # encoder to the frequency-only model), warmup 5 % of the steps, linear decay to 0.
