@@ -49,7 +49,7 @@ steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limit
                           key="train_steps",
                           help=f"Training steps (at most {limits.max_steps:,} per run on this server). A model first "
                           "learns how often each piece occurs (the frequency-only line on the chart) and only then "
-                          f"context. Measured at the tiny size, one thread: {train_view.reference_outcome(DEFAULT_STEPS)}")
+                          f"context. At the tiny size, {train_view.reference_outcome(DEFAULT_STEPS)}")
 seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
                              help="One run per seed (comma separated, at most 5): several seeds draw a band, and two "
                              "or more per run are what the page needs to say whether two runs have separated.")

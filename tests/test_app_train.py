@@ -436,12 +436,15 @@ def test_the_steps_help_quotes_the_shipped_reference_runs(worker):
     from albert_core.lab.reference import REFERENCE_DIR
     from albert_core.lab.spec import DEFAULT_STEPS
 
-    finals = {}
+    finals, cpus = {}, set()
     for path in REFERENCE_DIR.glob("*.json"):
         for run in json.loads(path.read_text(encoding="utf-8"))["runs"]:
             if run["spec"]["steps"] == DEFAULT_STEPS:
                 finals[run["key"]] = run["final"]
+                cpus.add(run["environment"]["cpu"])
     below = [f["baseline_frequency_loss"] - f["val_mlm_loss"] for f in finals.values()]
     at = open_page()
     text = at.number_input(key="train_steps").help
-    assert f"{min(below):.2f}-{max(below):.2f} nat below it in the {len(finals)} shipped reference runs" in text
+    assert (f"{min(below):.2f}-{max(below):.2f} nat below the frequency-only model in the {len(finals)} shipped "
+            "reference runs") in text
+    assert f"measured on {' and '.join(sorted(cpus))}," in text  # the CPU the shipped runs' records name

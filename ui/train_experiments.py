@@ -137,8 +137,8 @@ def render(cfg: ModelConfig) -> None:
                               "let the page mark where two variants separate.")
     steps = c[1].number_input("Steps per run", 10, trainer.LabLimits.from_env().max_steps, lab_experiments.STEPS,
                               step=50, key="train_exp_steps",
-                              help="The shipped reference runs trained this many steps: 136-313 s a run at the lab's base "
-                              "size, measured on an Intel Xeon, two runs at a time.")
+                              help="The shipped reference runs trained this many steps: "
+                              + train_view.reference_outcome(lab_experiments.STEPS))
     try:
         specs = exp.specs(seeds=tuple(range(int(seeds))), steps=int(steps))
     except ValueError as exc:

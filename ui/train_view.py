@@ -110,6 +110,12 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
     return problems
 
 
+def _measured_on() -> str:
+    from albert_core.lab.reference import reference_cpus
+
+    return f"measured on {' and '.join(reference_cpus()) or 'an unrecorded CPU'}, one thread per run, two runs at a time"
+
+
 @st.cache_data(show_spinner=False)
 def reference_pace() -> tuple[float, str] | None:
     """(wall seconds per training FLOP, where) of the shipped reference runs, measured when they were made."""
@@ -119,13 +125,14 @@ def reference_pace() -> tuple[float, str] | None:
     if not results:
         return None
     paces = sorted(r.seconds / (trainer.run_cost(r.spec).flops_per_step * r.spec.steps) for r in results)
-    return paces[len(paces) // 2], "the shipped reference runs' median pace, measured on the maintainers' Intel Xeon, two runs at a time"
+    return paces[len(paces) // 2], f"the shipped reference runs' median pace, {_measured_on()}"
 
 
 @st.cache_data(show_spinner=False)
 def reference_outcome(steps: int) -> str:
     """What the shipped reference runs of ``steps`` steps reached, in words: the range of nats below the
-    frequency-only model and of wall minutes (read from the shipped runs, so the page's help follows them)."""
+    frequency-only model and of wall minutes, and the CPU, all read from the shipped runs (so the page's help
+    follows them when they are re-made)."""
     from albert_core.lab.reference import load_reference
 
     runs = list({r.spec.key: r for rs in load_reference().values() for r in rs if r.spec.steps == steps}.values())
@@ -134,9 +141,8 @@ def reference_outcome(steps: int) -> str:
     if not below:
         return ""
     minutes = [r.seconds / 60 for r in runs]
-    return (f"{steps:,} steps went {min(below):.2f}-{max(below):.2f} nat below it in the {len(runs)} shipped reference "
-            f"runs ({min(minutes):.1f}-{max(minutes):.1f} minutes each, measured on the maintainers' Intel Xeon, "
-            "two at a time).")
+    return (f"{steps:,} steps went {min(below):.2f}-{max(below):.2f} nat below the frequency-only model in the "
+            f"{len(runs)} shipped reference runs ({min(minutes):.1f}-{max(minutes):.1f} minutes each, {_measured_on()}).")
 
 
 def queue_note(specs: Sequence[RunSpec]) -> str:

@@ -274,6 +274,15 @@ def load_reference(folder: Path | str = REFERENCE_DIR) -> dict[str, list[RunResu
     return {name: runs for name in EXPERIMENTS if (runs := load_runs(name, folder))}
 
 
+def reference_cpus(folder: Path | str = REFERENCE_DIR) -> list[str]:
+    """The CPUs the shipped runs were measured on, as each run's record names it (sorted, each once)."""
+    from albert_core.lab.experiments import EXPERIMENTS
+
+    paths = [p for name in EXPERIMENTS if (p := _path(name, Path(folder))).is_file()]
+    return sorted({run.get("environment", {}).get("cpu") or "an unrecorded CPU"
+                   for path in paths for run in _read(path)["runs"]})
+
+
 def load_evaluation(name: str, folder: Path | str = REFERENCE_DIR) -> dict[str, Any]:
     """The stored evaluation of a shipped experiment (DataFrames, or a dict of them), {} if none."""
     path = _path(name, Path(folder))

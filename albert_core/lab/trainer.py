@@ -495,11 +495,10 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         rate = rows[-1]["tokens_per_s"] if rows and rows[-1]["tokens_per_s"] == rows[-1]["tokens_per_s"] else None
         on_progress(Progress(step, spec.steps, elapsed, eta, rate, row, base))
 
-    def log(step: int, evaluated: bool) -> dict[str, float]:
+    def log(step: int, lr: float, evaluated: bool) -> dict[str, float]:
         """The history row of ``step`` from the interval's sums (evaluated on the held-out pairs or not);
         starts the next interval."""
-        row = {"step": step, "tokens": tokens, "elapsed_s": time.perf_counter() - t_start,
-               "lr": opt.param_groups[0]["lr"] if step else spec.lr * lr_factor(spec, 0),
+        row = {"step": step, "tokens": tokens, "elapsed_s": time.perf_counter() - t_start, "lr": lr,
                "train_mlm_loss": acc.mean("mlm"), "train_order_loss": acc.mean("order") if spec.task != "none" else nan,
                "val_mlm_loss": nan, "val_mlm_acc": nan, "val_order_acc": nan, "val_order_ones": nan,
                "tokens_per_s": acc.rate(), "train_mlm_acc": acc.accuracy()}
@@ -509,7 +508,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         acc.reset()
         return row
 
-    emit(0, log(0, evaluated=True))
+    emit(0, log(0, spec.lr * lr_factor(spec, 0), evaluated=True))
     message = ""
     step = 0
     for step in range(1, spec.steps + 1):
@@ -546,12 +545,11 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         is_eval = step % spec.eval_every == 0 or step == spec.steps
         row = None
         if step % every == 0 or is_eval:
-            row = log(step, evaluated=is_eval)
-            row["lr"] = lr_now  # the rate this interval's last step trained with
+            row = log(step, lr_now, evaluated=is_eval)  # the rate this interval's last step trained with
         emit(step, row)
 
     if message and step > 0 and rows[-1]["step"] != step:  # stopped early: log and evaluate where it stopped
-        log(step, evaluated=True)
+        log(step, opt.param_groups[0]["lr"], evaluated=True)
     model.eval()
     seconds = time.perf_counter() - t_start
     history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
