@@ -30,8 +30,8 @@ run: $(VENV)/.audit
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 
-# The browser tests (tests/e2e) run afterwards in this process alone: beside a second test process, the
-# streaming-curve test saw the Train chart empty for a moment while its fragment reran (issue 19).
+# The browser tests (tests/e2e) run afterwards in this process alone: they wait on a live server, a browser and
+# lab runs, which a second test process beside them on two cores slows past their timeouts.
 test: $(VENV)/.dev lint
 	$(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal --ignore=tests/e2e
 	$(PY) -m pytest tests/e2e

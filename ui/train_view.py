@@ -24,6 +24,7 @@ from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from albert_core.reference import SMOOTHNESS_FIGURE
 from ui import figures_train as ft
 from ui import train_runs as tr
+from ui.live_chart import live_plotly_chart
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
 OWNER_KEY = "_lab_owner"  # session state: the secret that makes this session an owner of its runs
@@ -281,9 +282,9 @@ def common_baselines(rows: Sequence[tr.RunRow]) -> Baselines | None:
 
 
 def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
-           default: str = "mlm_loss", training: bool = True) -> None:
+           default: str = "mlm_loss", training: bool = True, live: bool = False) -> None:
     """The metric picker, the dashboard controls (smoothing, x axis, log axes) and the curves of ``rows``
-    on one chart."""
+    on one chart; ``live``: a chart that keeps its place across the reruns of a polling fragment."""
     titles = {k: v[0] for k, v in ft.METRICS.items()}
     metric = st.segmented_control("Metric", list(titles), format_func=titles.get, key=f"{key}_metric",
                                   default=default) or default
@@ -309,7 +310,10 @@ def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
                            training=training, smoothing=float(smoothing), x=x, log_y=log_y, log_x=log_x,
                            styles=styles)
     with st.container(key=f"chart_{key}"):  # a stable class for browser tests: .st-key-chart_<key>
-        st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
+        if live:
+            live_plotly_chart(fig, key=f"fig_{key}")
+        else:
+            st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
     if metric != "val_order_acc":
         st.caption(CURVES_NOTE)
 
@@ -414,8 +418,8 @@ def live_panel(ids: Sequence[str]) -> None:
     def panel() -> None:
         now, _ = statuses([s.run_id for s in found])
         # three keyed boxes in a fixed order: the progress lines come and go as runs finish, and without the
-        # boxes they would shift the chart's place on the page, so the browser would replace the drawn chart
-        # by a new, empty one on that rerun (the curve would blink)
+        # boxes they would shift the chart's place on the page, and the browser would mount a new chart there;
+        # in its place the chart is a live one (ui/live_chart.py) that redraws in place on every poll
         progress_box, chart_box, table_box = (st.container(key=k) for k in ("train_progress", "train_curves",
                                                                              "train_table"))
         rows = [row_of(s) for s in now]
@@ -423,7 +427,9 @@ def live_panel(ids: Sequence[str]) -> None:
             show_progress(now)
         with chart_box:
             if any(len(r.history) for r in rows):
-                curves(rows, "train_runs")
+                # while runs train, a chart that redraws in place; once all are done, Streamlit's own (no
+                # plotly.js download for a visitor who opens a link to finished runs)
+                curves(rows, "train_runs", live=active)
                 st.caption(escape_markdown(summary(rows)))
                 if lines := tr.learning_summary(rows):
                     st.markdown("\n".join(f"- {escape_markdown(x)}" for x in lines), help=LEARNED_HELP)

@@ -16,11 +16,15 @@ from .harness import ARTIFACTS, EXCEPTION
 expect = pytest.importorskip("playwright.sync_api").expect
 expect.set_options(timeout=30_000)
 
-CHART = ".st-key-fig_train_runs .js-plotly-plot"
-POINTS = """el => {
+FRAME = ".st-key-fig_train_runs iframe"  # the streaming chart (ui/live_chart.py): Plotly inside a component
+# the chart element's identity (tagged on first sight) and the points of the training curve in it
+CHART_STATE = """frames => frames.map(f => {
+    const el = f.contentDocument && f.contentDocument.querySelector('.js-plotly-plot');
+    if (!el) return null;
+    el.dataset.seen = el.dataset.seen || String(Math.random());
     const t = (el.data || []).find(t => t.name === 'ALBERT · training');
-    return t ? t.x.length : 0;
-}"""
+    return [el.dataset.seen, t ? t.x.length : 0, t ? (t.visible === 'legendonly') : null];
+})"""
 
 
 def _fill(page, key: str, value: str) -> None:
@@ -43,19 +47,35 @@ def test_a_tiny_run_streams_its_curve(open_app):
     expect(page.locator(".st-key-train_submit button")).to_have_accessible_name("Train 1 run")
     page.locator(".st-key-train_submit button").click()
 
-    expect(page.locator(CHART).last).to_be_visible(timeout=120_000)
+    chart = page.frame_locator(FRAME).locator(".js-plotly-plot")
+    expect(chart).to_be_visible(timeout=120_000)
 
-    def drawn() -> int:
-        # while a fragment reruns, a new chart element can sit in the page before Plotly has drawn into it, beside
-        # the drawn one: the points a visitor sees are those of the most complete chart on the page
-        return max([0, *page.locator(CHART).evaluate_all(f"els => els.map({POINTS})")])
+    def state() -> list:
+        return page.locator(FRAME).evaluate_all(CHART_STATE)
 
-    seen = [drawn()]
+    # what a visitor sees while the panel polls once a second: one chart, the same element all along (not a new
+    # one mounted on every rerun), whose curve grows and never empties
+    seen = [state()]
     deadline = time.monotonic() + 240  # a loaded shared CI host: steps can take seconds each
-    while time.monotonic() < deadline and len(set(seen)) < 3:  # the curve grew at least twice
-        time.sleep(0.5)
-        seen.append(drawn())
-    assert len(set(seen)) >= 3 and seen == sorted(seen), seen  # grows, never shrinks
+    while time.monotonic() < deadline and len({s[0][1] for s in seen if s and s[0]}) < 3:  # grew at least twice
+        time.sleep(0.25)
+        seen.append(state())
+    assert all(len(s) == 1 and s[0] is not None for s in seen), seen  # one chart, always drawn
+    assert len({s[0][0] for s in seen}) == 1, seen  # the same element
+    points = [s[0][1] for s in seen]
+    assert len(set(points)) >= 3 and points == sorted(points), points  # grows, never empties
+    # a run hidden in the legend stays hidden while the polls add points (Plotly's uirevision)
+    page.frame_locator(FRAME).locator(".legendtext", has_text="ALBERT · training").first.click(force=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (state()[0] or [None, 0, False])[2]:
+        time.sleep(0.25)
+    before = state()[0]
+    assert before[2] is True, before
+    grown = time.monotonic() + 60
+    while time.monotonic() < grown and state()[0][1] == before[1]:
+        time.sleep(0.25)
+    after = state()[0]
+    assert after[0] == before[0] and after[1] > before[1] and after[2] is True, (before, after)
     expect(page.locator("[data-testid='stProgress']").first).to_be_visible()
     expect(page.locator(EXCEPTION)).to_have_count(0)
     ARTIFACTS.mkdir(exist_ok=True)
