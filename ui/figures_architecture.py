@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 from albert_core import ModelConfig
 from albert_core.config import SHARING_LABELS
+from ui import plotly_dicts
 
 ATTENTION_COLORS = ("#4c78a8", "#72b7b2", "#9ecae9", "#2a5783", "#5fa2ce", "#a0cbe8")
 FFN_COLORS = ("#f58518", "#e45756", "#ffbf79", "#b9520e", "#ff9d9a", "#d37295")
@@ -112,15 +113,14 @@ def architecture_diagram(cfg: ModelConfig) -> go.Figure:
         for g, first in enumerate([0, *starts]):
             annotations.append(dict(x=first * K - 0.45, y=1.62, xanchor="left", yanchor="bottom",
                                     text=f"group {g}", showarrow=False, font=dict(size=10)))
-    # one constructor call: Plotly's update_layout / add_trace machinery costs as much again
-    return go.Figure(
-        data=[go.Scatter(x=hx, y=hy, mode="markers", marker=dict(size=14, opacity=0), hovertext=htext,
-                         hoverinfo="text", showlegend=False, name="blocks")],
-        layout=dict(
+    return plotly_dicts.figure(
+        [dict(type="scatter", x=hx, y=hy, mode="markers", marker=dict(size=14, opacity=0), hovertext=htext,
+              hoverinfo="text", showlegend=False, name="blocks")],
+        dict(
             title=dict(text=architecture_title(cfg), font=dict(size=15)),
             shapes=shapes, annotations=annotations, showlegend=False, height=260,
             margin=dict(l=10, r=10, t=50, b=40), plot_bgcolor="white",
-            xaxis=dict(range=[-2.1, n - 0.4], showgrid=False, zeroline=False, title="executed layer",
+            xaxis=dict(range=[-2.1, n - 0.4], showgrid=False, zeroline=False, title=dict(text="executed layer"),
                        tickmode="array", tickvals=list(range(0, n, max(1, n // 8))), fixedrange=True),
             yaxis=dict(range=[-0.7, 1.95], tickvals=[1, 0], ticktext=["attn", "FFN"], showgrid=False,
                        zeroline=False, fixedrange=True),

@@ -26,7 +26,7 @@ from albert_core.memory import DEVICE_MEMORY_GB, max_batch_that_fits, total_byte
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.reference import PAPER_TABLE2_SPEEDUP
 from albert_core.results import Result
-from ui import colors
+from ui import colors, plotly_dicts
 
 GROUP_COLORS = {"embeddings": "#4c78a8", "encoder": "#f58518", "heads": "#54a24b"}
 CONFIG_COLOR, TWIN_COLOR = colors.ALBERT, colors.BERT  # the config (ALBERT-style) and its BERT twin
@@ -76,18 +76,15 @@ def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
     parents = ["", *(["model"] * len(groups)), *(c.group for c in bd.components)]
     values = [bd.total, *groups.values(), *(c.params for c in bd.components)]
     colors = ["#ffffff", *(GROUP_COLORS[g] for g in groups), *(GROUP_COLORS[c.group] for c in bd.components)]
-    return go.Figure(
-        go.Treemap(
-            ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
-            marker=dict(colors=colors),
-            text=[fmt_params(v) for v in values],
-            texttemplate="%{label}<br>%{text}<br>%{percentRoot:.1%}",
-            hovertemplate="<b>%{label}</b><br>%{value:,} params<br>%{percentRoot:.2%} of the model"
-                          "<extra></extra>",
-        ),
+    return plotly_dicts.figure(
+        [dict(type="treemap", ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
+              marker=dict(colors=colors), text=[fmt_params(v) for v in values],
+              texttemplate="%{label}<br>%{text}<br>%{percentRoot:.1%}",
+              hovertemplate="<b>%{label}</b><br>%{value:,} params<br>%{percentRoot:.2%} of the model"
+                            "<extra></extra>")],
         # As tall as the breakdown table beside it (35 px rows, one header row).
-        layout=dict(title=dict(text="Where the parameters are (area = params)", font=TITLE_FONT), margin=_MARGIN,
-                    height=max(420, 35 * (len(bd.components) + 1) + 40)),
+        dict(title=dict(text="Where the parameters are (area = params)", font=TITLE_FONT), margin=_MARGIN,
+             height=max(420, 35 * (len(bd.components) + 1) + 40)),
     )
 
 
@@ -110,19 +107,20 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     values = [v for _, v in items]
     total = sum(values) or 1
     colors = [GROUP_COLORS.get(COMPONENT_INFO.get(n, ("", "encoder"))[1], "#999999") for n, _ in items]
-    bars = [go.Bar(
-        x=values, y=names, orientation="h", marker_color=colors, showlegend=False,  # the key below names the colours
+    bars = [dict(
+        type="bar", x=values, y=names, orientation="h", marker=dict(color=colors),
+        showlegend=False,  # the key below names the colours
         text=[fmt_flops(v) for v in values], textposition="auto",
         customdata=[v / total for v in values],
         hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
     )]
     present = sorted({COMPONENT_INFO.get(n, ("", "encoder"))[1] for n, _ in items}, key=list(GROUP_COLORS).index)
-    bars += [go.Bar(x=[None], y=[None], orientation="h", name=group, marker_color=GROUP_COLORS[group],
-                    hoverinfo="skip") for group in present]  # the colour key, as legend entries under the plot
+    bars += [dict(type="bar", x=[None], y=[None], orientation="h", name=group, marker=dict(color=GROUP_COLORS[group]),
+                  hoverinfo="skip") for group in present]  # the colour key, as legend entries under the plot
     tickvals, ticktext = si_ticks(max(values, default=0), fmt_flops)
-    return go.Figure(bars, layout=dict(
+    return plotly_dicts.figure(bars, dict(
         title=dict(text="Forward FLOPs per sequence by component", font=TITLE_FONT),
-        xaxis=dict(title="forward FLOPs for one sequence", tickvals=tickvals, ticktext=ticktext,
+        xaxis=dict(title=dict(text="forward FLOPs for one sequence"), tickvals=tickvals, ticktext=ticktext,
                    range=[0, max(values, default=1) * 1.02]),
         showlegend=True, legend=LEGEND_BELOW, barmode="overlay",
         margin=_MARGIN, height=max(300, 32 * len(items) + 150)))
@@ -165,20 +163,20 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
     rows = twin_metrics(result)
     labels = [r[0] for r in rows]
     bars = [
-        go.Bar(
-            name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h", marker_color=color,
-            text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
+        dict(
+            type="bar", name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h",
+            marker=dict(color=color), text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
             textfont=dict(size=12), customdata=[r[idx] for r in rows],
             hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the BERT twin)<extra>" + label + "</extra>",
         )
         for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR))
     ]
     top = max(max(r[1] / r[2] for r in rows), 1.0)
-    return go.Figure(bars, layout=dict(
+    return plotly_dicts.figure(bars, dict(
         barmode="group",
         title=dict(text=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)", font=TITLE_FONT),
-        xaxis=dict(tickformat=".0%", title="relative to the BERT twin", range=[0, top * 1.5],
-                   tickvals=[0, 0.5, 1.0] if top <= 1.2 else None),
+        xaxis=dict(tickformat=".0%", title=dict(text="relative to the BERT twin"), range=[0, top * 1.5],
+                   **(dict(tickvals=[0, 0.5, 1.0]) if top <= 1.2 else {})),
         yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
         margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show")))
 

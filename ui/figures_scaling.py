@@ -18,6 +18,7 @@ from albert_core.config import SHARING_LABELS
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.memory import MemoryEstimate
 from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
+from ui import plotly_dicts
 from ui.colors import FAMILY_COLORS  # BERT blue, ALBERT orange, as on every page
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
 
@@ -147,7 +148,7 @@ def with_marks(base: go.Figure, traces: Sequence[BaseTraceType] = (), shapes: Se
         layout["shapes"] = [*layout.get("shapes", ()), *(go.layout.Shape(s).to_plotly_json() for s in shapes)]
     for name, props in (axes or {}).items():
         layout[name] = {**layout.get(name, {}), **type(base.layout[name])(props).to_plotly_json()}
-    return go.Figure(spec, _validate=False)  # plotly's own trusted-dict path (as for its templates)
+    return plotly_dicts.figure(spec["data"], spec["layout"])
 
 
 def _extent(fig: go.Figure, axis: str) -> list[float]:
