@@ -32,8 +32,10 @@ st.caption(escape_markdown(PAPER) + ". Every number below is recomputed by this 
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def cached(builder: str) -> pd.DataFrame:
-    """``ui.figures_paper.<builder>()`` (the tables depend on nothing the visitor changes), built once."""
-    return getattr(fp, builder)()
+    """``ui.figures_paper.<builder>()`` (the tables depend on nothing the visitor changes), built once; a
+    difference in percent, as its column shows it (+1.00%)."""
+    df = getattr(fp, builder)()
+    return df.assign(difference=df["difference"] * 100) if "difference" in df else df
 
 
 # ----------------------------------------------------------------------------- formulas
@@ -96,16 +98,21 @@ st.header("The paper's tables, recomputed")
 EXACT_WIDTH_PX = 112  # 11 characters of a 14-px digit font plus the cell's padding
 FMT = {
     "model": st.column_config.TextColumn("Model", width="medium"),
-    "printed": st.column_config.NumberColumn("Printed", width="small", help="As printed in the paper."),
+    # formats of the browser (as printed: 235M; exact: 334,607,360; +0.18%), not a pandas Styler: Streamlit
+    # writes a Styler's display values cell by cell, over half of this page's rerun
+    "printed": st.column_config.NumberColumn("Printed", width="small", format="compact",
+                                             help="As printed in the paper."),
     # wide enough for "334,607,360": a "small" column cut its leading digits on a phone ("34,607,360")
-    "recomputed": st.column_config.NumberColumn("Exact", width=EXACT_WIDTH_PX, help="This app's exact count."),
-    "difference": st.column_config.NumberColumn("Difference", width="small", help="Recomputed / printed - 1."),
+    "recomputed": st.column_config.NumberColumn("Exact", width=EXACT_WIDTH_PX, format="localized",
+                                                help="This app's exact count."),
+    "difference": st.column_config.NumberColumn("Difference", width="small", format="%+.2f%%",
+                                                help="Recomputed / printed - 1."),
     "note": st.column_config.TextColumn("Note", width="large"),
 }
 
 st.subheader("Table 1: model sizes")
 with st.container(key="paper_table1"):
-    st.dataframe(fp.styled(cached("table1_frame")), hide_index=True, width="stretch", column_config=FMT)
+    st.dataframe(cached("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
 st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_VOCAB:,}, P = 512, T = 2. The paper "
            "rounds to whole millions and does not say whether the pooler and biases are counted: differences of a "
            "few percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
@@ -115,7 +122,7 @@ st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_V
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
 t3 = cached("table3_frame")
 with st.container(key="paper_table3"):
-    st.dataframe(fp.styled(t3), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(t3, hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
 emb_saving, share_saving = fp.table3_savings(t3)
 takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer saves "
@@ -124,7 +131,7 @@ takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
 with st.container(key="paper_table4"):
-    st.dataframe(fp.styled(cached("table4_frame")), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(cached("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])
 takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN saves more than "
          "sharing attention. Every mode runs the same FLOPs.")
@@ -147,6 +154,7 @@ st.markdown(
 )
 st.markdown(f"**An `estimate_albert_params` helper** (V = {QUOTED_VOCAB:,}, pre-training heads):")
 with st.container(key="paper_seed003"):
+    # quoted to 0.1M (15.8M): a Styler, as the browser's compact format would round it to 16M
     st.dataframe(cached("estimate_formula_frame").style.format({"quoted": fp.fmt_printed}), hide_index=True,
                  width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")

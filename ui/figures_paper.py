@@ -5,10 +5,9 @@ the exact counts, and the circulating figures reconciled. Printed figures come f
 from __future__ import annotations
 
 import pandas as pd
-from pandas.io.formats.style import Styler
 
 from albert_core import PRESETS, ModelConfig, count_params
-from albert_core.format import fmt_count, fmt_params, fmt_pct
+from albert_core.format import fmt_params
 from albert_core.reference import (
     PAPER_TABLE1,
     PAPER_TABLE3,
@@ -39,12 +38,6 @@ def _row(name: str, printed: float, exact: int, note: str = "") -> dict:
 def fmt_printed(v: float) -> str:
     """A figure as printed: 108M, 15.8M (no invented digits)."""
     return fmt_params(v, 1).replace(".0", "")
-
-
-def styled(df: pd.DataFrame) -> Styler:
-    """Printed figures as printed, exact counts with separators, differences signed to 0.01%."""
-    fmts = {"printed": fmt_printed, "recomputed": fmt_count, "difference": lambda x: fmt_pct(x, 2, signed=True)}
-    return df.style.format({k: f for k, f in fmts.items() if k in df})
 
 
 def _params(cfg: ModelConfig) -> int:
