@@ -15,8 +15,10 @@ and the workload by the arithmetic of that tool's counting rule (`explain`), nev
 `count_params` (parameters) and `count_flops` (forward matmul FLOPs; a training step is 3x the forward).
 
 Per component (`parts`: embeddings, projection, each layer, heads), the tools that report per module
-(`PER_MODULE`: FlopCounterMode's ``get_flop_counts()``, fvcore's ``by_module()``, torchinfo's per-layer rows)
-give `ComponentRow`s in `AuditRow.components`, each difference split into causes by `explain_part`.
+(`PER_MODULE`: FlopCounterMode's ``get_flop_counts()``, fvcore's ``by_module()``, torchinfo's per-layer rows,
+thop's ``ret_layer_info`` tree, and the per-module counts ptflops and calflops hold on the modules while they
+print them) give `ComponentRow`s in `AuditRow.components`, each difference split into causes by `explain_part`
+from the tool's counting rule per module (`_module_rule`).
 
 Tools are optional (``pip install '.[audit]'``); one that is not installed gives a row with status
 "not installed" and no figure. Counting the causes imports no torch; running the tools does.
@@ -32,7 +34,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from albert_core.config import ModelConfig
@@ -191,6 +193,13 @@ class Cause:
 MACS = "reports multiply-accumulates (MACs), half the FLOPs"
 FVCORE_MACS = MACS + " (fvcore's 'flop' is one multiply-add)"
 SDPA_MISSED = "attention matmuls QKᵀ and A·V inside scaled_dot_product_attention not seen"
+FVCORE_SDPA = "aten::scaled_dot_product_attention unsupported: skipped"
+NORM_5 = "LayerNorm counted as 5 per element"
+THOP_NORM = "LayerNorm counted as 4 per element (2, doubled for the affine weights)"
+PTFLOPS_NORM = "LayerNorm counted as 1 per element"
+BIAS_ADDS = "bias additions counted (one per output element)"
+SOFTMAX = "softmax counted as 1 per element (F.softmax)"
+CALFLOPS_RELU = "ReLU counted as 1 per element (F.relu)"
 
 
 def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
@@ -246,26 +255,26 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
         ],
         "fvcore": [
             (FVCORE_MACS, -t.forward // 2),
-            ("aten::scaled_dot_product_attention unsupported: skipped", -t.scores // 2) if sdpa else None,
-            ("LayerNorm counted as 5 per element", 5 * t.norm_elements),
+            (FVCORE_SDPA, -t.scores // 2) if sdpa else None,
+            (NORM_5, 5 * t.norm_elements),
         ],
         "thop": [
             macs,
-            ("LayerNorm counted as 4 per element (2, doubled for the affine weights)", 4 * t.norm_elements),
+            (THOP_NORM, 4 * t.norm_elements),
         ],
         "ptflops": [
             macs,
             (SDPA_MISSED, -t.scores // 2) if sdpa else None,
-            ("bias additions counted (one per output element)", t.bias_adds),
-            ("LayerNorm counted as 1 per element", t.norm_elements),
-            ("softmax counted as 1 per element (F.softmax)", t.softmax_elements) if not sdpa else None,
+            (BIAS_ADDS, t.bias_adds),
+            (PTFLOPS_NORM, t.norm_elements),
+            (SOFTMAX, t.softmax_elements) if not sdpa else None,
             ("ReLU counted twice, 1 per element each (nn.ReLU's hook and the F.relu patch)", 2 * relu),
         ],
         "calflops": [
             (SDPA_MISSED, -t.scores) if sdpa else None,
-            ("LayerNorm counted as 5 per element", 5 * t.norm_elements),
-            ("softmax counted as 1 per element (F.softmax)", t.softmax_elements) if not sdpa else None,
-            ("ReLU counted as 1 per element (F.relu)", relu),
+            (NORM_5, 5 * t.norm_elements),
+            (SOFTMAX, t.softmax_elements) if not sdpa else None,
+            (CALFLOPS_RELU, relu),
         ],
         "6n": [
             ("attention matmuls QKᵀ and A·V have no parameters: not in 6N", -3 * t.scores),
@@ -450,8 +459,9 @@ class Audit:
 
 # ----------------------------------------------------------------------------- per component
 # The tools that report per module, and what they report per component: parameters held (torchinfo's
-# per-layer rows) or forward FLOPs / MACs (FlopCounterMode's get_flop_counts(), fvcore's by_module()).
-PER_MODULE = ("flop_counter", "fvcore", "torchinfo")
+# per-layer rows) or forward FLOPs / MACs (FlopCounterMode's get_flop_counts(), fvcore's by_module(), thop's
+# per-layer tree, the per-module counts ptflops and calflops print; `_measure` reads them).
+PER_MODULE = ("flop_counter", "fvcore", "torchinfo", "thop", "ptflops", "calflops")
 
 
 @dataclass(frozen=True)
@@ -525,54 +535,159 @@ def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, .
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class _Work:
+    """The work under one module as the per-module counters see it: the exact forward matmul FLOPs, of which
+    ``scores`` are the attention matmuls QKᵀ and A·V, and the elements through LayerNorm, softmax and ReLU,
+    and the bias additions of its linears."""
+
+    forward: int
+    scores: int = 0
+    norm: int = 0
+    bias: int = 0
+    softmax: int = 0
+    relu: int = 0
+
+    def __add__(self, other: _Work) -> _Work:
+        return _Work(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    def times(self, k: int) -> _Work:
+        return _Work(*(k * a for a in astuple(self)))
+
+
+def _block_work(t: Terms) -> tuple[_Work, _Work]:
+    """One inner layer's attention block (Q/K/V, scores, softmax, output, its LayerNorm) and FFN block (up and
+    down projections, the LayerNorm after them; the activation is the layer's own module)."""
+    cfg, B, S, N = t.config, t.batch, t.seq_len, t.tokens
+    H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741
+    scores = 4 * B * S * S * H
+    attention = _Work(8 * N * H * H + scores, scores, N * H, 4 * N * H, B * cfg.num_heads * S * S)
+    return attention, _Work(4 * N * H * I, 0, N * H, N * (I + H))
+
+
+def _part_work(t: Terms, part: Part) -> _Work:
+    """The `_Work` under ``part``'s module (a layer's from `_block_work`, the others' exact forward from
+    `parts`)."""
+    cfg, B, N = t.config, t.batch, t.tokens
+    E, H, V = cfg.embedding_size, cfg.hidden_size, cfg.vocab_size
+    relu = cfg.hidden_act == "relu"
+    if part.key.startswith("layer"):
+        attention, ffn = _block_work(t)
+        return (attention + ffn + _Work(0, relu=relu * N * cfg.intermediate_size)).times(cfg.inner_group_num)
+    norm, bias, act = {
+        "embeddings": (N * E, 0, 0),
+        "projection": (0, N * H, 0),
+        "pooler": (0, B * H, 0),
+        "mlm_head": (N * E, N * (E + V), relu * N * E),
+        "order_head": (0, 2 * B, 0),
+    }[part.key]
+    return _Work(part.forward, norm=norm, bias=bias, relu=act)
+
+
+@dataclass(frozen=True)
+class _ModuleRule:
+    """How a per-module FLOP counter counts the work under a module. Each field is the cause's text (None:
+    not counted that way), with the count per element where it has one."""
+
+    macs: str | None = None  # matmuls reported as multiply-adds
+    norm: tuple[str, int] | None = None  # LayerNorm, per element
+    bias: str | None = None  # bias additions, one per output element
+    softmax: str | None = None  # softmax, one per element, under the attention module
+    relu: str | None = None  # ReLU, one per element, under the activation module
+    scores: str | None = None  # why the attention matmuls are not under the layer's module
+    # None: the tool follows the calls (a block called from a layer is that layer's); else why a shared
+    # block is reported under the layer whose module holds it
+    held_by: str | None = None
+
+
+_HOOKED = "a hook on the shared module adds up every call where the module sits in the tree"
+
+
+def _module_rule(tool: Tool) -> _ModuleRule:
+    """The counting rule per module of a FLOP counter in `PER_MODULE` (on ``tool``'s attention)."""
+    sdpa = tool.attention == "sdpa"
+    return {
+        "flop_counter": _ModuleRule(),
+        "fvcore": _ModuleRule(
+            FVCORE_MACS,
+            (NORM_5, 5),
+            scores=FVCORE_SDPA if sdpa else None,
+            held_by="fvcore names an operator by the module that runs it, not by the layer calling it",
+        ),
+        "thop": _ModuleRule(
+            MACS,
+            (THOP_NORM, 4),
+            scores="attention matmuls counted by thop's function counter: in its total, under no module",
+            held_by=_HOOKED,
+        ),
+        "ptflops": _ModuleRule(
+            MACS,
+            (PTFLOPS_NORM, 1),
+            BIAS_ADDS,
+            relu="ReLU counted as 1 per element by nn.ReLU's hook (the F.relu patch's second count is in the "
+            "total only)",
+            scores=SDPA_MISSED
+            if sdpa
+            else "attention matmuls counted by ptflops' torch.matmul patch: in its total, under no module",
+            held_by=_HOOKED,
+        ),
+        "calflops": _ModuleRule(
+            norm=(NORM_5, 5),
+            softmax=None if sdpa else SOFTMAX,
+            relu=CALFLOPS_RELU,
+            scores=SDPA_MISSED if sdpa else None,
+            held_by=_HOOKED,
+        ),
+    }[_family(tool)]
+
+
+def _work_causes(rule: _ModuleRule, work: _Work) -> list[tuple[str, int]]:
+    """The causes of the difference between what ``rule``'s tool reports for ``work`` and its exact FLOPs."""
+    half = 2 if rule.macs else 1
+    return [
+        (rule.macs, -work.forward // 2) if rule.macs else None,
+        (rule.norm[0], rule.norm[1] * work.norm) if rule.norm else None,
+        (rule.bias, work.bias) if rule.bias else None,
+        (rule.softmax, work.softmax) if rule.softmax else None,
+        (rule.relu, work.relu) if rule.relu else None,
+        (rule.scores, -work.scores // half) if rule.scores else None,
+    ]
+
+
+def _counted(rule: _ModuleRule, work: _Work) -> int:
+    """What ``rule``'s tool reports for ``work``."""
+    return work.forward + sum(c.amount for c in _causes(_work_causes(rule, work)))
+
+
 def explain_part(tool: Tool | str, t: Terms, part: Part) -> tuple[Cause, ...]:
     """Every cause of the difference between ``tool``'s figure for ``part`` and the part's exact figure
-    (computed from the config by the tool's rule, as `explain` does for the totals)."""
+    (computed from the config by the tool's rule per module, as `explain` does for the totals)."""
     tool = tool if isinstance(tool, Tool) else tool_by_key(tool)
-    cfg, B, S, N = t.config, t.batch, t.seq_len, t.tokens
-    E, H, I, K = cfg.embedding_size, cfg.hidden_size, cfg.intermediate_size, cfg.inner_group_num  # noqa: E741
     family = _family(tool)
     if family not in PER_MODULE:
         return ()
     if family == "torchinfo":
         tied = ("tied MLM decoder weight (the word table) counted in the MLM head", t.tied_decoder)
         return _causes([tied] if part.key == "mlm_head" else [])
-    sdpa = tool.attention == "sdpa"
-    scores = 4 * B * S * S * H  # one inner layer's QKᵀ and A·V
-    fvcore = family == "fvcore"
-    attention_block = 8 * N * H * H + (0 if fvcore and sdpa else scores)  # fvcore skips SDPA
-    ffn_block = 4 * N * H * I
-
-    def counted(flops: int, norm_elements: int) -> int:
-        """What the tool reports for ``flops`` of matmuls and LayerNorms over ``norm_elements``."""
-        return flops // 2 + 5 * norm_elements if fvcore else flops
-
-    layer_counted = K * (counted(attention_block + ffn_block, 2 * N * H))
-    rules: list[tuple[str, int]] = []
-    if fvcore:
-        rules.append((FVCORE_MACS, -part.forward // 2))
-        norms = {"embeddings": N * E, "mlm_head": N * E}.get(
-            part.key, 2 * N * H * K * part.key.startswith("layer")
-        )
-        rules.append(("LayerNorm counted as 5 per element", 5 * norms))
-        if sdpa and part.key.startswith("layer"):
-            rules.append(("aten::scaled_dot_product_attention unsupported: skipped", -K * scores // 2))
+    rule, work = _module_rule(tool), _part_work(t, part)
+    rules = _work_causes(rule, work)
     if part.key.startswith("layer"):
-        i = int(part.key.split()[1])
+        cfg, i = t.config, int(part.key.split()[1])
         modules = _layer_modules(cfg)
         callers = [j for j, m in enumerate(modules) if m == modules[i]]
         rules += _reported_elsewhere(
-            i, callers, layer_counted, "the layer group", "one shared module, one name"
+            i, callers, _counted(rule, work), "the layer group", "one shared module, one name"
         )
-        if fvcore and cfg.sharing in ("attention", "ffn"):
-            block = attention_block if cfg.sharing == "attention" else ffn_block
+        if rule.held_by and cfg.sharing in ("attention", "ffn"):
+            attention, ffn = _block_work(t)
+            block = attention if cfg.sharing == "attention" else ffn
             group = [j for j in range(cfg.num_layers) if _owner(cfg, j) == _owner(cfg, i)]
             rules += _reported_elsewhere(
                 i,
                 group,
-                K * counted(block, N * H),
+                cfg.inner_group_num * _counted(rule, block),
                 f"the shared {cfg.sharing} block",
-                "fvcore names an operator by the module that runs it, not by the layer calling it",
+                rule.held_by,
             )
     return _causes(rules)
 
@@ -600,15 +715,14 @@ def part_figures(family: str, model, measured: Any) -> dict[str, int]:
             for name, ops in measured.items()
             if name.startswith(root)
         }
-    if family == "fvcore":
-        return dict(measured)
-    # torchinfo: one row per call; a module's first row is its own (later ones are "(recursive)")
-    names = {id(m): name for name, m in model.named_modules()}
-    out: dict[str, int] = {}
-    for row in measured:
-        if row.layer_id in names:
-            out.setdefault(names[row.layer_id], row.num_params)
-    return out
+    if family == "torchinfo":  # one row per call; a module's first row is its own (later: "(recursive)")
+        names = {id(m): name for name, m in model.named_modules()}
+        out: dict[str, int] = {}
+        for row in measured:
+            if row.layer_id in names:
+                out.setdefault(names[row.layer_id], row.num_params)
+        return out
+    return dict(measured)  # fvcore, thop, ptflops, calflops: already by module path
 
 
 def component_rows(tool: Tool, t: Terms, model, measured: Any) -> tuple[ComponentRow, ...]:
@@ -742,31 +856,71 @@ def _measure(tool: Tool, model, ids) -> tuple[int, Any]:
     if family == "thop":
         import thop
 
-        return thop.profile(model, inputs=(ids,), verbose=False)[0], None
+        macs, _, layers = thop.profile(model, inputs=(ids,), verbose=False, ret_layer_info=True)
+        return macs, _thop_by_path(layers)
     if family == "ptflops":
         import ptflops
 
+        # the per-layer print (print_per_layer_stat) writes to ``ost`` while every module still holds its
+        # count; each module's figure there is its accumulate_flops() over the batch counter
+        counts = _CountsAtPrint(model, lambda m: m.accumulate_flops() / model.__batch_counter__)
         macs, _ = ptflops.get_model_complexity_info(
             model,
             tuple(ids.shape[1:]),
             input_constructor=lambda _: {"input_ids": ids},
             as_strings=False,
-            print_per_layer_stat=False,
+            print_per_layer_stat=True,
+            ost=counts,
             backend="pytorch",
         )
-        return macs, None
+        return macs, counts.by_module()
     if family == "calflops":
         import calflops
+        from calflops.utils import get_module_flops
 
-        flops, _, _ = calflops.calculate_flops(
-            model,
-            kwargs={"input_ids": ids},
-            output_as_string=False,
-            print_results=False,
-            print_detailed=False,
-        )
-        return flops, None
+        # print_results prints (to stdout) before calflops removes its per-module __flops__
+        counts = _CountsAtPrint(model, get_module_flops)
+        with contextlib.redirect_stdout(counts):
+            flops, _, _ = calflops.calculate_flops(
+                model,
+                kwargs={"input_ids": ids},
+                output_as_string=False,
+                print_results=True,
+                print_detailed=False,
+            )
+        return flops, counts.by_module()
     raise ValueError(f"no measurement for tool {tool.key!r}")
+
+
+def _thop_by_path(layers: dict, prefix: str = "") -> dict[str, float]:
+    """thop's ``ret_layer_info`` tree (child name -> (ops of its subtree, params, its children's tree)) by
+    module path."""
+    out: dict[str, float] = {}
+    for name, (ops, _, children) in layers.items():
+        out[prefix + name] = ops
+        out.update(_thop_by_path(children, f"{prefix}{name}."))
+    return out
+
+
+class _CountsAtPrint(io.TextIOBase):
+    """A stream for a tool's per-module print. ptflops and calflops print while their counts are still on the
+    modules and delete them before returning: at the first write, this reads ``count(module)`` of every named
+    module of ``model`` (numbers from the modules, not the printed text) into ``figures``."""
+
+    def __init__(self, model, count: Callable[[Any], float]):
+        super().__init__()
+        self.model, self.count = model, count
+        self.figures: dict[str, float] | None = None
+
+    def write(self, text: str) -> int:
+        if self.figures is None:
+            self.figures = {name: self.count(m) for name, m in self.model.named_modules()}
+        return len(text)
+
+    def by_module(self) -> dict[str, float]:
+        if self.figures is None:
+            raise RuntimeError("the tool printed nothing: its per-module counts were not read")
+        return self.figures
 
 
 # ptflops and calflops patch torch functions process-wide while they count: one tool at a time.

@@ -128,9 +128,12 @@ LAYER_FLOPS = ATTENTION_FLOPS + SCORES_FLOPS + FFN_FLOPS  # one inner layer: 65,
 LAYER_NORM_MACS = 5 * N * H  # fvcore: 5 per element
 
 
+def _row(cfg, tool_key):
+    return audit(cfg, 2, 8, tools=lambda t: t.key == tool_key).rows[0]
+
+
 def _components(cfg, tool_key):
-    result = audit(cfg, 2, 8, tools=lambda t: t.key == tool_key)
-    return {c.component: c for c in result.rows[0].components}
+    return {c.component: c for c in _row(cfg, tool_key).components}
 
 
 def test_a_shared_layer_group_is_reported_under_its_first_layer():
@@ -180,6 +183,55 @@ def test_torchinfo_counts_the_tied_decoder_in_the_mlm_head(family):
         fcm = _components(cfg, "flop_counter-sdpa")
         assert all(not c.causes for c in fcm.values())
         assert fcm["layer 2"].figure == LAYER_FLOPS
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+def test_thop_leaves_the_attention_matmuls_out_of_its_modules(attention):
+    """thop's per-layer tree holds its module hooks' counts: MACs of every Linear, 4 per LayerNorm element
+    (G = 1: the four layers under layer 0). The attention matmuls (SDPA or eager) reach its function counter,
+    which adds them to the total only."""
+    row = _row(ModelConfig(**TINY), f"thop-{attention}")
+    parts = {c.component: c for c in row.components}
+    thop_layer = (ATTENTION_FLOPS + FFN_FLOPS) // 2 + 4 * 2 * N * H
+    assert parts["layer 0"].figure == 4 * thop_layer == 122_880
+    assert [parts[f"layer {i}"].figure for i in (1, 2, 3)] == [0, 0, 0]
+    assert parts["embeddings"].figure == 4 * N * E
+    assert row.figure - sum(c.figure for c in row.components) == 4 * SCORES_FLOPS // 2
+
+
+def test_ptflops_reports_a_shared_attention_block_under_its_owner():
+    """ptflops (on the CPU; TINY is its own small twin), shared attention G = 2 of L = 4, K = 2, ReLU, eager:
+    each Linear's MACs plus 1 per bias output, LayerNorm and nn.ReLU 1 per element, the shared attention
+    blocks under layers 0 and 2. The attention matmuls, softmax and F.relu its torch patches count are in the
+    total only."""
+    cfg = ModelConfig(**TINY).replace(
+        sharing="attention", num_hidden_groups=2, inner_group_num=2, hidden_act="relu"
+    )
+    row = _row(cfg, "ptflops-eager")
+    assert row.config == cfg
+    parts = {c.component: c for c in row.components}
+    attention = ATTENTION_FLOPS // 2 + 4 * N * H + N * H  # MACs, 4 biases of H, LayerNorm
+    ffn = FFN_FLOPS // 2 + N * (I + H) + N * H
+    relu = N * I
+    assert parts["layer 0"].figure == 2 * (2 * attention + ffn + relu) == 97_792
+    assert parts["layer 1"].figure == 2 * (ffn + relu) == 27_136
+    softmax = 2 * 2 * S * S  # batch x heads x S x S
+    total_only = 4 * 2 * (SCORES_FLOPS // 2 + softmax + relu)  # per executed layer
+    assert row.figure - sum(c.figure for c in row.components) == total_only
+
+
+def test_calflops_puts_every_count_under_a_module():
+    """calflops adds each patched function's count to the innermost module running it: the eager attention
+    matmuls and softmax under the attention, F.relu under nn.ReLU, 5 per LayerNorm element; G = 1: all four
+    layers under layer 0; the components add up to its total."""
+    cfg = ModelConfig(**TINY).replace(hidden_act="relu", head="masked-lm")
+    row = _row(cfg, "calflops-eager")
+    parts = {c.component: c for c in row.components}
+    calflops_layer = LAYER_FLOPS + 5 * 2 * N * H + 2 * 2 * S * S + N * I  # LayerNorms, softmax, ReLU
+    assert parts["layer 0"].figure == 4 * calflops_layer == 274_944
+    assert [parts[f"layer {i}"].figure for i in (1, 2, 3)] == [0, 0, 0]
+    assert parts["mlm_head"].figure == 2 * N * (H * E + E * V) + 5 * N * E + N * E
+    assert sum(c.figure for c in row.components) == row.figure
 
 
 def test_a_missing_tool_is_listed_not_raised(monkeypatch):

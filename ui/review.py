@@ -100,9 +100,9 @@ def render_audit(cfg: ModelConfig, wl: Workload) -> None:
         st.dataframe(causes_frame(result), hide_index=True, width="stretch")
     with st.expander("Per component: embeddings, projection, each layer, heads"):
         st.caption(
-            "Where a tool reports per module (FlopCounterMode, fvcore, torchinfo's per-layer parameters): "
-            "each component's figure beside the exact one, parameters held (a shared block by the first layer "
-            "that runs it) or forward FLOPs run."
+            "Where a tool reports per module (FlopCounterMode, fvcore, thop, ptflops, calflops; torchinfo's "
+            "per-layer parameters): each component's figure beside the exact one, parameters held (a shared block "
+            "by the first layer that runs it) or forward FLOPs run."
         )
         with st.container(key="audit_components"):
             st.dataframe(components_frame(result), hide_index=True, width="stretch")
