@@ -50,3 +50,22 @@ def test_the_trusted_path_does_not_validate():
     assert fig.to_dict()["data"][0]["colour"] == "red"
     with pytest.raises(ValueError):
         go.Figure(fig.to_dict())
+
+
+PAGE_QUERIES = [
+    {},  # the default ALBERT
+    {"family": "bert"},
+    {"sharing": "attention", "L": "6", "G": "3", "K": "2", "E": "64"},
+]
+
+
+@pytest.mark.parametrize("page", ["pages/explorer.py", "pages/scaling.py", "pages/compare.py"])
+@pytest.mark.parametrize("query", PAGE_QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()) or "default")
+def test_every_chart_a_page_sends_is_what_validation_makes_of_it(app, page, query):
+    # whatever path built them (graph objects, trusted dicts, cached bases with marks), the charts the browser gets
+    at = app(query=query, page=page)
+    assert not at.exception
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert specs
+    for spec in specs:
+        assert json.loads(go.Figure(spec).to_json()) == spec, spec["layout"].get("title")

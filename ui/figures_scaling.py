@@ -54,7 +54,7 @@ def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure
 
 
 def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict:
-    """The layout every chart here shares, as a dict for `_figure_from_spec` (``more``: other keys)."""
+    """The layout every chart here shares, as a dict for `plotly_dicts.figure` (``more``: other keys)."""
     return {
         "title": dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
         "xaxis": {"title": {"text": x_title}},
@@ -64,13 +64,6 @@ def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict
         "hovermode": "closest",
         **more,
     }
-
-
-def _figure_from_spec(data: list[dict], layout: dict) -> go.Figure:
-    """A figure from plain dicts, validated once as a whole: a third of the cost of adding traces and
-    setting layout properties one by one (each goes through Plotly's validators and change callbacks).
-    The layout carries no template, so Plotly applies its default one, as for ``go.Figure()``."""
-    return go.Figure({"data": data, "layout": layout})
 
 
 def _set(obj, props: Mapping[str, object]):
@@ -186,7 +179,7 @@ def params_vs_hidden(df: pd.DataFrame, cfg: ModelConfig, current_params: int) ->
 
 def params_vs_hidden_base(df: pd.DataFrame) -> go.Figure:
     """The lines of `params_vs_hidden`, without the current config."""
-    return _figure_from_spec(_lines_by_model(df, "hidden_size", "params", "H"),
+    return plotly_dicts.figure(_lines_by_model(df, "hidden_size", "params", "H"),
                              _layout_spec("Parameters vs hidden size H", "hidden size H", "parameters (log scale)"))
 
 
@@ -204,7 +197,7 @@ def params_vs_layers(df: pd.DataFrame, cfg: ModelConfig, current_params: int) ->
 
 
 def params_vs_layers_base(df: pd.DataFrame) -> go.Figure:
-    return _figure_from_spec(_lines_by_model(df, "num_layers", "params", "L"),
+    return plotly_dicts.figure(_lines_by_model(df, "num_layers", "params", "L"),
                              _layout_spec("Parameters vs number of layers L", "layers L", "parameters"))
 
 
@@ -447,7 +440,7 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
     layout = _layout_spec(f"{kind.capitalize()} memory by part", "", f"{kind} memory", barmode="stack",
                           shapes=shapes)
     layout["yaxis"].update(linear_ticks(top, fmt_bytes))
-    return _figure_from_spec(data + marks, layout)
+    return plotly_dicts.figure(data + marks, layout)
 
 
 # ----------------------------------------------------------------------------- data for the charts
@@ -591,7 +584,7 @@ def _workload_figure(data: list[dict], x: list[str], tops: list[float], current:
     layout = _layout_spec(*titles, shapes=shapes, **layout_more)
     layout["xaxis"]["type"] = "category"
     layout["yaxis"].update(linear_ticks(float(max(tops)), fmt))
-    return _figure_from_spec(data + marks, layout)
+    return plotly_dicts.figure(data + marks, layout)
 
 
 def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
