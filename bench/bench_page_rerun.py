@@ -75,6 +75,19 @@ NOTES = [
     "Left on Scaling (~55 ms): Streamlit's per-element work (element ids, protobuf, the cross-thread hand-off "
     "and websocket writes, about a quarter), st.plotly_chart's to_dict and to_json of the 12 figures (~0.6 ms "
     "each, Plotly's json engine), the sidebar, Streamlit's hashing of the cached functions' arguments.",
+    "Third round, on a host where the goals were missed (Intel Xeon, 2 vCPUs; the code of the AMD EPYC run that "
+    "met them measured 75 ms on Explorer here, 1.1x of the later main, so the host and not a regression made the "
+    "difference; the yardstick loop is no slower here, 0.4-0.6 s): py-spy on Explorer gave Plotly's validation of "
+    "the four figures a rebuilt config needs 25 % (the architecture diagram alone 11.8 ms), on Paper Streamlit's "
+    "marshalling of three pandas Stylers 56 % (display values written cell by cell), on Compare its Styler 30 %, "
+    "and on every page the sidebar's ~25 widgets 12-24 % (each selectbox and number_input copies the whole session "
+    "state, each element wakes the event loop through its self-pipe).",
+    "Changed: Explorer's four figures and Scaling's rebuilt ones are written as dicts and wrapped without "
+    "validation (`ui.plotly_dicts.figure`; tests require every chart a page sends to equal its validated self); "
+    "Paper's tables use the browser's number formats (column_config) instead of Stylers. Before / after, "
+    "interleaved against the previous main (median of the blocks' ratios; Intel Xeon, load 0.4-1.8): Explorer "
+    "73 -> 53 ms (0.74), Paper 58 -> 44 ms (0.74; 80 -> 58 in a more loaded run, 0.72), Scaling 112 -> 105 ms "
+    "(0.97), Compare unchanged (its Styler colours the deltas green and red, which column formats cannot).",
     "Method: each page starts from a config series of its own (`load_test.start_query`), as each step of the "
     "load test does; before, Paper moved through Explorer's configs and Scaling through Compare's, and the "
     "shared `cached_result` answered part of their moves.",
