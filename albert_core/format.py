@@ -82,6 +82,12 @@ def fmt_share(x: float) -> str:
     return f"{x:,.0f}x" if x >= 10 else f"{x:.1f}x"
 
 
+def sentence_case(text: str) -> str:
+    """``text`` with its first character upper-cased and the rest as written (`str.capitalize` would also
+    lower-case the rest: "separated here (E=64 better)" -> "Separated here (e=64 better)")."""
+    return text[:1].upper() + text[1:]
+
+
 def escape_markdown(text: str) -> str:
     """Backslash-escape every ASCII punctuation mark, so that Markdown or HTML in user-influenced text
     (URL values, error messages, config labels) renders as plain text in Streamlit."""

@@ -27,6 +27,7 @@ from albert_core.format import (
     fmt_pct,
     fmt_ratio,
     fmt_share,
+    sentence_case,
 )
 from albert_core.model import TORCH_DTYPES
 from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
@@ -70,7 +71,7 @@ def clicked_or_fast(what: str, forward_s: float, runs: int, flops: int, key: str
     with slot.container():
         st.info(f"One forward pass took {about(forward_s)} on this machine, so to {what} takes about "
                 f"{about(cost_s)}: it waits for your click.")
-        clicked = st.button(f"{what[0].upper()}{what[1:]} (about {about(cost_s)})", key=key)
+        clicked = st.button(f"{sentence_case(what)} (about {about(cost_s)})", key=key)
     if clicked:
         done.add(done_key)
         slot.empty()  # the results replace the offer

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,10 @@ def test_every_experiment_opens_from_the_url(worker, name):
     at = open_page({"exp": name})
     assert not at.exception, at.exception
     assert at.selectbox(key="train_exp").value == name
+    # the verdicts name the runs as they are labelled ("E=64 all-shared better", not "e=64 all-shared")
+    verdicts = re.findall(r"\*\*([^*]+)\*\*", " ".join(m.value for m in at.markdown).replace("\\", ""))
+    for label in {r.spec.label for r in load_reference().get(name, [])}:
+        assert not [v for v in verdicts if label.lower() in v and label not in v], (label, verdicts)
 
 
 def test_bad_url_values_warn_and_fall_back(worker):

@@ -3,7 +3,16 @@ below 1, and a value that would print as 1000 of a unit moves to the next unit."
 
 import pytest
 
-from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct, fmt_ratio, fmt_share
+from albert_core.format import (
+    fmt_bytes,
+    fmt_count,
+    fmt_flops,
+    fmt_params,
+    fmt_pct,
+    fmt_ratio,
+    fmt_share,
+    sentence_case,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +57,9 @@ def test_counts_ratios_percentages() -> None:
     assert fmt_ratio(12.34) == "12.3x"
     assert fmt_pct(0.8291) == "82.9%"
     assert fmt_pct(-0.025, signed=True) == "-2.5%"
+
+
+def test_sentence_case_keeps_the_rest_as_written():
+    # the Train page's verdicts: str.capitalize turned "E=64" into "e=64"
+    assert sentence_case("separated here (E=64 all-shared better)") == "Separated here (E=64 all-shared better)"
+    assert sentence_case("") == "" and sentence_case("BERT twin") == "BERT twin"

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from albert_core import ModelConfig
 from albert_core.coerce import switch_family
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio, sentence_case
 from albert_core.memory import DEVICE_MEMORY_GB, max_batch_that_fits, total_bytes_at
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.reference import PAPER_TABLE2_SPEEDUP
@@ -174,7 +174,7 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
     top = max(max(r[1] / r[2] for r in rows), 1.0)
     return plotly_dicts.figure(bars, dict(
         barmode="group",
-        title=dict(text=f"{names[0][0].upper()}{names[0][1:]} vs {names[1]} (BERT = 100%)", font=TITLE_FONT),
+        title=dict(text=f"{sentence_case(names[0])} vs {names[1]} (BERT = 100%)", font=TITLE_FONT),
         xaxis=dict(tickformat=".0%", title=dict(text="relative to the BERT twin"), range=[0, top * 1.5],
                    **(dict(tickvals=[0, 0.5, 1.0]) if top <= 1.2 else {})),
         yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from albert_core import ModelConfig
-from albert_core.format import escape_markdown
+from albert_core.format import escape_markdown, sentence_case
 from albert_core.lab import experiments as lab_experiments
 from albert_core.lab import findings, reference, trainer
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
@@ -106,7 +106,7 @@ def show_findings(name: str, results: Sequence[Any], ev: dict[str, Any], who: st
                 "the paper's downstream averages after 125,000 steps at batch 4,096, our held-out MLM loss after "
                 "minutes of CPU):")
     st.markdown("\n".join(f"- {escape_markdown(f.question)} Paper: {escape_markdown(f.paper)}. Here: "
-                           f"{escape_markdown(f.measured)}. **{escape_markdown(f.verdict.capitalize())}.**"
+                           f"{escape_markdown(f.measured)}. **{escape_markdown(sentence_case(f.verdict))}.**"
                            for f in found))
 
 
