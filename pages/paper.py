@@ -67,9 +67,10 @@ FORMULAS = (
     ("sop_classifier", "SOP classifier", r"2H + 2"),
     ("nsp_classifier", "NSP classifier", r"2H + 2"),
 )
-st.latex(r"n_{att} = \begin{cases} G\,K & \text{attention shared (all, attention)} \\ L\,K & \text{otherwise}"
-         r"\end{cases} \qquad n_{ffn} = \begin{cases} G\,K & \text{FFN shared (all, ffn)} \\ L\,K & "
-         r"\text{otherwise} \end{cases}")
+# one formula a line, none wider than a phone where it can be helped (a wider one scrolls sideways there)
+st.latex(r"n_{att} = \begin{cases} G\,K & \text{shared (all, attention)} \\ L\,K & \text{otherwise}"
+         r"\end{cases}")
+st.latex(r"n_{ffn} = \begin{cases} G\,K & \text{shared (all, ffn)} \\ L\,K & \text{otherwise} \end{cases}")
 st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses group int(i / (L / G)). "
            "The tied MLM decoder reuses the word-embedding matrix, so it adds nothing unless untied.")
 rows_tex = [rf"\text{{{label}}} &= {tex} &&= " + f"{by_name[name]:,}".replace(",", "{,}")
@@ -77,17 +78,20 @@ rows_tex = [rf"\text{{{label}}} &= {tex} &&= " + f"{by_name[name]:,}".replace(",
 with st.container(key="paper_formulas"):
     st.latex(r"\begin{aligned}" + r" \\ ".join(rows_tex) + r"\end{aligned}")
 st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I")
-st.latex(r"\text{AlbertModel (all-shared)} = (V+P+T)E + 2E + EH + H + GK\,(4H^2 + 2HI + 9H + I) + H^2 + H")
+st.latex(r"\begin{aligned} &\text{AlbertModel (all-shared)} \\ &= (V+P+T)E + 2E + EH + H \\ "
+         r"&\quad + GK\,(4H^2 + 2HI + 9H + I) \\ &\quad + H^2 + H \end{aligned}")
 st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half):")
 if cfg.family == "albert":  # only ALBERT projects its E-wide embeddings to H
-    st.latex(r"\text{fwd} = 2BSEH + LK\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2")
+    st.latex(r"\begin{aligned} \text{fwd} &= 2BSEH + 2BH^2 \\ &+ LK\,(8BSH^2 + 4BS^2H + 4BSHI) \end{aligned}")
     st.caption("2BSEH is ALBERT's E → H projection of the embeddings; a BERT has none (E = H, no projection).")
 else:
-    st.latex(r"\text{fwd} = L\,(8BSH^2 + 4BS^2H + 4BSHI) + 2BH^2")
+    st.latex(r"\begin{aligned} \text{fwd} &= 2BH^2 \\ &+ L\,(8BSH^2 + 4BS^2H + 4BSHI) \end{aligned}")
     st.caption("A BERT looks its embeddings up at width H: no projection term (ALBERT adds 2BSEH for E → H).")
-st.latex(r"\text{pre-training heads add}\quad 2BSHE + 2BSEV + 2BHC \qquad (C = 2 \text{ order classes})")
-st.latex(r"\text{training step} \approx 3 \times \text{fwd} \quad "
-         r"(\text{+ one forward of the } LK \text{ encoder layers with gradient checkpointing})")
+st.latex(r"\begin{aligned} &\text{pre-training heads add} \\ &2BSHE + 2BSEV + 2BHC \\ "
+         r"&(C = 2 \text{ order classes}) \end{aligned}")
+st.latex(r"\begin{aligned} &\text{training step} \approx 3 \times \text{fwd} \\ "
+         r"&(\text{+ one forward of the } LK \text{ encoder layers} \\ &\ \text{with gradient checkpointing}) "
+         r"\end{aligned}")
 st.markdown("Sharing appears in the parameter formulas (through G) but not in the FLOPs: the shared layer still "
             "runs L·K times. **Memory:** weights = N·b, gradients = N·b, optimizer = s·N·b (SGD momentum s = 1, "
             "Adam s = 2) for N parameters of b bytes; activations grow with B·S·H·L·K (and B·S²·heads for the "

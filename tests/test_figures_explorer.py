@@ -37,7 +37,15 @@ def test_flops_bars_sorted_and_equal_to_components():
     assert [k.name for k in key] == ["encoder"] and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # the colour key, under the plot
     assert list(bar.x) == [10, 30, 50]  # zero dropped, largest at the top
     assert [t.name for t in fig.data if t.showlegend is not False] == ["encoder"]  # no stray "trace 0" in the legend
-    assert list(bar.y) == ["FFN up H→I", "Attention Q/K/V", "Attention scores QKᵀ and weighted values"]
+    # the long name in two lines, so the plot keeps its width on a phone
+    assert list(bar.y) == ["FFN up H→I", "Attention Q/K/V", "Attention scores QKᵀ<br>and weighted values"]
+
+
+def test_wrap_label_breaks_long_labels_at_the_middle_space():
+    assert figures_explorer.wrap_label("Pooler") == "Pooler"
+    assert figures_explorer.wrap_label("Embedding projection E→H") == "Embedding projection E→H"  # 24 characters
+    assert figures_explorer.wrap_label("Attention scores QKᵀ and weighted values") == (
+        "Attention scores QKᵀ<br>and weighted values")
 
 
 def test_twin_bars_relative_to_bert_twin():

@@ -100,10 +100,20 @@ def breakdown_takeaway(bd: ParamBreakdown) -> str:
     return text
 
 
+def wrap_label(text: str, width: int = 24) -> str:
+    """A long axis label in two lines (a Plotly line break at the space nearest its middle), so the names of
+    a horizontal bar chart leave its plot room on a phone; short labels as they are."""
+    if len(text) <= width or " " not in text:
+        return text
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return f"{text[:cut]}<br>{text[cut + 1:]}"
+
+
 def flops_bars(components: Mapping[str, int]) -> go.Figure:
     """Horizontal bars of forward FLOPs per component (one sequence), largest first."""
     items = sorted(((n, v) for n, v in components.items() if v), key=lambda kv: kv[1])
-    names = [COMPONENT_INFO.get(n, (n, ""))[0] for n, _ in items]
+    names = [wrap_label(COMPONENT_INFO.get(n, (n, ""))[0]) for n, _ in items]
     values = [v for _, v in items]
     total = sum(values) or 1
     colors = [GROUP_COLORS.get(COMPONENT_INFO.get(n, ("", "encoder"))[1], "#999999") for n, _ in items]
@@ -120,7 +130,9 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     tickvals, ticktext = si_ticks(max(values, default=0), fmt_flops)
     return plotly_dicts.figure(bars, dict(
         title=dict(text="Forward FLOPs per sequence by component", font=TITLE_FONT),
-        xaxis=dict(title=dict(text="forward FLOPs for one sequence"), tickvals=tickvals, ticktext=ticktext,
+        # no axis title: the chart's title says what the ticks (2 GFLOP, 4 GFLOP) count, and a centred axis title
+        # ran past a phone's edge beside the long component names
+        xaxis=dict(tickvals=tickvals, ticktext=ticktext,
                    range=[0, max(values, default=1) * 1.02]),
         showlegend=True, legend=LEGEND_BELOW, barmode="overlay",
         margin=_MARGIN, height=max(300, 32 * len(items) + 150)))

@@ -46,6 +46,8 @@ BOXES_JS = """(el) => {
     bars: texts('text.bartext'),
     heat: texts('.heatmaplayer text, .hm text'),
     notes: texts('g.annotation-text-g text'),
+    axis_titles: texts('.infolayer g[class$="title"] text.xtitle, .infolayer g[class$="title"] text.ytitle, '
+                       + 'text.xtitle, text.ytitle, text.x2title, text.y2title'),
   };
 }"""
 
@@ -79,6 +81,9 @@ def chart_problems(name: str, boxes: dict) -> list[str]:
             if _overlap(a, b):
                 problems.append(f"{name}: {kind} labels overlap")
                 break
+    for a in boxes["axis_titles"]:
+        if not (_inside(a, chart) and a["t"] >= chart["t"] - 1 and a["b"] <= chart["b"] + 1):
+            problems.append(f"{name}: axis title cut")
     for n in boxes["notes"]:
         if not _inside(n, chart):
             problems.append(f"{name}: annotation cut")
@@ -116,3 +121,17 @@ def test_every_chart_is_readable_on_a_phone(phone, app_url, name, path):
         ARTIFACTS.mkdir(exist_ok=True)
         chart.screenshot(path=str(ARTIFACTS / f"phone-{name}-{i}.png"))
     assert not problems, "\n".join(problems)
+
+
+def test_formulas_fit_a_phone(phone, app_url):
+    """Paper's formulas are broken into lines that fit 390 px; only the parameter table (label, closed form and
+    value side by side) is wider, and scrolls sideways (KaTeX's own overflow) instead of being cut."""
+    phone.goto(app_url + "/paper")
+    wait_for_app(phone)
+    expect(phone.locator(".katex-display").nth(7)).to_be_attached()  # KaTeX typesets after the page's run
+    sizes = phone.locator(".katex-display").evaluate_all(
+        "els => els.map(e => [e.scrollWidth, e.clientWidth, getComputedStyle(e).overflowX,"
+        " e.closest('.st-key-paper_formulas') !== null])")
+    assert len(sizes) >= 8
+    assert not [s for s in sizes if s[0] > s[1] + 2 and not s[3]], sizes
+    assert all(s[2] == "auto" for s in sizes if s[3])  # the wide one scrolls
