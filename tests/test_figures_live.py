@@ -20,6 +20,15 @@ TINY = dict(vocab_size=97, embedding_size=16, hidden_size=32, num_heads=4, inter
             max_position_embeddings=64)
 
 
+@pytest.mark.parametrize("layers, dtick", [(3, 1), (6, 1), (12, 2), (24, 4), (25, 5)])
+def test_smoothness_figure_keeps_at_most_six_layer_ticks_a_panel(layers, dtick):
+    # two panels side by side on a 390 px phone had 13 tick labels each, run together
+    h = [torch.randn(1, 3, 4, generator=torch.Generator().manual_seed(i)) for i in range(layers + 1)]
+    fig = fl.smoothness_figure(layer_smoothness(h))
+    assert fig.layout.xaxis.dtick == fig.layout.xaxis2.dtick == dtick
+    assert layers / dtick <= 6
+
+
 def test_smoothness_figure_plots_l2_and_angle_per_layer():
     h = [torch.randn(1, 5, 8, generator=torch.Generator().manual_seed(i)) for i in range(4)]
     df = layer_smoothness(h)

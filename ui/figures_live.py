@@ -54,7 +54,8 @@ def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
         customdata=df["cosine_similarity"].tolist(),
         hovertemplate="layer %{x}<br>%{y:.3g}°, cosine %{customdata:.4f}<extra></extra>",
     ), row=1, col=2)
-    fig.update_xaxes(title_text="layer (executed)", dtick=max(1, len(layers) // 12))
+    # at most ~6 ticks a panel: two panels side by side on a phone had 13 labels each, run together
+    fig.update_xaxes(title_text="layer (executed)", dtick=max(1, -(-len(layers) // 6)))
     fig.update_annotations(font=dict(size=13))
     fig.update_layout(title=dict(text=title or f"Input vs output of every layer ({SMOOTHNESS_FIGURE_SHORT})", font=TITLE_FONT),
                       showlegend=False,

@@ -373,13 +373,11 @@ def _workload_widgets(max_positions: int) -> None:
         ss[_wkey("prec")] = "pure"  # mixed precision needs a 16-bit compute dtype
     if ss[_wkey("dtype")] == "int8":
         ss[_wkey("ckpt")] = False  # int8 is inference-only
-    c1, c2 = st.columns(2, vertical_alignment="bottom")
-    with c1:
-        st.selectbox("Precision", PRECISIONS, key=_wkey("prec"), help=HELP["prec"], disabled=not sixteen,
-                     format_func=PRECISION_LABELS.__getitem__, on_change=_on_field_change)
-    with c2:
-        st.toggle("Gradient checkpointing", key=_wkey("ckpt"), help=HELP["ckpt"],
-                  disabled=ss[_wkey("dtype")] == "int8", on_change=_on_field_change)
+    # each on its own row: side by side in the sidebar they read "pure (all in" and "Gradi…"
+    st.selectbox("Precision", PRECISIONS, key=_wkey("prec"), help=HELP["prec"], disabled=not sixteen,
+                 format_func=PRECISION_LABELS.__getitem__, on_change=_on_field_change)
+    st.toggle("Gradient checkpointing", key=_wkey("ckpt"), help=HELP["ckpt"],
+              disabled=ss[_wkey("dtype")] == "int8", on_change=_on_field_change)
 
 
 def _sync_url(cfg: ModelConfig, wl: Workload) -> None:
