@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -516,6 +517,12 @@ ATTACKS: dict[str, tuple[str, dict[str, Any]]] = {
                              {"train_size": "The sidebar's size"}),
     "five seeds": ("", {"train_seeds": "11, 12, 13, 14, 15", "train_steps": 3000}),
 }
+# --vocabularies: one visitor per vocabulary size asks for short runs at the sidebar's size with that V, a
+# vocabulary the lab ships no tokenizer for: the worker trains the tokenizers and tokenizes the corpus once per
+# vocabulary (the process-wide caches keep a few), which is the memory this measures.
+VOCABULARY_QUERY = "family=albert&V={v}&E=16&H=64&L=1&heads=1&I=256&P=128&batch=1&seq=64&sharing=all"
+VOCABULARY_RUN = {"train_size": "The sidebar's size", "train_steps": 100}
+MAX_VOCABULARIES = 8
 WATCH_EVERY_S = 5.0  # a lab visitor's page reruns this often while its runs train (it keeps "watching")
 
 
@@ -550,16 +557,26 @@ async def lab_visitor(ws_url: str, index: int, timeout: float, done: asyncio.Eve
     return v
 
 
-async def lab_scenario(ws_url: str, visitors: int, attackers: int, timeout: float, done: asyncio.Event) -> dict:
-    """``visitors`` lab visitors (two seeds each, the page's default twins and steps) and ``attackers``
-    (the `ATTACKS` in turn), all at once, until ``done``."""
+def lab_plans(visitors: int, attackers: int, vocabularies: Sequence[int] = ()) -> list[tuple[str, dict[str, Any]]]:
+    """(query, widget values) of each lab visitor: ``visitors`` with two seeds of their own (the page's default
+    twins and steps), ``attackers`` repeating the `ATTACKS` in turn, one per entry of ``vocabularies``."""
     plans = [("", {"train_seeds": f"{100 + 2 * i}, {101 + 2 * i}"}) for i in range(visitors)]
     names = list(ATTACKS)
     plans += [ATTACKS[names[j % len(names)]] for j in range(attackers)]
+    plans += [(VOCABULARY_QUERY.format(v=v), {**VOCABULARY_RUN, "train_seeds": str(200 + j)})
+              for j, v in enumerate(vocabularies)]
+    return plans
+
+
+async def lab_scenario(ws_url: str, visitors: int, attackers: int, timeout: float, done: asyncio.Event,
+                       vocabularies: Sequence[int] = ()) -> dict:
+    """The `lab_plans` visitors, all at once, until ``done``."""
+    plans = lab_plans(visitors, attackers, vocabularies)
+    names = list(ATTACKS)
     out = await asyncio.gather(*(lab_visitor(ws_url, i, timeout, done, q, vals) for i, (q, vals) in enumerate(plans)))
     lat = [x for v in out for x in v.latencies]
     return {
-        "lab_visitors": visitors, "attackers": attackers,
+        "lab_visitors": visitors, "attackers": attackers, "vocabularies": list(vocabularies),
         "attacks": [names[j % len(names)] for j in range(attackers)],
         "errors": sum(len(v.errors) for v in out), "error_samples": sorted({e for v in out for e in v.errors})[:5],
         "page_messages": sorted({a for v in out for a in v.alerts}),
@@ -807,7 +824,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if probe:
                 stack.enter_context(probe)
         deadline = time.monotonic() + args.time_limit
-        if args.lab_visitors or args.attackers:
+        if args.lab_visitors or args.attackers or args.vocabularies:
             all_steps, report["lab"] = asyncio.run(measure_with_lab(targets, args, deadline))
         else:
             all_steps = asyncio.run(measure(targets, args.sessions, args.pages, args.moves, args.rerun_timeout,
@@ -839,7 +856,8 @@ async def measure_with_lab(targets: list[tuple[str, ServerProbe | None]], args: 
     to the end of the last step)."""
     ws_url = targets[0][0].replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
     done = asyncio.Event()
-    lab = asyncio.ensure_future(lab_scenario(ws_url, args.lab_visitors, args.attackers, args.rerun_timeout, done))
+    lab = asyncio.ensure_future(lab_scenario(ws_url, args.lab_visitors, args.attackers, args.rerun_timeout, done,
+                                             args.vocabularies))
     until = time.monotonic() + args.lab_seconds
     await asyncio.sleep(10)  # the runs are queued and the first one trains before the sessions start
     try:
@@ -912,7 +930,7 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
     from an earlier test's)."""
     env = {"ALBERT_EXPLORER_MEMORY_BUDGET": args.memory_budget} if args.memory_budget else {}
     env["MALLOC_ARENA_MAX"] = os.environ.get("MALLOC_ARENA_MAX", "2")  # as the Docker image and deploy/ run it
-    if args.lab_visitors or args.attackers:
+    if args.lab_visitors or args.attackers or args.vocabularies:
         import tempfile
 
         env["ALBERT_EXPLORER_RUNS_DIR"] = tempfile.mkdtemp(prefix="load-test-runs-")
@@ -939,6 +957,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="visitors who start lab runs on the Train page during the steps (two seeds each)")
     parser.add_argument("--attackers", type=int, default=0,
                         help="visitors who repeat the hostile lab requests of issue 18 during the steps")
+    parser.add_argument("--vocabularies", default="",
+                        help="vocabulary sizes the lab ships no tokenizer for, one visitor each asking for short "
+                        "runs at the sidebar's size with it (e.g. 2500,3500,4500: the worker's tokenizer and "
+                        "corpus caches)")
     parser.add_argument("--lab-seconds", type=float, default=300.0,
                         help="with lab visitors: they keep watching their runs at least this long (default 300)")
     parser.add_argument("--memory-budget", help="the served app's memory budget (default the app's 1 GiB; the "
@@ -960,6 +982,9 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--processes must be 1..8")
         if not (0 <= args.lab_visitors <= 10 and 0 <= args.attackers <= 10):
             raise ValueError("--lab-visitors and --attackers must be 0..10")
+        args.vocabularies = parse_list(args.vocabularies) if args.vocabularies else []
+        if len(args.vocabularies) > MAX_VOCABULARIES or len(set(args.vocabularies)) < len(args.vocabularies):
+            raise ValueError(f"--vocabularies takes at most {MAX_VOCABULARIES} different sizes")
         if not 10 <= args.time_limit <= 3600:
             raise ValueError("--time-limit must be 10..3600 s")
     except ValueError as exc:

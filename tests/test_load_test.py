@@ -316,3 +316,17 @@ def test_a_button_press_is_one_rerun_with_its_trigger_and_page_errors_are_kept()
 def test_lab_arguments_are_bounded():
     with pytest.raises(SystemExit):
         lt.main(["--lab-visitors", "11"])
+    with pytest.raises(SystemExit):
+        lt.main(["--vocabularies", ",".join(str(1000 * v) for v in range(2, 2 + lt.MAX_VOCABULARIES + 1))])
+    with pytest.raises(SystemExit):
+        lt.main(["--vocabularies", "2500,2500"])
+
+
+def test_each_vocabulary_visitor_asks_for_short_runs_with_its_own_vocabulary():
+    plans = lt.lab_plans(1, 2, [2500, 3500])
+    assert len(plans) == 5
+    vocab = plans[3:]
+    assert ["V=2500&" in q for q, _ in vocab] == [True, False] and "V=3500&" in vocab[1][0]
+    assert all(vals["train_size"] == "The sidebar's size" and vals["train_steps"] <= 200 for _, vals in vocab)
+    assert vocab[0][1]["train_seeds"] != vocab[1][1]["train_seeds"]  # runs nobody else asked for
+
