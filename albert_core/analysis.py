@@ -7,7 +7,7 @@
   and output hidden states of every layer).
 - `attention_maps`: one head's (T, T) attention weights with unique token labels for a heatmap.
 - `saved_activation_bytes`: bytes autograd really saves for backward in a training-mode forward.
-- `make_sop_pairs`, `make_nsp_pairs`, `ngram_mask`: re-exported from `albert_core.pretraining` (no torch).
+- `make_pairs`, `ngram_mask`: re-exported from `albert_core.pretraining` (no torch).
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from albert_core.config import ModelConfig, check_whole_number
 from albert_core.pretraining import (
     MaskResult,
     Pair,
-    make_nsp_pairs,
-    make_sop_pairs,
+    make_pairs,
     ngram_length_probs,
     ngram_mask,
 )
@@ -42,8 +41,7 @@ __all__ = [
     "achieved_gflops",
     "attention_maps",
     "layer_smoothness",
-    "make_nsp_pairs",
-    "make_sop_pairs",
+    "make_pairs",
     "matmul_peak_gflops",
     "measure_matmul_gflops",
     "measure_latency",

@@ -1,5 +1,7 @@
-"""The ALBERT paper's pre-training inputs, deterministic by seed (no torch): sentence-order pairs (SOP),
-BERT's next-sentence pairs (NSP) and n-gram masking for the masked-LM objective."""
+"""The ALBERT paper's pre-training inputs, deterministic by seed (no torch): the segment pairs of the
+sentence tasks (SOP, and BERT's NSP) and n-gram masking for the masked-LM objective. One home for each
+algorithm: the lab trains with `segment_pairs` and `ngram_spans`, and the Paper page shows them on a
+visitor's text (`make_pairs`, `ngram_mask`)."""
 
 from __future__ import annotations
 
@@ -37,35 +39,113 @@ class Pair:
     kind: str  # "in order" / "swapped" (SOP), "is next" / "random next" (NSP)
 
 
-def make_sop_pairs(text: str) -> list[Pair]:
-    """ALBERT's sentence-order prediction: for every two consecutive sentences of a document, the
-    positive (A, B in their order, label 0) and the negative (the same two swapped, label 1)."""
-    pairs = []
-    for doc in _documents(text):
-        for a, b in zip(doc, doc[1:], strict=False):
-            pairs += [Pair(a, b, 0, "in order"), Pair(b, a, 1, "swapped")]
-    return pairs
+PAIR_KINDS = {"sop": ("in order", "swapped"), "nsp": ("is next", "random next")}
 
 
-def make_nsp_pairs(text: str, seed: int = 0) -> list[Pair]:
-    """BERT's next-sentence prediction: for every two consecutive sentences, the positive (label 0)
-    and a negative whose B is a random sentence (label 1) from another document (paragraph) when
-    the text has several, else from a random non-adjacent place. Deterministic for a given seed."""
+@dataclass(frozen=True)
+class Instance:
+    """One segment pair before masking, with where its segments came from."""
+
+    a: tuple  # segment A's tokens (token ids in the lab, words on the Paper page; no specials)
+    b: tuple
+    label: int  # 0 = in order / B follows A; 1 = swapped (SOP) / random B (NSP)
+    doc_a: int  # document index of segment A (and of B unless label 1 under NSP)
+    doc_b: int
+
+
+
+def truncate_pair(a: list[int], b: list[int], max_tokens: int, rng: random.Random) -> None:
+    """BERT's truncate_seq_pair: drop tokens from the longer segment, at its front or back at random."""
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        if rng.random() < 0.5:
+            del longer[0]
+        else:
+            longer.pop()
+
+
+def segment_pairs(
+    docs: Sequence[Sequence[Sequence[int]]], task: str, seq_len: int, short_seq_prob: float, rng: random.Random,
+    balanced: bool = False,
+) -> list[Instance]:
+    """BERT's and ALBERT's ``create_pretraining_data.py`` segment pairs, one pass over ``docs`` (documents as
+    lists of sentences, each a sequence of tokens): per document a target of ``seq_len - 3`` tokens (with
+    probability ``short_seq_prob`` a random one from 2); consecutive sentences are gathered until the target
+    and the chunk is cut at a random sentence boundary into A and B. ``task`` "sop": A and B swapped with
+    probability 1/2 (label 1), a single-sentence chunk left out; "nsp": with probability 1/2 (always for a
+    single sentence) B is taken from a random point of another document (label 1) and the unused sentences go
+    back; "none": A and B in order. The pair is trimmed to ``seq_len - 3`` tokens (`truncate_pair`) and the
+    pass shuffled. The lab trains on exactly these (`albert_core.lab.examples`). ``balanced`` (held-out pairs): the label alternates 0, 1, 0, ... instead of
+    a coin flip, and single-sentence chunks (which could only be NSP negatives) are left out, so exactly
+    half the pairs (+-1) are positives and a constant answer scores 50 %."""
+    max_tokens = seq_len - 3
+    out: list[Instance] = []
+    turn = 0
+
+    def flip() -> bool:
+        nonlocal turn
+        if not balanced:
+            return rng.random() < 0.5
+        turn += 1
+        return turn % 2 == 0
+    for d, document in enumerate(docs):
+        target = max_tokens
+        if rng.random() < short_seq_prob:
+            target = rng.randint(2, max_tokens)
+        chunk: list[Sequence[int]] = []
+        length, i = 0, 0
+        while i < len(document):
+            chunk.append(document[i])
+            length += len(document[i])
+            if i == len(document) - 1 or length >= target:
+                if balanced and len(chunk) < 2:
+                    chunk, length = [], 0
+                    i += 1
+                    continue
+                a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
+                a = [t for seg in chunk[:a_end] for t in seg]
+                b: list[int] = []
+                label, doc_b = 0, d
+                if task == "nsp" and len(docs) > 1 and (len(chunk) == 1 or flip()):
+                    label = 1
+                    target_b = max(1, target - len(a))
+                    doc_b = rng.randrange(len(docs) - 1)
+                    doc_b += doc_b >= d  # any document but this one
+                    other = docs[doc_b]
+                    for seg in other[rng.randrange(len(other)) :]:
+                        b.extend(seg)
+                        if len(b) >= target_b:
+                            break
+                    i -= len(chunk) - a_end  # the unused sentences go back into the document
+                elif len(chunk) >= 2:
+                    b = [t for seg in chunk[a_end:] for t in seg]
+                    if task == "sop" and flip():
+                        a, b, label = b, a, 1
+                if a and b:
+                    truncate_pair(a, b, max_tokens, rng)
+                    out.append(Instance(tuple(a), tuple(b), label, d, doc_b))
+                chunk, length = [], 0
+            i += 1
+    rng.shuffle(out)
+    return out
+
+
+def make_pairs(text: str, task: str, seed: int = 0, max_words: int = 12, passes: int = 3) -> list[Pair]:
+    """The lab's segment pairs (`segment_pairs`) on ``text``: documents separated by blank lines, sentences
+    ending with . ! or ?, a segment pair at most ``max_words`` words (the lab counts tokenizer pieces), ``passes``
+    passes over the text as BERT's ``dupe_factor`` (each with its own seeded draws); the same pair once."""
+    if task not in PAIR_KINDS:
+        raise ValueError(f"task must be one of {', '.join(PAIR_KINDS)}, got {task!r:.20}")
     check_whole_number("seed", seed, lo=0)
-    docs = _documents(text)
-    rng = random.Random(seed)
-    flat = [(d, j, s) for d, doc in enumerate(docs) for j, s in enumerate(doc)]
-    pairs = []
-    for d, doc in enumerate(docs):
-        for j, (a, b) in enumerate(zip(doc, doc[1:], strict=False)):
-            if len(docs) > 1:
-                pool = [s for dd, _, s in flat if dd != d]
-            else:  # one document: anything but A and its true next sentence
-                pool = [s for _, jj, s in flat if jj not in (j, j + 1)]
-            pairs.append(Pair(a, b, 0, "is next"))
-            if pool:
-                pairs.append(Pair(a, rng.choice(pool), 1, "random next"))
-    return pairs
+    check_whole_number("max_words", max_words, lo=2, hi=512)
+    check_whole_number("passes", passes, lo=1, hi=10)
+    docs = [[tuple(sentence.split()) for sentence in doc] for doc in _documents(text)]
+    pairs: dict[Pair, None] = {}
+    for p in range(passes):
+        rng = random.Random(f"paper|{seed}|{task}|pass|{p}")
+        for inst in segment_pairs(docs, task, max_words + 3, 0.1, rng):
+            pairs[Pair(" ".join(inst.a), " ".join(inst.b), inst.label, PAIR_KINDS[task][inst.label])] = None
+    return list(pairs)
 
 
 def ngram_length_probs(max_n: int = 3) -> list[float]:

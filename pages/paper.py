@@ -10,7 +10,7 @@ import streamlit as st
 
 from albert_core import count_params
 from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
-from albert_core.pretraining import make_nsp_pairs, make_sop_pairs, ngram_mask
+from albert_core.pretraining import make_pairs, ngram_mask
 from albert_core.reference import (
     PAPER,
     PAPER_TABLE5_CROSS,
@@ -177,20 +177,25 @@ text = st.text_area("Sample text (blank lines separate documents)", SAMPLE, key=
                     help="Sentences end with . ! or ?; paragraphs are documents.")
 
 st.markdown(
-    "- **NSP (BERT):** positive = sentence A and its true next sentence; negative = A with a *random* sentence "
-    "from another document. The negative differs in topic, so the task is mostly topic prediction.\n"
+    "A segment is one or more consecutive sentences of a document: consecutive sentences are gathered up to a "
+    "target length and cut at a random sentence boundary into A and B.\n"
+    "- **NSP (BERT):** positive = A and the segment that follows it; negative = A with a segment from a random "
+    "point of *another* document. The negative differs in topic, so the task is mostly topic prediction.\n"
     "- **SOP (ALBERT):** positive = two consecutive segments in order; negative = **the same two segments "
     f"swapped**. Topic cannot help, so the model must learn discourse coherence (paper Table 5: NSP solves "
     f"SOP at {PAPER_TABLE5_CROSS['nsp_on_sop']:g}%, SOP solves NSP at {PAPER_TABLE5_CROSS['sop_on_nsp']:g}%)."
 )
 try:
-    sop, nsp = make_sop_pairs(text), make_nsp_pairs(text)
+    sop, nsp = make_pairs(text, "sop"), make_pairs(text, "nsp")
     pair_cols = {
         "kind": st.column_config.TextColumn("Example", width=110),
         "a": st.column_config.TextColumn("Segment A", width=370),
         "b": st.column_config.TextColumn("Segment B", width=370),
         "label": st.column_config.NumberColumn("Label", width=70, help="0 = positive, 1 = negative."),
     }
+    st.caption("Built by the code the Train page's lab trains with (the algorithm of BERT's and ALBERT's "
+               "create_pretraining_data.py): here at most 12 words a pair, where the lab counts tokenizer pieces up "
+               "to its sequence length, and three passes over the text, each with its own random draws.")
     for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
         st.markdown(f"**{title}**")
         with st.container(key=key):

@@ -176,31 +176,55 @@ def test_matmul_probe_is_cached():
 DOCS = "One starts. Two follows! Three ends?\n\nFour is elsewhere. Five too."
 
 
-def test_sop_pairs():
-    pairs = an.make_sop_pairs(DOCS)
-    assert [(p.a, p.b, p.label) for p in pairs] == [
-        ("One starts.", "Two follows!", 0), ("Two follows!", "One starts.", 1),
-        ("Two follows!", "Three ends?", 0), ("Three ends?", "Two follows!", 1),
-        ("Four is elsewhere.", "Five too.", 0), ("Five too.", "Four is elsewhere.", 1),
-    ]  # never a pair across documents
-    assert an.make_sop_pairs("Only one sentence.") == []
+def _run_of_sentences(segment: str, docs: list[list[str]]) -> int | None:
+    """The document in which ``segment`` is a run of whole consecutive sentences, else None."""
+    for d, doc in enumerate(docs):
+        for i in range(len(doc)):
+            for j in range(i + 1, len(doc) + 1):
+                if " ".join(doc[i:j]) == segment:
+                    return d
+    return None
 
 
-def test_nsp_pairs():
-    pairs = an.make_nsp_pairs(DOCS, seed=1)
-    assert pairs == an.make_nsp_pairs(DOCS, seed=1)
-    pos = [p for p in pairs if p.label == 0]
-    neg = [p for p in pairs if p.label == 1]
-    assert [(p.a, p.b) for p in pos] == [(p.a, p.b) for p in an.make_sop_pairs(DOCS) if p.label == 0]
-    first_doc = {"One starts.", "Two follows!", "Three ends?"}
-    for p in neg:  # B comes from the other document
-        assert (p.a in first_doc) != (p.b in first_doc)
-    one_doc = "A one. B two. C three. D four. E five."
-    for seed in range(5):
-        for p in an.make_nsp_pairs(one_doc, seed):
-            if p.label == 1:
-                i = one_doc.split(". ").index(p.a.rstrip("."))
-                assert p.b.rstrip(".") not in one_doc.split(". ")[i: i + 2]
+DOC_SENTENCES = [["One starts.", "Two follows!", "Three ends?"], ["Four is elsewhere.", "Five too."]]
+
+
+def test_sop_pairs_are_the_labs_segments_in_order_or_swapped():
+    pairs = an.make_pairs(DOCS, "sop", seed=0, max_words=50)  # no pair long enough to be trimmed
+    assert pairs == an.make_pairs(DOCS, "sop", seed=0, max_words=50)
+    assert {p.label for p in pairs} == {0, 1} and len(set(pairs)) == len(pairs)
+    for p in pairs:
+        first, second = (p.a, p.b) if p.label == 0 else (p.b, p.a)
+        assert p.kind == ("in order" if p.label == 0 else "swapped")
+        # A and B are whole sentences of one document, and in order they are consecutive: never across documents
+        d = _run_of_sentences(f"{first} {second}", DOC_SENTENCES)
+        assert d is not None and _run_of_sentences(first, DOC_SENTENCES) == d
+    assert an.make_pairs("Only one sentence.", "sop") == []  # no boundary to cut at
+
+
+def test_nsp_pairs_take_a_negative_b_from_another_document():
+    pairs = an.make_pairs(DOCS, "nsp", seed=1, max_words=50)
+    assert pairs == an.make_pairs(DOCS, "nsp", seed=1, max_words=50)
+    assert {p.label for p in pairs} == {0, 1}
+    for p in pairs:
+        da, db = _run_of_sentences(p.a, DOC_SENTENCES), _run_of_sentences(p.b, DOC_SENTENCES)
+        assert da is not None and db is not None
+        if p.label == 0:
+            assert p.kind == "is next" and _run_of_sentences(f"{p.a} {p.b}", DOC_SENTENCES) == da
+        else:
+            assert p.kind == "random next" and db != da
+    # one document: nowhere else to take B from, every pair is a positive
+    assert {p.label for p in an.make_pairs("A one. B two. C three. D four.", "nsp", seed=2)} == {0}
+
+
+def test_pairs_respect_the_length_and_check_their_arguments():
+    text = " ".join(f"Sentence number {i} is here." for i in range(30))
+    for task in ("sop", "nsp"):
+        assert all(len(p.a.split()) + len(p.b.split()) <= 12 for p in an.make_pairs(text, task, max_words=12))
+    with pytest.raises(ValueError, match="task"):
+        an.make_pairs(DOCS, "mlm")
+    with pytest.raises(ValueError, match="max_words"):
+        an.make_pairs(DOCS, "sop", max_words=1)
 
 
 def test_ngram_mask_rules():

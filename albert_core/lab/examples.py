@@ -2,7 +2,7 @@
 
 Instances (one pass over the documents per epoch, in a seeded order): for each document a target length
 (``seq_len - 3``, or with probability ``short_seq_prob`` a random length from 2), consecutive sentences
-are gathered into a chunk until it reaches the target, and the chunk is cut at a random sentence boundary
+are gathered (`albert_core.pretraining.segment_pairs`, which the Paper page shows on a visitor's text) into a chunk until it reaches the target, and the chunk is cut at a random sentence boundary
 into segment A and segment B. Sentence task:
 
 - ``"sop"`` (ALBERT): with probability 1/2 the two segments are swapped (label 1), else kept (label 0).
@@ -34,7 +34,6 @@ import functools
 import random
 import string
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -43,26 +42,15 @@ from albert_core.lab import corpus as lab_corpus
 from albert_core.lab import tokenizers as lab_tokenizers
 from albert_core.lab.spec import TASKS  # the one list of sentence tasks
 from albert_core.lab.tokenizers import CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS
-from albert_core.pretraining import ngram_spans
+from albert_core.pretraining import Instance, ngram_spans, segment_pairs
 
-__all__ = ["TASKS", "Instance", "PretrainingData", "encoded_documents"]
+__all__ = ["TASKS", "PretrainingData", "encoded_documents"]
 
 SPLITS = ("train", "validation")
 MIN_SEQ_LEN = 8
 MAX_NGRAM = 3
 _PUNCTUATION = set(string.punctuation)
 _MAX_EPOCH_CACHE = 2
-
-
-@dataclass(frozen=True)
-class Instance:
-    """One segment pair before masking, with where its segments came from."""
-
-    a: tuple[int, ...]  # token ids of segment A (no specials)
-    b: tuple[int, ...]
-    label: int  # 0 = in order / B follows A; 1 = swapped (SOP) / random B (NSP)
-    doc_a: int  # document index of segment A (and of B unless label 1 under NSP)
-    doc_b: int
 
 
 @functools.lru_cache(maxsize=4)
@@ -114,75 +102,6 @@ def _check(name: str, value, lo, hi=None, kind=int) -> None:
         what = "a whole number" if kind is int else "a number"
         rule = f">= {lo}" if hi is None else f"between {lo} and {hi}"
         raise ValueError(f"{name} must be {what} {rule}, got {value!r:.40}")
-
-
-def _truncate_pair(a: list[int], b: list[int], max_tokens: int, rng: random.Random) -> None:
-    """BERT's truncate_seq_pair: drop tokens from the longer segment, at its front or back at random."""
-    while len(a) + len(b) > max_tokens:
-        longer = a if len(a) > len(b) else b
-        if rng.random() < 0.5:
-            del longer[0]
-        else:
-            longer.pop()
-
-
-def _instances(
-    docs: Sequence[Sequence[Sequence[int]]], task: str, seq_len: int, short_seq_prob: float, rng: random.Random,
-    balanced: bool = False,
-) -> list[Instance]:
-    """One pass over ``docs``. ``balanced`` (held-out pairs): the label alternates 0, 1, 0, ... instead of
-    a coin flip, and single-sentence chunks (which could only be NSP negatives) are left out, so exactly
-    half the pairs (+-1) are positives and a constant answer scores 50 %."""
-    max_tokens = seq_len - 3
-    out: list[Instance] = []
-    turn = 0
-
-    def flip() -> bool:
-        nonlocal turn
-        if not balanced:
-            return rng.random() < 0.5
-        turn += 1
-        return turn % 2 == 0
-    for d, document in enumerate(docs):
-        target = max_tokens
-        if rng.random() < short_seq_prob:
-            target = rng.randint(2, max_tokens)
-        chunk: list[Sequence[int]] = []
-        length, i = 0, 0
-        while i < len(document):
-            chunk.append(document[i])
-            length += len(document[i])
-            if i == len(document) - 1 or length >= target:
-                if balanced and len(chunk) < 2:
-                    chunk, length = [], 0
-                    i += 1
-                    continue
-                a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
-                a = [t for seg in chunk[:a_end] for t in seg]
-                b: list[int] = []
-                label, doc_b = 0, d
-                if task == "nsp" and len(docs) > 1 and (len(chunk) == 1 or flip()):
-                    label = 1
-                    target_b = max(1, target - len(a))
-                    doc_b = rng.randrange(len(docs) - 1)
-                    doc_b += doc_b >= d  # any document but this one
-                    other = docs[doc_b]
-                    for seg in other[rng.randrange(len(other)) :]:
-                        b.extend(seg)
-                        if len(b) >= target_b:
-                            break
-                    i -= len(chunk) - a_end  # the unused sentences go back into the document
-                elif len(chunk) >= 2:
-                    b = [t for seg in chunk[a_end:] for t in seg]
-                    if task == "sop" and flip():
-                        a, b, label = b, a, 1
-                if a and b:
-                    _truncate_pair(a, b, max_tokens, rng)
-                    out.append(Instance(tuple(a), tuple(b), label, d, doc_b))
-                chunk, length = [], 0
-            i += 1
-    rng.shuffle(out)
-    return out
 
 
 class PretrainingData:
@@ -246,7 +165,7 @@ class PretrainingData:
             rng = random.Random(f"albert-lab|{self.seed}|{self.task}|{self.seq_len}|epoch|{epoch}")
             if len(self._epochs) >= _MAX_EPOCH_CACHE:
                 self._epochs.pop(min(self._epochs))
-            self._epochs[epoch] = _instances(self.documents, self.task, self.seq_len, self.short_seq_prob, rng,
+            self._epochs[epoch] = segment_pairs(self.documents, self.task, self.seq_len, self.short_seq_prob, rng,
                                              balanced=self.split == "validation")
         return self._epochs[epoch]
 
