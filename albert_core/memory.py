@@ -62,6 +62,10 @@ ACT_SAVED = {"gelu_new": 5, "gelu": 2, "relu": 1}
 # Family defaults of cfg.to_hf() (hidden and attention-probability dropout).
 DEFAULT_DROPOUT = {"albert": 0.0, "bert": 0.1}
 DEVICES = ("cuda", "cpu")
+# transformers' attention implementations the training estimate knows: "eager" (every matmul and the softmax
+# visible) and "sdpa" (torch's scaled_dot_product_attention, transformers' default)
+ATTENTIONS = ("eager", "sdpa")
+LOGSUMEXP_BYTES = 4  # SDPA's fused kernels keep one fp32 logsumexp per attention row, whatever the dtype
 INDEX_BYTES = 8  # int64 token ids / labels
 
 
@@ -110,6 +114,7 @@ def activation_bytes_terms(
     *,
     device: str = "cuda",
     checkpointing: bool = False,
+    attention: str = "eager",
 ) -> dict[str, Any]:
     """Activation bytes by group (``embeddings``, ``encoder``, ``heads``); their sum is the estimate.
 
@@ -119,7 +124,11 @@ def activation_bytes_terms(
     ``device`` (training only) changes what dropout masks and LayerNorm statistics cost: "cuda"
     keeps bool masks (1 byte) and fp32 statistics, the CPU keeps both in the activation dtype.
     ``checkpointing`` (training only): every executed encoder layer checkpointed, see the module
-    docstring.
+    docstring. ``attention`` (training only): "eager" keeps each layer's attention probabilities (and with
+    dropout their mask and the dropped probabilities); "sdpa" runs a fused kernel that keeps one fp32
+    logsumexp per attention row instead, except on the CPU with dropout > 0, where torch's SDPA takes its
+    math path and saves what eager saves (both measured on the CPU; the CUDA kernels' saved tensors are
+    taken from their definitions, output and logsumexp, and not measured here).
     """
     V, E, H, inner = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size
     B, S, b = batch, seq_len, bytes_per_el
@@ -146,16 +155,18 @@ def activation_bytes_terms(
     # LayerNorm inputs, the FFN input, the activation's tensors; with dropout the masks and the
     # dropped probabilities (the input of probs @ V).
     ffn_drop = 0 if c.family == "albert" else N * H * m  # ALBERT has no dropout after ffn_output
+    if attention == "sdpa" and (dropout == 0 or device == "cuda"):
+        probs = B * c.num_heads * S * LOGSUMEXP_BYTES  # the fused kernel's logsumexp, no probabilities
+    else:
+        probs = scores * b + (scores * (m + b) if dropout > 0 else 0)  # softmax output (+ mask, dropped)
     layer = (
         N * H * b * 6
-        + scores * b
+        + probs
         + 2 * layer_norm(H)
         + N * inner * b * act
         + N * H * m
         + ffn_drop
     )
-    if dropout > 0:
-        layer += scores * (m + b)
     # Checkpointing: each layer keeps only its input (one of the six B*S*H tensors above), and one
     # layer's tensors are saved again while the backward recomputes it.
     X = c.executed_layers
@@ -221,6 +232,7 @@ class MemoryEstimate:
     precision: str = "pure"
     checkpointing: bool = False
     master_weights: int = 0
+    attention: str = "eager"
 
     @property
     def total(self) -> int:
@@ -237,7 +249,7 @@ class MemoryEstimate:
         elif self.checkpointing:
             what = "activations with gradient checkpointing (layer inputs + one recomputed layer)"
         else:
-            what = "activations saved for backward (transformers eager model, train mode)"
+            what = f"activations saved for backward (transformers {self.attention} model, train mode)"
         states = "optimizer states (fp32 master weights included)" if self.master_weights else "optimizer states"
         return f"Weights, gradients and {states} are exact; {what} is an estimate."
 
@@ -284,6 +296,7 @@ def estimate_memory(
     checkpointing: bool = False,
     dropout: float | None = None,
     device: str = "cuda",
+    attention: str = "eager",
 ) -> MemoryEstimate:
     """Memory of ``cfg`` for a batch of ``batch`` sequences of ``seq_len`` tokens.
 
@@ -298,7 +311,8 @@ def estimate_memory(
     encoder layer, see the module docstring; its recomputation FLOPs are `count_flops(recompute=True)`.
     ``dropout`` (every dropout layer) defaults to the family default of ``cfg.to_hf()``: BERT 0.1,
     ALBERT 0.0 (to_hf leaves ALBERT's SOP classifier dropout at transformers' 0.1, a B*H mask left
-    out here). ``device``: "cuda" (default) or "cpu", see `activation_bytes_terms`.
+    out here). ``device``: "cuda" (default) or "cpu"; ``attention`` (training): "eager" (default) or
+    transformers' default "sdpa"; see `activation_bytes_terms`.
     """
     if not isinstance(cfg, ModelConfig):
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
@@ -322,20 +336,24 @@ def estimate_memory(
         raise ValueError(f"dropout must be a number in [0, 1), got {dropout!r}")
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {', '.join(ATTENTIONS)}; got {attention!r:.40}")
 
-    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, checkpointing, dropout, device)
+    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, checkpointing, dropout, device,
+                     attention)
 
 
 def _estimate(
     cfg: ModelConfig, batch: int, seq_len: int, dtype: str, optimizer: str, training: bool, precision: str,
-    checkpointing: bool, dropout: float, device: str,
+    checkpointing: bool, dropout: float, device: str, attention: str = "eager",
 ) -> MemoryEstimate:
     """`estimate_memory` on validated arguments (the batch not bounded by the workload's limit)."""
     params = count_params(cfg).total
     states = state_bytes(params, unused_params(cfg), dtype, optimizer, training, precision)
     act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else DTYPE_BYTES[dtype]
     groups = activation_bytes_terms(
-        cfg, batch, seq_len, act_bytes, training, dropout, device=device, checkpointing=checkpointing
+        cfg, batch, seq_len, act_bytes, training, dropout, device=device, checkpointing=checkpointing,
+        attention=attention,
     )
     groups = {k: int(v) for k, v in groups.items()}
     return MemoryEstimate(
@@ -349,6 +367,7 @@ def _estimate(
         precision=precision,
         checkpointing=checkpointing,
         master_weights=int(states["master_weights"]),
+        attention=attention,
     )
 
 

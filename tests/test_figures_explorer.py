@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from albert_core import PRESETS, Workload, count_params
-from albert_core.format import fmt_flops
+from albert_core.format import fmt_bytes, fmt_flops
 from albert_core.results import analyze
 from ui import figures_explorer
 
@@ -159,6 +159,13 @@ def test_twin_summary_says_what_the_numbers_say():
     text = figures_explorer.twin_summary(analyze(PRESETS["albert-base"], Workload()))
     assert "**Parameters: down 9.34x**" in text and "**Forward FLOPs: 1.00x of BERT's**" in text
     assert "runs L×K = 12 times" in text
+    # the SDPA figures too (transformers' default attention): per executed layer SDPA keeps one fp32 number per
+    # attention row instead of the probabilities, and BERT's (dropout 0.1) also drops their mask and dropped copy
+    B, S, X, heads = 8, 128, 12, 12
+    albert_sdpa = analyze(PRESETS["albert-base"], Workload()).own.memory.activations - X * B * heads * S * (S * 4 - 4)
+    bert_sdpa = analyze(PRESETS["albert-base"], Workload()).twin.memory.activations - X * B * heads * S * (S * 9 - 4)
+    assert f"default SDPA attention, whose fused kernels keep no attention probabilities, {fmt_bytes(albert_sdpa)} " \
+           f"vs {fmt_bytes(bert_sdpa)}" in text
     k2 = PRESETS["albert-base"].replace(inner_group_num=2)
     text = figures_explorer.twin_summary(analyze(k2, Workload()))
     # Twice the encoder work; the embeddings are 0.1% of the FLOPs, so 2.00x to three digits.

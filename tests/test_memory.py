@@ -507,3 +507,44 @@ def test_rejects_non_config():
 def test_counting_does_not_import_torch():
     code = "import sys, albert_core.memory; sys.exit('torch' in sys.modules or 'transformers' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+SDPA_CASES = [
+    # (config changes, batch, seq_len, dtype, dropout)
+    (dict(family="albert", head="model"), 2, 16, "fp32", 0.0),
+    (dict(family="albert", head="pretraining", num_hidden_groups=2, inner_group_num=2), 2, 48, "bf16", 0.0),
+    (dict(family="bert", head="masked-lm", sharing="none"), 3, 32, "fp32", 0.0),
+    (dict(family="albert", head="model"), 2, 64, "fp32", 0.1),  # the CPU's SDPA takes its math path
+    (dict(family="bert", head="model", sharing="none"), 2, 32, "fp32", 0.1),
+]
+
+
+@pytest.mark.parametrize(("changes", "batch", "seq_len", "dtype", "dropout"), SDPA_CASES)
+def test_sdpa_saves_what_the_estimate_says_instead_of_the_attention_probabilities(changes, batch, seq_len, dtype,
+                                                                                  dropout):
+    """transformers' default attention (SDPA) against eager, measured on the CPU: what SDPA does not save is
+    exactly what the estimate leaves out (the probabilities, kept as one fp32 logsumexp per row), and with
+    dropout the CPU's SDPA saves what eager saves."""
+    cfg = ModelConfig(**{**SMALL, **changes})
+    kwargs = forward_kwargs(cfg, batch, seq_len)
+    got = {attn: saved_for_backward(hf_model(cfg, attn=attn, dropout=dropout).to(TORCH_DTYPES[dtype]), kwargs)
+           for attn in ("eager", "sdpa")}
+    est = {attn: estimate_memory(cfg, batch, seq_len, dtype, dropout=dropout, device="cpu", attention=attn).activations
+           for attn in ("eager", "sdpa")}
+    assert est["eager"] - est["sdpa"] == got["eager"] - got["sdpa"], (got, est)
+    if dropout > 0:
+        assert got["sdpa"] == got["eager"]
+
+
+def test_sdpa_on_cuda_keeps_neither_probabilities_nor_their_dropout():
+    # the CUDA kernels (flash, memory-efficient) keep the output and one fp32 logsumexp per row, with dropout
+    # too (its mask is regenerated from the RNG state): per executed layer the eager model's B*heads*S*S
+    # probabilities, its bool mask and the dropped probabilities go, B*heads*S*4 bytes come
+    cfg = PRESETS["bert-base"]
+    B, S, X, heads = 8, 128, 12, 12
+    eager = estimate_memory(cfg, B, S, "fp16", dropout=0.1, attention="eager")
+    sdpa = estimate_memory(cfg, B, S, "fp16", dropout=0.1, attention="sdpa")
+    assert eager.activations - sdpa.activations == X * (B * heads * S * S * (2 + 1 + 2) - B * heads * S * 4)
+    assert "sdpa model" in sdpa.note and "eager model" in eager.note
+    with pytest.raises(ValueError, match="attention"):
+        estimate_memory(cfg, attention="flash")

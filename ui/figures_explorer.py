@@ -22,7 +22,7 @@ from plotly.subplots import make_subplots
 from albert_core import ModelConfig
 from albert_core.coerce import switch_family
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio, sentence_case
-from albert_core.memory import DEVICE_MEMORY_GB, max_batch_that_fits, total_bytes_at
+from albert_core.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
 from albert_core.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.reference import PAPER_TABLE2_SPEEDUP
 from albert_core.results import Result
@@ -300,6 +300,15 @@ def twin_summary(result: Result) -> str:
                  "embedding projection and the MLM head differ a little." if k == 1 else
                  f"K = {k} inner repeats run every layer's blocks {k} times, so it executes L×K = {depth} "
                  f"blocks where BERT runs {c.num_layers}.")
+    if result.own.training_memory is None:  # int8 weights: inference memory, no backward
+        sdpa_note = "the peak forward working set, an estimate"
+    else:
+        wl = result.workload
+        a_s, at_s = (estimate_memory(m, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, precision=wl.precision,
+                                     checkpointing=wl.checkpointing, attention="sdpa").activations for m in (c, twin))
+        sdpa_note = (f"estimates for transformers' eager attention; with its default SDPA attention, whose fused "
+                     f"kernels keep no attention probabilities, {fmt_bytes(a_s)} vs {fmt_bytes(at_s)}: "
+                     f"{_ratio_phrase(a_s, at_s)}")
     closing = ("So ALBERT is a *smaller* model, not a *faster* one: at the same H and L it runs the same matmuls "
                "as BERT. The paper's Table 2 does compare models of the same H and L: ALBERT-large and BERT-large "
                f"both have H = 1024 and L = 24, and the paper measures ALBERT-large "
@@ -314,10 +323,8 @@ def twin_summary(result: Result) -> str:
 - **Parameters: {_ratio_phrase(p, pt)}** ({fmt_params(p)} vs {fmt_params(pt)}), from factorized embeddings
   (V·E + E·H instead of V·H) and cross-layer sharing.
 - **Forward FLOPs: {_ratio_phrase(f, ft)}** ({fmt_flops(f)} vs {fmt_flops(ft)}). {why_flops}
-- **Activations: {_ratio_phrase(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}, estimates for transformers' eager
-  attention; its default SDPA attention keeps no attention-probability tensors, so it saves somewhat less, and
-  that figure is not estimated here): every executed layer keeps its own activations for backward, shared
-  weights or not; {act_note}
+- **Activations: {_ratio_phrase(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}, {sdpa_note}): every executed
+  layer keeps its own activations for backward, shared weights or not; {act_note}
 - **Weights memory: {_ratio_phrase(w, wt)}** ({fmt_bytes(w)} vs {fmt_bytes(wt)}); gradients and optimizer
   states scale with it.
 
