@@ -35,8 +35,26 @@ PAPER_TABLE4: Mapping[int, Mapping[str, float]] = MappingProxyType({
     128: {"all": 12e6, "attention": 64e6, "ffn": 38e6, "none": 89e6},
 })
 TABLE4_MODES = ("all", "attention", "ffn", "none")
-# Table 5: accuracy on each other's task (NSP-trained on SOP, SOP-trained on NSP), percent.
-PAPER_TABLE5_CROSS = MappingProxyType({"nsp_on_sop": 52.0, "sop_on_nsp": 78.9})
+# The paper's names of the sharing modes (the rows of its Tables 3 and 4).
+PAPER_SHARING_NAMES: Mapping[str, str] = MappingProxyType(
+    {"all": "all-shared", "attention": "shared-attention", "ffn": "shared-FFN", "none": "not-shared"})
+# Tables 3 and 4: the downstream average (Avg column) of ALBERT-base per (sharing, E) and (E, sharing).
+PAPER_TABLE3_AVG: Mapping[tuple[str, int], float] = MappingProxyType({
+    ("none", 64): 81.3, ("none", 128): 81.7, ("none", 256): 81.8, ("none", 768): 82.3,
+    ("all", 64): 79.0, ("all", 128): 80.1, ("all", 256): 79.6, ("all", 768): 79.8,
+})
+PAPER_TABLE4_AVG: Mapping[tuple[int, str], float] = MappingProxyType({
+    (768, "all"): 79.8, (768, "attention"): 81.6, (768, "ffn"): 79.5, (768, "none"): 82.3,
+    (128, "all"): 80.1, (128, "attention"): 81.7, (128, "ffn"): 80.2, (128, "none"): 81.6,
+})
+# Table 5: intrinsic accuracies in percent, ALBERT-base; trained with (row) x evaluated on (column).
+PAPER_TABLE5: Mapping[str, Mapping[str, float]] = MappingProxyType({
+    "none": {"MLM": 54.9, "NSP": 52.4, "SOP": 53.3},
+    "nsp": {"MLM": 54.5, "NSP": 90.5, "SOP": 52.0},
+    "sop": {"MLM": 54.0, "NSP": 78.9, "SOP": 86.5},
+})
+# accuracy on each other's task (NSP-trained on SOP, SOP-trained on NSP)
+PAPER_TABLE5_CROSS = MappingProxyType({"nsp_on_sop": PAPER_TABLE5["nsp"]["SOP"], "sop_on_nsp": PAPER_TABLE5["sop"]["NSP"]})
 
 # Two figures that circulate about ALBERT's size, both at BERT's vocabulary V = 30,522 and E = 128:
 # an embedding table (V·H against V·E + E·H, with a "BERT-Base (baseline) 24,030,720, −2.5%" first row)

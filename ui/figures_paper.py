@@ -9,6 +9,7 @@ import pandas as pd
 from albert_core import PRESETS, ModelConfig, count_params
 from albert_core.format import fmt_params
 from albert_core.reference import (
+    PAPER_SHARING_NAMES,
     PAPER_TABLE1,
     PAPER_TABLE3,
     PAPER_TABLE4,
@@ -19,7 +20,6 @@ from albert_core.reference import (
 )
 from ui.figures_scaling import seed_embedding_table
 
-SHARING_NAMES = {"all": "all-shared", "attention": "shared-attention", "ffn": "shared-FFN", "none": "not-shared"}
 TABLE1_NOTES = {
     "bert-base": "Without the pooler 108.49M: the printed 108M.",
     "bert-large": "With the pooler 334.61M: the printed 334M.",
@@ -54,7 +54,7 @@ def table3_frame() -> pd.DataFrame:
     """Table 3: ALBERT-base per embedding size, not-shared then all-shared."""
     base = PRESETS["albert-base"]
     return pd.DataFrame([
-        _row(f"{SHARING_NAMES[mode]}, E = {e}", printed, _params(base.replace(sharing=mode, embedding_size=e)),
+        _row(f"{PAPER_SHARING_NAMES[mode]}, E = {e}", printed, _params(base.replace(sharing=mode, embedding_size=e)),
              "Printed = BERT-base's 108M; exact adds the E→H projection and pooler" if (mode, e) == ("none", 768)
              else "")
         for mode, col in PAPER_TABLE3.items() for e, printed in col.items()
@@ -75,7 +75,7 @@ def table4_frame() -> pd.DataFrame:
     rows = []
     for e in PAPER_TABLE4:
         for mode in TABLE4_MODES:
-            row = _row(f"E = {e}, {SHARING_NAMES[mode]}", PAPER_TABLE4[e][mode],
+            row = _row(f"E = {e}, {PAPER_SHARING_NAMES[mode]}", PAPER_TABLE4[e][mode],
                        _params(base.replace(sharing=mode, embedding_size=e)))
             rows.append({"embedding_size": e, "sharing": mode, **row})
     return pd.DataFrame(rows)

@@ -36,7 +36,10 @@ from albert_core.lab.spec import (
     RUN_DEFAULTS,
     RunSpec,
 )
-from albert_core.reference import SMOOTHNESS_FIGURE
+from albert_core.reference import PAPER_SHARING_NAMES, SMOOTHNESS_FIGURE
+from albert_core.reference import PAPER_TABLE3 as REF_TABLE3
+from albert_core.reference import PAPER_TABLE4 as REF_TABLE4
+from albert_core.reference import PAPER_TABLE5 as REF_TABLE5
 
 if TYPE_CHECKING:
     from albert_core.lab.outcome import RunResult
@@ -52,26 +55,17 @@ REFERENCE_STEPS = DEFAULT_STEPS  # the shipped reference runs (`make reference`)
 
 
 # ----------------------------------------------------------------------------- the paper's figures
-# Copied from the paper (tables as printed; parameter counts in millions for the base-size model).
+# The paper's tables as printed (`albert_core.reference`), as frames; parameter counts in millions.
 PAPER_TABLE3 = pd.DataFrame(
-    [
-        ("not-shared", 64, 87), ("not-shared", 128, 89), ("not-shared", 256, 93), ("not-shared", 768, 108),
-        ("all-shared", 64, 10), ("all-shared", 128, 12), ("all-shared", 256, 16), ("all-shared", 768, 31),
-    ],
+    [(PAPER_SHARING_NAMES[mode], e, round(v / 1e6)) for mode in ("none", "all") for e, v in REF_TABLE3[mode].items()],
     columns=["sharing", "E", "params_M"],
 )
 PAPER_TABLE4 = pd.DataFrame(
-    [
-        (768, "all-shared", 31), (768, "shared-attention", 83), (768, "shared-FFN", 57), (768, "not-shared", 108),
-        (128, "all-shared", 12), (128, "shared-attention", 64), (128, "shared-FFN", 38), (128, "not-shared", 89),
-    ],
+    [(e, PAPER_SHARING_NAMES[mode], round(v / 1e6)) for e, row in REF_TABLE4.items() for mode, v in row.items()],
     columns=["E", "sharing", "params_M"],
 )
 # Table 5: intrinsic (pretraining-task) accuracies in percent; row = trained with, columns = evaluated on.
-PAPER_TABLE5 = pd.DataFrame(
-    {"MLM": [54.9, 54.5, 54.0], "NSP": [52.4, 90.5, 78.9], "SOP": [53.3, 52.0, 86.5]},
-    index=pd.Index(["none", "nsp", "sop"], name="trained"),
-)
+PAPER_TABLE5 = pd.DataFrame.from_dict({k: dict(v) for k, v in REF_TABLE5.items()}, orient="index").rename_axis("trained")
 
 
 @dataclass(frozen=True)
@@ -352,7 +346,9 @@ EXPERIMENTS: Mapping[str, Experiment] = {
         "Does factorizing the embedding (E < H) cost accuracy, with and without sharing?",
         Paper(f"{SOURCE}, Table 3 (ALBERT-base)",
               "Not-shared: a larger E is better, but not by much. All-shared: E = 128 was best. "
-              "Parameters fall from 108M (E = 768) to 89M (E = 128) not-shared, 31M to 12M all-shared.",
+              f"Parameters fall from {REF_TABLE3['none'][768] / 1e6:.0f}M (E = 768) to "
+              f"{REF_TABLE3['none'][128] / 1e6:.0f}M (E = 128) not-shared, {REF_TABLE3['all'][768] / 1e6:.0f}M to "
+              f"{REF_TABLE3['all'][128] / 1e6:.0f}M all-shared.",
               PAPER_TABLE3),
         _table3, _evaluate_losses,
     ),
@@ -369,8 +365,9 @@ EXPERIMENTS: Mapping[str, Experiment] = {
         "table5", "NSP vs SOP (Table 5)",
         "Does next-sentence prediction teach sentence order? Does sentence-order prediction teach NSP?",
         Paper(f"{SOURCE}, Table 5 (intrinsic accuracy, %, ALBERT-base)",
-              "A model trained with NSP solves NSP (90.5%) but not SOP (52.0%, chance); one trained with SOP "
-              "solves SOP (86.5%) and most of NSP (78.9%). MLM accuracy barely changes.",
+              f"A model trained with NSP solves NSP ({REF_TABLE5['nsp']['NSP']}%) but not SOP "
+              f"({REF_TABLE5['nsp']['SOP']}%, chance); one trained with SOP solves SOP ({REF_TABLE5['sop']['SOP']}%) "
+              f"and most of NSP ({REF_TABLE5['sop']['NSP']}%). MLM accuracy barely changes.",
               PAPER_TABLE5),
         _table5, _evaluate_table5, metric="val_order_acc",
     ),

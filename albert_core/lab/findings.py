@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from albert_core.lab.baselines import order_verdict
+from albert_core.reference import PAPER_TABLE3_AVG, PAPER_TABLE4_AVG
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,13 +29,6 @@ if TYPE_CHECKING:
 
 PAPER_TIE = 0.5  # points of the paper's average below which it found no clear difference
 MIN_SEEDS = 2
-
-# Downstream averages from the paper (ICLR 2020 version), ALBERT-base, copied from its Tables 3 and 4.
-TABLE3_AVG = {("none", 64): 81.3, ("none", 128): 81.7, ("none", 256): 81.8, ("none", 768): 82.3,
-              ("all", 64): 79.0, ("all", 128): 80.1, ("all", 256): 79.6, ("all", 768): 79.8}
-TABLE4_AVG = {(768, "all"): 79.8, (768, "attention"): 81.6, (768, "ffn"): 79.5, (768, "none"): 82.3,
-              (128, "all"): 80.1, (128, "attention"): 81.7, (128, "ffn"): 80.2, (128, "none"): 81.6}
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -96,7 +90,7 @@ def table3(results: Sequence[RunResult]) -> list[Finding]:
         if e_lo == e_hi:
             continue
         out.append(compare_losses(
-            results, large, small, TABLE3_AVG[(sharing, 768)], TABLE3_AVG[(sharing, 256)],
+            results, large, small, PAPER_TABLE3_AVG[(sharing, 768)], PAPER_TABLE3_AVG[(sharing, 256)],
             question=f"{word.capitalize()}: is E = H better than E = H/4?", paper_names=("E 768", "E 256"),
         ))
     return out
@@ -112,7 +106,7 @@ def table4(results: Sequence[RunResult]) -> list[Finding]:
     out = []
     for a, b, question in pairs:
         if a in by_mode and b in by_mode:
-            out.append(compare_losses(results, by_mode[a], by_mode[b], TABLE4_AVG[(128, a)], TABLE4_AVG[(128, b)],
+            out.append(compare_losses(results, by_mode[a], by_mode[b], PAPER_TABLE4_AVG[(128, a)], PAPER_TABLE4_AVG[(128, b)],
                                       question=question, paper_names=(names[a], names[b])))
     return out
 
