@@ -305,9 +305,16 @@ def _on_reset() -> None:
 
 
 # ----------------------------------------------------------------------------- widgets
+def _start_value(key: str) -> object:
+    """A number input's value as its default too: the browser draws a new number input with its default for
+    one paint before the value from the session (it showed V 1, E 1, batch 1 and P 1 for 0.3 s on every fresh
+    load). Only the default of a new widget; the value stays the session's (the widget's identity is its key)."""
+    return st.session_state.get(key, "min")
+
+
 def _number(label: str, key: str, lo: int, hi: int, *, disabled: bool = False, help_key: str = "") -> None:
     st.number_input(
-        label, min_value=lo, max_value=hi, step=_STEPS.get(key, 1), key=_key(key),
+        label, min_value=lo, max_value=hi, value=_start_value(_key(key)), step=_STEPS.get(key, 1), key=_key(key),
         help=HELP[help_key or key], on_change=_on_field_change, disabled=disabled,
     )
 
@@ -357,11 +364,11 @@ def _workload_widgets(max_positions: int) -> None:
         st.caption(f"Sequence length lowered to P = {max_positions}.")
     c1, c2 = st.columns(2, vertical_alignment="bottom")  # the longer label wraps: align the boxes
     with c1:
-        st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], step=1, key=_wkey("batch"), help=HELP["batch"],
-                        on_change=_on_field_change)
+        st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], value=_start_value(_wkey("batch")), step=1,
+                        key=_wkey("batch"), help=HELP["batch"], on_change=_on_field_change)
     with c2:
-        st.number_input("Sequence length S", 1, WORKLOAD_LIMITS["seq_len"][1], step=64, key=_wkey("seq"),
-                        help=HELP["seq"], on_change=_on_field_change)
+        st.number_input("Sequence length S", 1, WORKLOAD_LIMITS["seq_len"][1], value=_start_value(_wkey("seq")),
+                        step=64, key=_wkey("seq"), help=HELP["seq"], on_change=_on_field_change)
     c1, c2 = st.columns(2)
     with c1:
         st.selectbox("dtype", tuple(DTYPE_BYTES), key=_wkey("dtype"), help=HELP["dtype"],

@@ -175,3 +175,24 @@ def test_every_page_has_its_own_working_url(open_app, path):
         assert urlparse(page.url).path == "/explorer"
     if "H=1024" in path:
         expect(page.locator(".st-key-metric_total_params [data-testid='stMetricValue']")).not_to_have_text("11.68M")
+
+
+# every number input of the sidebar, as a visitor sees it from the first paint on
+SIDEBAR_NUMBERS_JS = """() => ['cfg_V', 'cfg_E', 'cfg_P', 'wl_batch', 'wl_seq'].map(k => {
+    const e = document.querySelector(`.st-key-${k} input`); return e ? e.value : null; })"""
+
+
+def test_the_sidebar_never_shows_a_number_it_does_not_use(page, app_url):
+    """A fresh load drew every sidebar number input with its minimum (V 1, E 1, P 1, batch 1) for one paint
+    before the value from the link or the defaults (issue 19's "V 1 and E 1 beside finished metrics")."""
+    page.add_init_script(f"""
+        window.__numbers = [];
+        const watch = () => {{ window.__numbers.push(JSON.stringify(({SIDEBAR_NUMBERS_JS})())); requestAnimationFrame(watch); }};
+        requestAnimationFrame(watch);""")
+    page.goto(app_url + "/?V=20000&E=64&batch=4&seq=256")
+    wait_for_app(page)
+    expect(page.locator(".st-key-cfg_V input")).to_have_value("20000")
+    page.wait_for_timeout(1000)
+    drawn = {tuple(json.loads(s)) for s in page.evaluate("window.__numbers")}
+    drawn = {d for d in drawn if any(v is not None for v in d)}  # from the first frame the inputs exist
+    assert drawn == {("20000", "64", "512", "4", "256")}, drawn
