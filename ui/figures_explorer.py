@@ -244,11 +244,11 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
         text = [fmt(v) if i == 0 else f"{fmt(v)} ({fmt_delta(d)})"
                 for i, (v, d) in enumerate(zip(values, deltas, strict=True))]
         axis = "" if j == 1 else str(j)
-        bars.append(go.Bar(name=label, x=values, y=names, orientation="h", marker_color=pin_colors, text=text,
-                           textposition="auto", customdata=deltas, showlegend=False, xaxis=f"x{axis}",
-                           yaxis=f"y{axis}",
-                           hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
-                                         + names[0] + "<extra></extra>"))
+        bars.append(dict(type="bar", name=label, x=values, y=names, orientation="h", marker=dict(color=pin_colors),
+                         text=text, textposition="auto", customdata=[float(d) for d in deltas], showlegend=False,
+                         xaxis=f"x{axis}", yaxis=f"y{axis}",
+                         hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
+                                       + names[0] + "<extra></extra>"))
         tickvals, ticktext = si_ticks(max(values), fmt, n=4)
         # Headroom so a label that does not fit in its bar stays inside the panel.
         layout[f"xaxis{axis}"].update(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12])
@@ -257,7 +257,7 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
         note["font"] = dict(size=13)
     layout.update(title=dict(text=f"Pinned configs (change vs {names[0]})", font=TITLE_FONT),
                   margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
-    return go.Figure(bars, layout=layout)
+    return plotly_dicts.figure(bars, layout)
 
 
 def compare_takeaway(df: pd.DataFrame) -> str:
