@@ -128,7 +128,8 @@ def onednn_mode() -> str:
 
 
 def cache_dir() -> Path:
-    """The folder of the hardware probe and the lab's trained tokenizers (default ~/.cache/albert-explorer)."""
+    """The folder of the hardware probe, the lab's trained tokenizers and the live chart's component (default
+    ~/.cache/albert-explorer)."""
     return _folder(CACHE_DIR, Path.home() / ".cache" / "albert-explorer")
 
 
