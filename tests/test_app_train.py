@@ -225,6 +225,11 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
     live.radio(key="live_source").set_value("lab").run()
     assert not live.exception, live.exception
     assert live.selectbox(key="live_lab_run").value == str(folder)
+    final = worker.status(run_id).final  # what the run reached, said under the picker beside its baselines
+    said = " ".join(c.value for c in live.caption).replace("\\", "")
+    assert f"MLM loss {final['val_mlm_loss']:.3f} nats" in said
+    assert f"the frequency-only model ({final['baseline_frequency_loss']:.3f})" in said
+    assert f"on {int(final['baseline_pairs']):,} balanced held-out pairs" in said
     match = live.dataframe[0].value
     assert set(match["match"]) == {"match"} and match.iloc[-1]["live"] == count_params(TINY).total
     tokens = frame(live, "segment")
@@ -453,3 +458,20 @@ def test_the_steps_help_quotes_the_shipped_reference_runs(worker):
     assert (f"{min(below):.2f}-{max(below):.2f} nat below the frequency-only model in the {len(finals)} shipped "
             "reference runs") in text
     assert f"measured on {' and '.join(sorted(cpus))}," in text  # the CPU the shipped runs' records name
+
+
+def test_held_out_summary_states_the_run_beside_its_baselines():
+    from ui.live_lab import held_out_summary
+
+    final = {"val_mlm_loss": 4.0, "val_mlm_acc": 0.12, "val_order_acc": 0.52, "val_order_ones": 0.99,
+             "baseline_frequency_loss": 5.0, "baseline_frequency_acc": 0.03, "baseline_neighbour_loss": 3.75,
+             "baseline_neighbour_acc": 0.2, "baseline_masked": 1234, "baseline_order_majority": 0.5,
+             "baseline_pairs": 400}
+    text = held_out_summary(final, "sop")
+    assert "1,234 masked pieces" in text and "MLM loss 4.000 nats, 1.00 below the frequency-only model (5.000)" in text
+    assert "0.25 above the neighbour model (3.750): learned context" in text  # 1 nat below: context, not bigrams
+    assert "ranked first 12.0% of the time (always the most frequent piece: 3.0%)" in text
+    # 52 % is under 50 % + 5 points, and "1" for 99 % of pairs is a constant answer: not learned either way
+    assert 'SOP: 52.0% right on 400 balanced held-out pairs' in text and text.endswith(": not learned.")
+    assert "SOP" not in held_out_summary(final, "none")  # an MLM-only run has no trained order head to report
+    assert held_out_summary({"val_mlm_loss": 4.0}, "sop") == ""  # recorded without baselines: nothing claimed

@@ -46,6 +46,7 @@ class LabRun:
     val_mlm_loss: float
     shipped: bool
     max_positions: int
+    final: dict[str, float] | None = None  # the run's final metrics with its baselines (run.json)
 
     @property
     def title(self) -> str:
@@ -87,8 +88,34 @@ def lab_runs(roots: tuple[Path, ...] | None = None) -> list[LabRun]:
                 continue
             out.append(LabRun(folder, run.spec.name, run.spec.task, int(run.final.get("steps", run.spec.steps)),
                               float(run.final.get("val_mlm_loss", math.nan)), shipped=i > 0,
-                              max_positions=run.spec.config.max_position_embeddings))
+                              max_positions=run.spec.config.max_position_embeddings, final=dict(run.final)))
     return out
+
+
+def held_out_summary(final: dict[str, float] | None, task: str) -> str:
+    """What the run reached on its held-out pairs, beside the baselines of the same pairs, in words (empty
+    for a run recorded without baselines)."""
+    from albert_core.lab.baselines import mlm_verdict, order_verdict
+    from albert_core.lab.outcome import baselines_from_final
+
+    base = baselines_from_final(final or {})
+    loss = float((final or {}).get("val_mlm_loss", math.nan))
+    if base is None or not math.isfinite(loss):
+        return ""
+    acc = float(final.get("val_mlm_acc", math.nan))
+    neighbour = base.neighbour_loss - loss
+    text = (f"Measured on held-out text ({base.masked:,} masked pieces, every one shown as [MASK]): MLM loss "
+            f"{loss:.3f} nats, {base.frequency_loss - loss:.2f} below the frequency-only model "
+            f"({base.frequency_loss:.3f}) and {abs(neighbour):.2f} {'below' if neighbour >= 0 else 'above'} the "
+            f"neighbour model ({base.neighbour_loss:.3f}): {mlm_verdict(loss, base)}. Right piece ranked first "
+            f"{acc:.1%} of the time (always the most frequent piece: {base.frequency_acc:.1%}).")
+    order_acc, ones = float(final.get("val_order_acc", math.nan)), float(final.get("val_order_ones", math.nan))
+    if task in ("sop", "nsp") and math.isfinite(order_acc) and base.pairs:
+        majority = 0.5 if base.order_majority is None else base.order_majority
+        text += (f" {task.upper()}: {order_acc:.1%} right on {base.pairs:,} balanced held-out pairs (a constant "
+                 f"answer scores {majority:.0%}), \"1\" answered {ones:.0%} of the time: "
+                 f"{order_verdict(order_acc, ones, majority)}.")
+    return text
 
 
 @st.cache_data(ttl=5, max_entries=4, show_spinner=False)
@@ -200,6 +227,8 @@ def render_source(max_tokens: int):
                           "reference runs: trained weights and the run's own tokenizer.")
     sync_widget(URL_RUN, Path(choice).name, "")
     run = by_folder[choice]
+    if summary := held_out_summary(run.final, run.task):
+        st.caption(escape_markdown(summary))
     try:
         with st.spinner("Loading the trained weights (budget checked first)…"):
             mtime = max(f.stat().st_mtime_ns for f in run.folder.glob("*.safetensors"))  # run.json is touched on use
