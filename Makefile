@@ -46,7 +46,7 @@ bench: $(VENV)/.dev
 	$(PY) -m bench
 
 # The shipped reference runs of the Train page and the Live model page's trained twins (albert_core/lab/reference;
-# deterministic from their seeds; two processes, one thread each; about 65 minutes on 2 cores; resumes from the
+# deterministic from their seeds; two processes, one thread each; about 50 minutes on 2 idle cores; resumes from the
 # run cache). For a maintainer's machine, never the hosted server or CI.
 reference: $(VENV)/.runtime
 	$(PY) -m albert_core train-reference

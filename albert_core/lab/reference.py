@@ -38,7 +38,8 @@ REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 CHECKPOINTS_DIR = REFERENCE_DIR / "checkpoints"
 # The trained twins the Live model page offers on a fresh install (0.4 and 1.1 MB): the lab's base ALBERT
 # (E 32, all-shared) with SOP and its BERT twin with its own recipe (WordPiece, single-piece masking, NSP),
-# each about 13 CPU-minutes (754 and 802 s measured, docs/lab.md). Their limits are the maintainer's, not a visitor's (`live_limits`).
+# about 9 minutes each on an idle Intel Xeon core (517 and 523 s measured, docs/lab.md). Their limits are the
+# maintainer's, not a visitor's (`live_limits`).
 LIVE_STEPS = 30_000
 
 
@@ -46,9 +47,7 @@ def live_twins() -> dict[str, RunSpec]:
     """{"ALBERT": spec, "BERT": spec} of the shipped Live-model twins."""
     from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec
 
-    # warmup and evaluations: the recipe's; peak learning rate 3e-3, the rate they were trained at (30,000 steps,
-    # before the recipe's 1.5e-3 was measured at 9,000; docs/lab.md)
-    common = {**RUN_DEFAULTS, "steps": LIVE_STEPS, "seed": 0, "lr": 3e-3}
+    common = {**RUN_DEFAULTS, "steps": LIVE_STEPS, "seed": 0}  # warmup and evaluations: the recipe's
     return {
         "ALBERT": RunSpec(LAB_BASE, task="sop", label="ALBERT twin (E 32, all-shared, SOP)", **common),
         "BERT": RunSpec(LAB_BASE.bert_twin(), task="nsp", label="BERT twin (WordPiece, NSP)",
