@@ -50,10 +50,10 @@ LAB_BASE = ModelConfig(
     family="albert", vocab_size=512, embedding_size=32, hidden_size=64, num_layers=4, num_heads=4,
     intermediate_size=256, max_position_embeddings=128, sharing="all", head="pretraining",
 )
-DEFAULT_STEPS = 9000  # 3.5-5.5 minutes at the lab's base size; how far below frequency-only: docs/lab.md
+DEFAULT_STEPS = 9000  # 150-168 s a run at the lab's base size on an idle Intel Xeon core; results: docs/lab.md
 # The lab's recipe (docs/lab.md, "Why the lab did not learn"): V 512 and sequence 32 (at V 2,048 or sequence
 # 64 a 64-wide model learns nothing from context in thousands of steps), peak learning rate 1.5e-3 (at 9,000 steps it
-# went 0.25-0.59 nat further below frequency-only than 3e-3 in four runs; 1e-2 and 6e-3 collapse a post-LN encoder to
+# went 0.18-0.40 nat further below frequency-only than 3e-3 in four runs; 1e-2 and 6e-3 collapse a post-LN encoder to
 # the frequency-only model), warmup 5 % of the steps, linear decay to 0.
 # the recipe every front end uses (page, command line, experiments, reference runs); warmup and the
 # evaluation interval follow the steps (`default_warmup`, `default_eval_every`), resolved by RunSpec
