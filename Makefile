@@ -52,7 +52,7 @@ reference: $(VENV)/.runtime
 	$(PY) -m albert_core train-reference
 
 # The gradient bytes DDP all-reduces per step for every preset, measured with 2 CPU processes (gloo) and
-# shipped for the Hardware page (albert_core/data/allreduce_measured.json).
+# shipped for the Hardware page (albert_core/hardware/data/allreduce_measured.json).
 measure-ddp: $(VENV)/.runtime
 	OMP_NUM_THREADS=1 $(PY) -m torch.distributed.run --nnodes 1 --nproc-per-node 2 --rdzv-backend c10d \
-		--rdzv-endpoint 127.0.0.1:0 -m albert_core.distributed --measure albert_core/data/allreduce_measured.json
+		--rdzv-endpoint 127.0.0.1:0 -m albert_core.cli.allreduce_cmd --measure albert_core/hardware/data/allreduce_measured.json

@@ -1,33 +1,33 @@
 """albert_core: exact size and cost accounting for BERT- and ALBERT-style encoders.
 
 Counting (params, FLOPs, memory, sweeps) never imports torch; the live model lives in
-`albert_core.model` and is imported lazily through `build_model` / `from_hf`.
+`albert_core.live.model` and is imported lazily through `build_model` / `from_hf`.
 """
 
-from albert_core.coerce import coerce
-from albert_core.config import ACTIVATIONS, FAMILIES, HEADS, LIMITS, SHARING_MODES, ModelConfig
-from albert_core.presets import PRESETS
-from albert_core.urls import parse_query, parse_workload_query
-from albert_core.workload import DTYPE_BYTES, OPTIMIZERS, Workload
+from albert_core.configuration.coerce import coerce
+from albert_core.configuration.config import ACTIVATIONS, FAMILIES, HEADS, LIMITS, SHARING_MODES, ModelConfig
+from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.urls import parse_query, parse_workload_query
+from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, Workload
 
 # Everything below is imported on first use, so `import albert_core` stays fast and torch-free.
 _LAZY = {
-    "count_params": "albert_core.params",
-    "ParamBreakdown": "albert_core.params",
-    "count_flops": "albert_core.flops",
-    "FlopBreakdown": "albert_core.flops",
-    "estimate_memory": "albert_core.memory",
-    "max_batch_that_fits": "albert_core.memory",
-    "MemoryEstimate": "albert_core.memory",
-    "sweep": "albert_core.sweeps",
-    "analyze": "albert_core.results",
-    "Result": "albert_core.results",
-    "build_model": "albert_core.model",
-    "check_budget": "albert_core.budget",
-    "MemoryBudgetError": "albert_core.budget",
-    "load_pretrained_folder": "albert_core.interop",
-    "from_hf": "albert_core.interop",
-    "to_transformers": "albert_core.interop",
+    "count_params": "albert_core.counting.params",
+    "ParamBreakdown": "albert_core.counting.params",
+    "count_flops": "albert_core.counting.flops",
+    "FlopBreakdown": "albert_core.counting.flops",
+    "estimate_memory": "albert_core.counting.memory",
+    "max_batch_that_fits": "albert_core.counting.memory",
+    "MemoryEstimate": "albert_core.counting.memory",
+    "sweep": "albert_core.counting.sweeps",
+    "analyze": "albert_core.counting.results",
+    "Result": "albert_core.counting.results",
+    "build_model": "albert_core.live.model",
+    "check_budget": "albert_core.live.budget",
+    "MemoryBudgetError": "albert_core.live.budget",
+    "load_pretrained_folder": "albert_core.live.interop",
+    "from_hf": "albert_core.live.interop",
+    "to_transformers": "albert_core.live.interop",
 }
 
 

@@ -1,5 +1,5 @@
-"""`python -m albert_core ...`: see albert_core.cli."""
+"""`python -m albert_core ...`: see albert_core.cli.main."""
 
-from albert_core.cli import main
+from albert_core.cli.main import main
 
 raise SystemExit(main())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from albert_core import PRESETS, count_flops, count_params
-from albert_core.sweeps import sweep
+from albert_core.counting.sweeps import sweep
 from bench.common import figure, summary, time_calls
 
 SWEEP_GOAL_S = 0.1  # issue 2: 10,000 configs "well under" 0.1 s (architecture.md)

@@ -1,5 +1,5 @@
 """The live model's oneDNN fast path against the eager fallback on this machine, and what the one-time
-probe (`albert_core.fastpath`) chooses here.
+probe (`albert_core.live.fastpath`) chooses here.
 
 Run: `python -m bench.bench_fastpath` (prints the dict) or through `python -m bench`. One thread,
 inference, BERT-base and ALBERT-base at batch 1 x 128 tokens, interleaved rounds, medians of the
@@ -13,8 +13,9 @@ import statistics
 
 import torch
 
-from albert_core import PRESETS, fastpath
-from albert_core.model import build_model
+from albert_core import PRESETS
+from albert_core.live import fastpath
+from albert_core.live.model import build_model
 from bench.common import figure, interleaved_clocks, summary
 
 ROUNDS = 15

@@ -24,11 +24,11 @@ import time
 
 import torch
 
-from albert_core.analysis import PROBE_SHAPES, achieved_gflops, probe_kernels
-from albert_core.config import PRESETS
-from albert_core.interop import to_transformers
-from albert_core.model import build_model
-from albert_core.params import count_params
+from albert_core.configuration.presets import PRESETS
+from albert_core.counting.params import count_params
+from albert_core.live.analysis import PROBE_SHAPES, achieved_gflops, probe_kernels
+from albert_core.live.interop import to_transformers
+from albert_core.live.model import build_model
 from bench.common import figure, interleaved_clocks, summary, time_calls
 
 THREADS = 2
@@ -53,7 +53,7 @@ def _inputs(vocab: int, batch: int) -> dict[str, torch.Tensor]:
 
 
 class MatmulProbe:
-    """fp32 matmul throughput on PROBE_SHAPES with each of albert_core.analysis.probe_kernels
+    """fp32 matmul throughput on PROBE_SHAPES with each of albert_core.live.analysis.probe_kernels
     (torch.matmul and oneDNN's linear): per call, the best (shape, kernel)'s median GFLOP/s, by wall
     clock and by CPU time; every call's results are kept."""
 

@@ -18,21 +18,22 @@ import time
 
 import torch
 
-from albert_core.budget import memory_budget
-from albert_core.config import PRESETS, Workload
-from albert_core.flops import count_flops
-from albert_core.hardware import (
+from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.workload import Workload
+from albert_core.counting.flops import count_flops
+from albert_core.counting.memory import estimate_memory
+from albert_core.hardware.profiles import (
     TRAINING_KERNEL,
     cpu_name,
     measure_copy_bandwidth,
     measure_kernel_flops,
     profile_from_probe,
 )
-from albert_core.lab.losses import losses
+from albert_core.hardware.time_model import estimate_time
 from albert_core.lab.trainer import GRAD_CLIP
-from albert_core.memory import estimate_memory
-from albert_core.model import build_model, check_budget
-from albert_core.timing import estimate_time
+from albert_core.live.budget import memory_budget
+from albert_core.live.losses import losses
+from albert_core.live.model import build_model, check_budget
 from bench.common import figure, load_note, summary
 
 THREADS = 1

@@ -11,7 +11,7 @@ machine's matmul throughput, torch threads per run, and the 4-twin race.
     what each of the two changes gives.
 (b) Tokens/s of both; achieved training GFLOP/s of our model in transformers' way (count_flops(...).training,
     which counts logits at every position, / time) divided by the same round's matmul probe
-    (albert_core.analysis.probe_kernels, best shape and kernel) at one thread.
+    (albert_core.live.analysis.probe_kernels, best shape and kernel) at one thread.
 (c) The lab's step at 1 and at 2 intra-op threads, interleaved.
 (d) The 4-twin race: BERT, factorized only, shared only and ALBERT twins of the lab's base size trained
     400 steps of the lab's default batch on the lab corpus by the lab's worker
@@ -28,15 +28,16 @@ import time
 import torch
 import torch.nn.functional as F
 
-from albert_core.analysis import PROBE_SHAPES
-from albert_core.config import ModelConfig
-from albert_core.flops import count_flops
-from albert_core.interop import to_transformers
-from albert_core.lab import losses as lab_losses
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import ModelConfig
+from albert_core.counting.flops import count_flops
 from albert_core.lab import trainer
 from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec
 from albert_core.lab.trainer import ADAM_BETAS, ADAM_EPS, GRAD_CLIP
-from albert_core.model import build_model
+from albert_core.live import losses as lab_losses
+from albert_core.live.analysis import PROBE_SHAPES
+from albert_core.live.interop import to_transformers
+from albert_core.live.model import build_model
 from bench.bench_model import MatmulProbe
 from bench.common import figure, interleaved_clocks, load_note, summary
 
@@ -47,7 +48,7 @@ RATIO_GOAL = 1.0
 RACE_GOAL_S = 300.0
 RACE_STEPS = 400
 ALBERT = LAB_BASE
-CONFIGS = {"ALBERT V=512 E=32 H=64 L=4 all-shared": ALBERT, "BERT V=512 H=64 L=4": ALBERT.bert_twin()}
+CONFIGS = {"ALBERT V=512 E=32 H=64 L=4 all-shared": ALBERT, "BERT V=512 H=64 L=4": bert_twin(ALBERT)}
 
 
 def _batch(vocab: int) -> dict[str, torch.Tensor]:

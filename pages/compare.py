@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core import PRESETS, urls
+from albert_core import PRESETS
+from albert_core.configuration import urls
+from albert_core.configuration.presets import config_name
 from albert_core.format import escape_markdown
 from ui import figures_explorer
 from ui.state import cached_result, current
@@ -37,7 +39,7 @@ def _label(entry: str) -> str:
 def _option(entry: str) -> str:
     """The multiselect's text: unique for every option (Streamlit maps the text back to the option)."""
     body, name = urls.split_pin(entry)
-    return f"{name} ({urls.decode_pin(body).name})" if name else urls.decode_pin(entry).name
+    return f"{name} ({config_name(urls.decode_pin(body))})" if name else config_name(urls.decode_pin(entry))
 
 
 def _pin_current() -> None:
@@ -92,7 +94,7 @@ with c1:
                    on_change=_on_select, help="Add presets here, remove pins with ×; the first pin is the baseline.")
 with c2:
     st.button("Pin current config", key="compare_pin_current", on_click=_pin_current,
-              disabled=len(ss[_PINS]) >= urls.MAX_PINS, help=f"Add {cfg.name} (from the sidebar).")
+              disabled=len(ss[_PINS]) >= urls.MAX_PINS, help=f"Add {config_name(cfg)} (from the sidebar).")
 if _PIN_PROBLEM in ss:
     st.info(escape_markdown(ss.pop(_PIN_PROBLEM)))
 if ss[_PINS]:

@@ -8,9 +8,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
-from albert_core.config import HEAD_LABELS
+from albert_core.configuration.config import HEAD_LABELS
+from albert_core.configuration.presets import config_name
+from albert_core.counting.memory import MAX_FIT_BATCH
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
-from albert_core.memory import MAX_FIT_BATCH
 from ui import exports, figures_architecture, figures_explorer, review, sidebar
 from ui.state import cached_result, current
 
@@ -44,7 +45,7 @@ st.title("Explorer")
 st.caption(
     f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
     f"optimizer {wl.optimizer}. "
-    + (f"Deltas compare with its BERT twin, **{twin.config.name}** (green = smaller)."
+    + (f"Deltas compare with its BERT twin, **{config_name(twin.config)}** (green = smaller)."
        if cfg.family == "albert" else "A BERT is its own twin: no deltas."),
     help=("The BERT twin is the paper's BERT of this size: the same V, H, L, heads, I and head; E = H, no "
           "sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains. It gives the same numbers as that "

@@ -6,9 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload
-from albert_core.config import DTYPE_BYTES
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.presets import matching_preset
+from albert_core.configuration.workload import DTYPE_BYTES
 from albert_core.format import escape_markdown, fmt_bytes, fmt_count, fmt_duration
-from albert_core.hardware import (
+from albert_core.hardware.profiles import (
     DATASHEET_PROFILES,
     HARDWARE_NAMES,
     MEASURE_COMMAND,
@@ -16,8 +18,7 @@ from albert_core.hardware import (
     get_profile,
     load_measured,
 )
-from albert_core.presets import matching_preset
-from albert_core.timing import (
+from albert_core.hardware.time_model import (
     PAPER_SPEEDUP,
     TABLE2_CHIPS,
     TABLE2_COMM_EFFICIENCY,
@@ -130,7 +131,7 @@ with st.expander("Parts and assumptions"):
 st.subheader("Questions people ask")
 with st.container(border=True, key="hw_answer_speed"):
     st.markdown("**Is ALBERT faster than BERT on my device?**")
-    pair = (cfg, cfg.bert_twin()) if cfg.family == "albert" else (figures_explorer.albert_counterpart(cfg), cfg)
+    pair = (cfg, bert_twin(cfg)) if cfg.family == "albert" else (figures_explorer.albert_counterpart(cfg), cfg)
     if pair[0] is None:
         st.markdown("This BERT has no ALBERT counterpart (pick an ALBERT preset).")
     else:
@@ -166,7 +167,7 @@ with st.container(border=True, key="hw_answer_train"):
 with st.container(border=True, key="hw_data_parallel"):
     st.markdown("**What does sharing buy when the same run scales out?** Gradient traffic per step")
     grad = DTYPE_BYTES[wl.dtype]
-    twin_cfg = cfg.bert_twin()
+    twin_cfg = bert_twin(cfg)
     mine, theirs = gradient_bytes(cfg, wl.dtype), gradient_bytes(twin_cfg, wl.dtype)
     st.markdown(
         f"Every data-parallel step all-reduces the gradients of the unique parameters (time model): "

@@ -9,15 +9,8 @@ import os
 import streamlit as st
 
 from albert_core import count_flops, count_params, estimate_memory, settings
-from albert_core.analysis import attention_maps, layer_smoothness
-from albert_core.budget import (
-    BusyError,
-    Cancelled,
-    MemoryBudgetError,
-    check_budget,
-    flops_fit,
-)
-from albert_core.config import DTYPE_BYTES, HEAD_LABELS
+from albert_core.configuration.config import HEAD_LABELS
+from albert_core.configuration.workload import DTYPE_BYTES
 from albert_core.format import (
     escape_markdown,
     fmt_bytes,
@@ -29,8 +22,16 @@ from albert_core.format import (
     fmt_share,
     sentence_case,
 )
-from albert_core.model import TORCH_DTYPES
-from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
+from albert_core.live.analysis import attention_maps, layer_smoothness
+from albert_core.live.budget import (
+    BusyError,
+    Cancelled,
+    MemoryBudgetError,
+    check_budget,
+    flops_fit,
+)
+from albert_core.live.model import TORCH_DTYPES
+from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
 from ui import figures_live as fl
 from ui import live, live_lab
 from ui.render import takeaway

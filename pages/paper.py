@@ -10,8 +10,7 @@ import streamlit as st
 
 from albert_core import count_params
 from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
-from albert_core.pretraining import make_pairs, ngram_mask
-from albert_core.reference import (
+from albert_core.paper import (
     PAPER,
     PAPER_TABLE5_CROSS,
     PAPER_VOCAB,
@@ -19,6 +18,7 @@ from albert_core.reference import (
     QUOTED_EMBEDDING,
     QUOTED_VOCAB,
 )
+from albert_core.text.pretraining_inputs import make_pairs, ngram_mask
 from ui import figures_paper as fp
 from ui.render import takeaway
 from ui.state import current

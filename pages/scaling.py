@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload, coerce
-from albert_core.config import SHARING_LABELS
+from albert_core.configuration.config import SHARING_LABELS
+from albert_core.counting.sweeps import sweep
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
-from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk
 from ui.render import takeaway

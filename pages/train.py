@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core.config import SHARING_LABELS
+from albert_core.configuration.config import SHARING_LABELS
 from albert_core.format import escape_markdown
 from albert_core.lab import trainer
 from albert_core.lab.spec import DEFAULT_STEPS, TASKS

@@ -4,8 +4,9 @@ albert-base's sharing modes and G/K variants (`python scripts/audit_tables.py > 
 from __future__ import annotations
 
 from albert_core import PRESETS
-from albert_core.audit import TOOLS, audit
+from albert_core.configuration.presets import config_name
 from albert_core.format import fmt_ratio
+from albert_core.review.audit import TOOLS, audit
 
 BASE = PRESETS["albert-base"]
 CONFIGS = [
@@ -33,7 +34,7 @@ def main() -> None:
             row = next(r for r in result.rows if r.tool.key == tool.key)
             figure = "-" if row.figure is None else f"{row.figure:,} {tool.unit}"
             causes = "; ".join(f"{c.what} {c.amount:+,}" for c in row.causes) or "none"
-            size = "" if row.config == result.config else f" (run: {row.config.name})"
+            size = "" if row.config == result.config else f" (run: {config_name(row.config)})"
             ratio = (
                 "-"
                 if row.ratio is None

@@ -23,9 +23,9 @@ env -u PYTHONPATH "$work/venv/bin/python" - <<'PY'
 import albert_core, sys
 assert albert_core.__file__.startswith(sys.prefix), albert_core.__file__  # the installed copy, not the checkout
 # the lab's shipped data came with the wheel: corpus, a trained tokenizer, the reference runs
-from albert_core.lab.corpus import load_corpus
+from albert_core.text.corpus import load_corpus
 from albert_core.lab.reference import load_reference
-from albert_core.lab.tokenizers import lab_tokenizer
+from albert_core.text.tokenizers import lab_tokenizer
 assert len(load_corpus().train) > 100
 assert lab_tokenizer("unigram", 2048).get_vocab_size() == 2048
 assert load_reference()

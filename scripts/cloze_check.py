@@ -82,8 +82,8 @@ def check(label: str, model, folder: Path, seq_len: int, sentences) -> tuple[int
 
 def main(argv: list[str] | None = None) -> int:
     """With no arguments, the shipped twins; else LABEL=FOLDER pairs (a run's output folder)."""
-    from albert_core.interop import load_pretrained_folder
     from albert_core.lab.reference import REFERENCE_DIR, live_twins
+    from albert_core.live.interop import load_pretrained_folder
 
     argv = sys.argv[1:] if argv is None else argv
     if argv:

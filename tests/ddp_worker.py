@@ -6,7 +6,7 @@ import json
 import torch.distributed as dist
 
 from albert_core import ModelConfig
-from albert_core.distributed import count_allreduce, init
+from albert_core.hardware.allreduce import count_allreduce, init
 
 TINY = dict(vocab_size=300, embedding_size=16, hidden_size=32, num_layers=4, num_heads=2, intermediate_size=64,
             max_position_embeddings=64)

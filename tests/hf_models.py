@@ -7,13 +7,14 @@ import transformers
 from facts import HF_CLASS_NAMES
 
 from albert_core import ModelConfig
+from albert_core.configuration.hf_config import config_to_hf
 
 
 def hf_model(cfg: ModelConfig, *, device: str = "cpu", attn: str = "eager", dropout: float | None = None):
     """transformers' model of ``cfg``: the class its documentation names for (family, head), built from
-    ``cfg.to_hf()`` on ``device`` with ``attn`` attention (eager: every matmul visible), in train mode
+    ``config_to_hf(cfg)`` on ``device`` with ``attn`` attention (eager: every matmul visible), in train mode
     (as any new torch module). ``dropout`` overrides the config's dropout probabilities."""
-    d = cfg.to_hf()
+    d = config_to_hf(cfg)
     if dropout is not None:
         d.update(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, classifier_dropout_prob=dropout)
     conf = transformers.AutoConfig.for_model(**d)

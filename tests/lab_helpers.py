@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from albert_core.config import ModelConfig
+from albert_core.configuration.config import ModelConfig
 from albert_core.lab import trainer
 from albert_core.lab.spec import RunSpec
 

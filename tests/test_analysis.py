@@ -12,9 +12,10 @@ import pytest
 import torch
 from torch import nn
 
-from albert_core import analysis as an
-from albert_core.config import ModelConfig
-from albert_core.tokenizer import encode
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.hf_config import config_to_hf
+from albert_core.live import analysis as an
+from albert_core.text.encoding import encode
 
 TINY = ModelConfig(
     vocab_size=120, embedding_size=8, hidden_size=16, num_layers=3, num_heads=2, intermediate_size=24,
@@ -24,7 +25,7 @@ TINY = ModelConfig(
 
 @pytest.fixture(scope="module")
 def tiny():
-    from albert_core.model import build_model
+    from albert_core.live.model import build_model
 
     return build_model(TINY, batch=2, seq_len=32)
 
@@ -58,7 +59,7 @@ def test_smoothness_on_live_model(tiny):
 
 # ----------------------------------------------------------------------------- attention maps
 def test_attention_maps_match_transformers(tiny):
-    from albert_core.interop import to_transformers
+    from albert_core.live.interop import to_transformers
 
     ids = torch.tensor([[2, 10, 11, 12, 13, 3, 0, 0]])
     mask = torch.tensor([[1, 1, 1, 1, 1, 1, 0, 0]])
@@ -114,7 +115,7 @@ def test_saved_bytes_by_hand():
 
 
 def test_saved_bytes_live_model(tiny):
-    from albert_core.memory import estimate_memory
+    from albert_core.counting.memory import estimate_memory
 
     ids = torch.randint(5, TINY.vocab_size, (2, 32))
     for p in tiny.parameters():
@@ -152,7 +153,7 @@ def test_achieved_gflops_uses_counted_flops():
     import transformers
     from torch.utils.flop_counter import FlopCounterMode
 
-    hf = transformers.AlbertConfig(**{k: v for k, v in TINY.to_hf().items() if k != "model_type"},
+    hf = transformers.AlbertConfig(**{k: v for k, v in config_to_hf(TINY).items() if k != "model_type"},
                                    attn_implementation="eager")
     with torch.device("meta"):
         model = transformers.AlbertModel(hf)

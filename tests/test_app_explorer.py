@@ -9,6 +9,7 @@ from facts import MODEL_COUNTS as FACTS_MODEL
 from facts import albert_model_closed_form, forward_flops_closed_form
 
 from albert_core import PRESETS, Workload
+from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 
 METRIC_LABELS = [
@@ -23,7 +24,7 @@ def metrics(at) -> dict:
 
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_each_preset_loads_with_exact_totals(app, name):
-    at = app(PRESETS[name].to_query())
+    at = app(config_to_query(PRESETS[name]))
     assert not at.exception and not at.error and not at.warning
     m = metrics(at)
     assert list(m) == METRIC_LABELS
@@ -80,7 +81,7 @@ def test_bert_twin_panel_numbers(app):
 
 
 def test_bert_panel_compares_with_its_albert_counterpart(app):
-    at = app(PRESETS["bert-base"].to_query())
+    at = app(config_to_query(PRESETS["bert-base"]))
     assert not at.exception
     text = " ".join(md.value for md in at.markdown)
     assert "ALBERT counterpart" in text
@@ -103,13 +104,13 @@ def test_deltas_and_takeaways_follow_the_config(app):
 def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys):
     """ALBERT-base's twin is bert-base at ALBERT's V = 30,000: GELU, dropout 0.1. The twin every page
     shows (Explorer, Scaling: the cached Result), that BERT pinned on Compare and the CLI agree."""
-    from albert_core.cli import main
-    from albert_core.results import analyze
+    from albert_core.cli.main import main
+    from albert_core.counting.results import analyze
 
     bert = PRESETS["bert-base"].replace(vocab_size=30_000)
     twin = analyze(PRESETS["albert-base"], Workload(batch=8, seq_len=128)).twin
     assert twin.config == bert
-    pin = "~".join(f"{k}.{v}" for k, v in bert.to_query().items())
+    pin = "~".join(f"{k}.{v}" for k, v in config_to_query(bert).items())
     compare = app({"seq": "128", "batch": "8", "pin": pin}, page="pages/compare.py")
     assert compare.dataframe[0].value["training_memory"].iloc[0] == twin.training_memory.total
     main(["memory", "--preset", "bert-base", "--vocab-size", "30000", "--batch", "8", "--seq-len", "128", "--json"])
@@ -119,7 +120,7 @@ def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys
 
 
 def test_recurring_confusions_per_layer_macs_and_the_6n_rule(app):
-    at = app({**PRESETS["bert-base"].to_query(), "seq": "128"}, page="pages/explorer.py")
+    at = app({**config_to_query(PRESETS["bert-base"]), "seq": "128"}, page="pages/explorer.py")
     text = " ".join(" ".join(m.value for m in at.markdown).split())  # markdown wraps lines
     # one layer's scores: 4·S²·H = 4 · 128² · 768 = 50,331,648; twelve layers 603,979,776
     assert "50.3 MFLOP per layer here, 604.0 MFLOP over all L×K = 12 layers" in text
@@ -142,7 +143,7 @@ def test_downloads_are_named_after_the_config(app, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(streamlit, "download_button", recording)
-    app(PRESETS["bert-base"].to_query(), page="pages/explorer.py")
+    app(config_to_query(PRESETS["bert-base"]), page="pages/explorer.py")
     assert {"config.json", "bert-base_params.csv", "bert-base_report.json"} <= set(names)
     names.clear()
     app({"V": "50000"}, page="pages/explorer.py")

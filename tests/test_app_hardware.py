@@ -6,8 +6,9 @@ from __future__ import annotations
 from app_helpers import charts
 
 from albert_core import PRESETS, Workload, count_params, estimate_memory
+from albert_core.configuration.coerce import bert_twin
 from albert_core.format import fmt_bytes, fmt_count, fmt_duration
-from albert_core.timing import estimate_time, paper_table2
+from albert_core.hardware.time_model import estimate_time, paper_table2
 
 PAGE = "pages/hardware.py"
 
@@ -102,11 +103,11 @@ def test_gradient_traffic_is_the_unique_parameters(app):
     at = app(page=PAGE)
     text = " ".join(m.value for m in at.markdown)
     assert fmt_bytes(4 * count_params(PRESETS["albert-base"]).total) in text
-    assert fmt_bytes(4 * count_params(PRESETS["albert-base"].bert_twin()).total) in text
+    assert fmt_bytes(4 * count_params(bert_twin(PRESETS["albert-base"])).total) in text
 
 
 def test_the_measured_gradient_bytes_are_shown_beside_the_time_models(app):
-    from albert_core.hardware import load_measured
+    from albert_core.hardware.profiles import load_measured
 
     at = app({}, page=PAGE)  # the default sidebar config is ALBERT-base
     assert not at.exception

@@ -11,7 +11,8 @@ from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory, settings
-from albert_core.config import HEAD_LABELS
+from albert_core.configuration.config import HEAD_LABELS
+from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes
 from albert_core.settings import MEMORY_BUDGET
 from ui import live
@@ -45,7 +46,7 @@ def match_table(at: AppTest):
 def test_page_reads_the_sidebar_config_from_the_url(app):
     cfg = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=64, num_heads=4, intermediate_size=128,
                       num_layers=2, max_position_embeddings=64, sharing="attention", num_hidden_groups=2)
-    at = app(query={**cfg.to_query(), "seq": "64"}, page="pages/live_model.py")
+    at = app(query={**config_to_query(cfg), "seq": "64"}, page="pages/live_model.py")
     assert not at.exception
     assert [t.value for t in at.title] == ["Live model"]
     df = match_table(at)
@@ -279,7 +280,7 @@ def test_live_work_over_the_flop_cap_is_not_started(monkeypatch):
 
 
 def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
-    from albert_core import budget
+    from albert_core.live import budget
 
     monkeypatch.setattr(live, "WAIT_S", 0.0)
     live._MODELS.clear()
@@ -298,7 +299,7 @@ def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
 def test_a_refusal_offers_what_fits_in_the_sidebar(monkeypatch):
     """bert-large in fp32 is over the default 1 GiB budget; the page offers bf16/fp16 and fewer layers
     (each checked against the same budget here), never a server setting, and names the fields it uses."""
-    from albert_core.budget import check_budget
+    from albert_core.live.budget import check_budget
 
     cfg = PRESETS["bert-large"]
     at = run_page(cfg, wl=Workload())

@@ -7,8 +7,8 @@ import json
 from test_audit import TINY
 from test_doctor import official
 
-from albert_core import audit as audit_mod
-from albert_core.audit import audit
+from albert_core.review import audit as audit_mod
+from albert_core.review.audit import audit
 from ui import review
 
 

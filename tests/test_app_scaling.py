@@ -10,6 +10,7 @@ from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
+from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_params
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 
@@ -36,7 +37,7 @@ def trace_y(spec: dict, name: str) -> list:
 
 def test_page_reads_the_sidebar_config_from_the_url(app):
     cfg = PRESETS["albert-large"]
-    at = app(query=cfg.to_query(), page="pages/scaling.py")
+    at = app(query=config_to_query(cfg), page="pages/scaling.py")
     assert not at.exception
     assert [t.value for t in at.title] == ["Scaling"]
     specs = charts(at)

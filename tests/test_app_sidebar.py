@@ -7,11 +7,11 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from albert_core import PRESETS, ModelConfig, Workload
-from albert_core.config import QUERY_KEYS
+from albert_core.configuration.urls import QUERY_KEYS, config_to_query, workload_to_query
 from albert_core.format import escape_markdown
 from ui import sidebar
 
-FULL_DEFAULT = {**ModelConfig().to_query(), **Workload().to_query()}
+FULL_DEFAULT = {**config_to_query(ModelConfig()), **workload_to_query(Workload())}
 
 
 def metrics(at) -> dict[str, str]:
@@ -84,7 +84,7 @@ def test_preset_sets_every_field(app, name):
     assert not at.exception
     cfg = PRESETS[name]
     for key, field in QUERY_KEYS.items():
-        expected = cfg.to_query()[key]
+        expected = config_to_query(cfg)[key]
         assert at.query_params[key] == expected, (key, field)
 
 

@@ -15,7 +15,10 @@ from app_helpers import charts
 from lab_helpers import TINY, V
 from streamlit.testing.v1 import AppTest
 
-from albert_core import ModelConfig, count_flops, count_params
+from albert_core import count_flops, count_params
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.urls import config_to_query
 from albert_core.lab import worker as lab_worker
 from albert_core.lab.experiments import EXPERIMENTS
 from albert_core.lab.reference import load_reference
@@ -118,7 +121,7 @@ def test_plan_shows_exact_params_and_flops_of_each_twin(worker):
     plan = frame(at, "limits")
     assert list(plan["run"]) == list(tr.TWINS)
     # independent oracle: the twins as the paper describes them, counted by albert_core
-    bert = TINY.bert_twin()
+    bert = bert_twin(TINY)
     expected = {"BERT": bert, "factorized only": TINY.replace(sharing="none"),
                 "shared only": TINY.replace(embedding_size=TINY.hidden_size), "ALBERT": TINY}
     for row in plan.itertuples():
@@ -141,8 +144,8 @@ def test_the_default_plan_can_show_a_separation_and_says_it_is_a_queue(worker):
 
 
 def test_too_big_sidebar_config_is_refused_with_the_limit_named(worker):
-    big = ModelConfig.preset("bert-large").replace(vocab_size=8192)  # a vocabulary the lab ships: memory is the limit
-    at = open_page(big.to_query())
+    big = PRESETS["bert-large"].replace(vocab_size=8192)  # a vocabulary the lab ships: memory is the limit
+    at = open_page(config_to_query(big))
     at.radio(key="train_size").set_value("sidebar").run()
     assert not at.exception
     errors = " ".join(e.value for e in at.error).replace("\\", "")
@@ -370,7 +373,7 @@ def test_table4_states_the_paper_beside_the_measured_losses_with_a_verdict(worke
 
 def test_a_vocabulary_no_lab_tokenizer_can_have_is_refused_before_training(worker):
     cfg = tr.experiments.BASE.replace(vocab_size=100)  # H 64: inside the sidebar's slider range
-    at = open_page({**cfg.to_query(), "seq": "32"})
+    at = open_page({**config_to_query(cfg), "seq": "32"})
     at.radio(key="train_size").set_value("sidebar").run()
     assert not at.exception and not at.warning  # the link's config was taken as it is
     errors = " ".join(e.value for e in at.error).replace("\\", "")
@@ -379,7 +382,7 @@ def test_a_vocabulary_no_lab_tokenizer_can_have_is_refused_before_training(worke
 
 
 def test_a_vocabulary_larger_than_the_corpus_yields_is_refused_in_the_click_without_training(worker, monkeypatch):
-    from albert_core.lab import tokenizers as lab_tok
+    from albert_core.text import tokenizers as lab_tok
 
     def no_training(*args, **kwargs):
         raise AssertionError("the page trained a tokenizer")
@@ -388,7 +391,7 @@ def test_a_vocabulary_larger_than_the_corpus_yields_is_refused_in_the_click_with
     # the reproduction was V 20,000; the corpus with the World English Bible yields about 22,600 Unigram
     # pieces, so a size past that
     cfg = tr.experiments.BASE.replace(vocab_size=30_000)
-    at = open_page({**cfg.to_query(), "seq": "32"})
+    at = open_page({**config_to_query(cfg), "seq": "32"})
     at.radio(key="train_size").set_value("sidebar").run()
     assert not at.exception, at.exception
     errors = " ".join(e.value for e in at.error).replace("\\", "")

@@ -11,11 +11,11 @@ import pytest
 from facts import EXACT_COUNTS, forward_flops_closed_form
 
 from albert_core import PRESETS, ModelConfig
-from albert_core import audit as audit_mod
-from albert_core.audit import PER_MODULE, TOOLS, audit
-from albert_core.cli import main
-from albert_core.flops import count_flops
-from albert_core.params import count_params
+from albert_core.cli.main import main
+from albert_core.counting.flops import count_flops
+from albert_core.counting.params import count_params
+from albert_core.review import audit as audit_mod
+from albert_core.review.audit import PER_MODULE, TOOLS, audit
 
 TINY = dict(
     vocab_size=50,

@@ -1,4 +1,4 @@
-"""One memory and compute budget per process (albert_core.budget): the ledger every build, forward pass
+"""One memory and compute budget per process (albert_core.live.budget): the ledger every build, forward pass
 and training run reserves from, the live-work gate, the expiring model cache, the FLOP cap, the settings
 checked at start-up, in-place initialisation measured against the budget, and the server-side limits
 (uploads, deep JSON, symlinks out of the allowed folders, partial widget state)."""
@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from albert_core import ModelConfig, budget, count_flops, settings
-from albert_core.budget import (
+from albert_core import ModelConfig, count_flops, settings
+from albert_core.cli.main import main
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.live import budget
+from albert_core.live.budget import (
     BusyError,
     ComputeBudgetError,
     ExpiringCache,
@@ -28,9 +31,8 @@ from albert_core.budget import (
     MemoryBudget,
     MemoryBudgetError,
 )
-from albert_core.cli import main
-from albert_core.interop import confine_folder
-from albert_core.model import build_model, init_weights
+from albert_core.live.interop import confine_folder
+from albert_core.live.model import build_model, init_weights
 from albert_core.settings import MAX_GFLOP, MEMORY_BUDGET, TORCH_THREADS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -261,7 +263,7 @@ def test_every_setting_a_module_reads_is_in_the_one_settings_table_and_in_the_de
 
 # ----------------------------------------------------------------------------- in-place initialisation
 def test_initialisation_in_chunks_draws_the_same_values_as_one_draw_per_parameter(monkeypatch) -> None:
-    import albert_core.model as m
+    import albert_core.live.model as m
 
     model = build_model(TINY, device="meta").to_empty(device="cpu")
     monkeypatch.setattr(m, "INIT_CHUNK", 48)  # every matrix spans many chunks, tails included
@@ -287,7 +289,7 @@ PROBE = textwrap.dedent("""
     import torch
     torch.set_num_threads(1)
     from albert_core import ModelConfig
-    from albert_core.model import build_model, check_budget
+    from albert_core.live.model import build_model, check_budget
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[sys.argv[1]]
     budget = int(sys.argv[2])
     base = ModelConfig(vocab_size=1000, embedding_size=256, hidden_size=64, num_heads=1, num_layers=1,
@@ -340,7 +342,7 @@ def test_a_deeply_nested_config_json_is_a_value_error_not_a_recursion_error(tmp_
     path.write_text(deep_json())
     assert path.stat().st_size < 1_000_000  # under the size check: the depth is what hurts
     with pytest.raises(ValueError, match="nested too deeply"):
-        ModelConfig.from_hf(path)
+        config_from_hf(path)
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
@@ -447,8 +449,8 @@ def test_partial_widget_state_is_refilled_not_a_key_error(app) -> None:
 
 
 def test_timing_stops_between_runs_once_nobody_is_waiting() -> None:
-    from albert_core.analysis import measure_latency
-    from albert_core.budget import Cancelled
+    from albert_core.live.analysis import measure_latency
+    from albert_core.live.budget import Cancelled
 
     model = build_model(TINY, seq_len=16)
     ids = {"input_ids": torch.zeros(1, 16, dtype=torch.long)}

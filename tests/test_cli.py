@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from facts import EXACT_COUNTS
 
-from albert_core import PRESETS, ModelConfig
-from albert_core.cli import main
+from albert_core import PRESETS
+from albert_core.cli.main import main
+from albert_core.configuration.hf_config import config_from_hf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,11 +114,11 @@ def test_export_hf_loads_in_transformers(capsys, tmp_path, preset):
     data = json.loads(run(capsys, "export-hf", "--preset", preset, "--head", "masked-lm"))
     cls = transformers.AlbertConfig if preset.startswith("albert") else transformers.BertConfig
     hf = cls(**data)
-    assert ModelConfig.from_hf(hf) == PRESETS[preset].replace(head="masked-lm")
+    assert config_from_hf(hf) == PRESETS[preset].replace(head="masked-lm")
     out = tmp_path / "exported.json"
     assert main(["export-hf", "--preset", preset, "--output", str(out)]) == 0
     assert capsys.readouterr().out == ""
-    assert ModelConfig.from_hf(out) == PRESETS[preset]
+    assert config_from_hf(out) == PRESETS[preset]
 
 
 def test_export_hf_of_unshared_albert_uses_one_group_per_layer(capsys):
@@ -127,7 +128,7 @@ def test_export_hf_of_unshared_albert_uses_one_group_per_layer(capsys):
 
 # ----------------------------------------------------------------------------- flops and memory
 def test_flops_json_matches_the_closed_form(capsys):
-    pytest.importorskip("albert_core.flops")
+    pytest.importorskip("albert_core.counting.flops")
     B, S = 2, 64
     for preset in ("albert-base", "bert-base"):
         c = PRESETS[preset]
@@ -142,7 +143,7 @@ def test_flops_json_matches_the_closed_form(capsys):
 
 
 def test_flops_table_and_options(capsys):
-    pytest.importorskip("albert_core.flops")
+    pytest.importorskip("albert_core.counting.flops")
     out = run(capsys, "flops", "--preset", "albert-base")
     assert "GFLOP" in out and "MACs" in out
     base = run_json(capsys, "flops", "--head", "pretraining")

@@ -1,4 +1,4 @@
-"""The one rule that turns edits into a config (`albert_core.coerce`), and the same edits driven through
+"""The one rule that turns edits into a config (`albert_core.configuration.coerce`), and the same edits driven through
 the CLI, the URL and the sidebar (AppTest) giving the same config each time."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, coerce, count_params, parse_query
-from albert_core.cli import build_parser, config_from_args, main
-from albert_core.coerce import fit_heads, switch_family
+from albert_core.cli.args import config_from_args
+from albert_core.cli.main import build_parser, main
+from albert_core.configuration.coerce import bert_twin, fit_heads, switch_family
+from albert_core.configuration.urls import config_from_query
 from ui.state import CONFIG_KEY
 
 BERT_BASE_AS_ALBERT = ModelConfig(vocab_size=30_522, hidden_act="gelu")  # E = 128, all-shared: ALBERT's defaults
@@ -59,7 +61,7 @@ def test_sidebar_gives_the_config(app, name, argv, query, base, actions, expecte
         assert not at.exception and not at.error
     assert at.session_state[CONFIG_KEY] == expected
     if base is None:  # the app's URL starts from ALBERT-base: the link it writes decodes to the same config
-        assert ModelConfig.from_query(dict(at.query_params)) == expected
+        assert config_from_query(dict(at.query_params)) == expected
         assert app(query).session_state[CONFIG_KEY] == expected
 
 
@@ -113,7 +115,7 @@ def test_no_edit_is_identity_and_every_field_given_wins(cfg, other):
 @settings(max_examples=60, deadline=None)
 def test_bert_twin_is_the_family_switch_with_berts_gelu(cfg):
     twin = switch_family(cfg, "bert").replace(hidden_act="gelu")  # the paper's BERT uses GELU
-    assert twin == cfg.bert_twin()
+    assert twin == bert_twin(cfg)
     assert (twin.embedding_size, twin.sharing, twin.num_hidden_groups, twin.inner_group_num) == \
         (cfg.hidden_size, "none", 1, 1)
     for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size", "head"):

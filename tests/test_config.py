@@ -15,7 +15,11 @@ from hypothesis import given, settings
 from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, Workload, parse_query, parse_workload_query
-from albert_core.config import LIMITS, QUERY_KEYS, WORKLOAD_QUERY_KEYS
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import LIMITS
+from albert_core.configuration.hf_config import config_from_hf, config_to_hf
+from albert_core.configuration.presets import preset
+from albert_core.configuration.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, config_from_query, config_to_query
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
@@ -114,7 +118,7 @@ PAPER_SHAPES = {
 def test_presets_are_the_papers_shapes():
     assert set(PRESETS) == set(PAPER_SHAPES)
     for name, shape in PAPER_SHAPES.items():
-        cfg = ModelConfig.preset(name)
+        cfg = PRESETS[name]
         assert cfg is PRESETS[name]
         got = (cfg.family, cfg.vocab_size, cfg.embedding_size, cfg.num_layers, cfg.hidden_size,
                cfg.num_heads, cfg.intermediate_size, cfg.sharing)
@@ -124,27 +128,27 @@ def test_presets_are_the_papers_shapes():
 
 def test_unknown_preset_names_the_choices():
     with pytest.raises(ValueError, match="preset.*albert-base"):
-        ModelConfig.preset("albert-huge")
+        preset("albert-huge")
 
 
 def test_presets_match_transformers_defaults_where_they_coincide():
     # transformers' AlbertConfig() is ALBERT-xxlarge and BertConfig() is BERT-base.
-    assert ModelConfig.from_hf(transformers.AlbertConfig()) == PRESETS["albert-xxlarge"]
-    assert ModelConfig.from_hf(transformers.BertConfig()) == PRESETS["bert-base"]
+    assert config_from_hf(transformers.AlbertConfig()) == PRESETS["albert-xxlarge"]
+    assert config_from_hf(transformers.BertConfig()) == PRESETS["bert-base"]
 
 
 def test_bert_twin_is_the_papers_bert_of_the_same_shape():
     cfg = ModelConfig(embedding_size=64, num_hidden_groups=3, inner_group_num=2, sharing="ffn",
                       head="pretraining", tie_word_embeddings=False, hidden_act="relu")
-    twin = cfg.bert_twin()
+    twin = bert_twin(cfg)
     assert twin.family == "bert" and twin.sharing == "none" and twin.hidden_act == "gelu"  # BERT's GELU
     assert (twin.embedding_size, twin.num_hidden_groups, twin.inner_group_num) == (cfg.hidden_size, 1, 1)
     for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                  "max_position_embeddings", "type_vocab_size", "head", "tie_word_embeddings"):
         assert getattr(twin, name) == getattr(cfg, name), name
     # ALBERT-base's twin is bert-base at ALBERT's vocabulary, with bert-base's own activation.
-    assert PRESETS["albert-base"].bert_twin() == PRESETS["bert-base"].replace(vocab_size=30_000)
-    assert PRESETS["bert-large"].replace(hidden_act="relu").bert_twin().hidden_act == "relu"  # a BERT is its own
+    assert bert_twin(PRESETS["albert-base"]) == PRESETS["bert-base"].replace(vocab_size=30_000)
+    assert bert_twin(PRESETS["bert-large"].replace(hidden_act="relu")).hidden_act == "relu"  # a BERT is its own
 
 
 def test_group_of_layer_follows_transformers_rule():
@@ -165,23 +169,23 @@ def _hf_class(cfg: ModelConfig):
 @settings(max_examples=40, deadline=None)
 @given(exportable())
 def test_to_hf_from_hf_round_trip_through_dict_and_config_object(cfg):
-    data = cfg.to_hf()
+    data = config_to_hf(cfg)
     json.dumps(data)  # a real config.json: plain JSON values only
     hf = _hf_class(cfg)(**data)
     want = as_transformers(cfg)
-    assert ModelConfig.from_hf(data) == want
-    assert ModelConfig.from_hf(hf) == want
-    assert ModelConfig.from_hf(hf.to_dict()) == want
-    assert ModelConfig.from_hf(want.to_hf()) == want
+    assert config_from_hf(data) == want
+    assert config_from_hf(hf) == want
+    assert config_from_hf(hf.to_dict()) == want
+    assert config_from_hf(config_to_hf(want)) == want
 
 
 @settings(max_examples=8, deadline=None)
 @given(exportable())
 def test_round_trip_through_a_saved_config_json(tmp_path_factory, cfg):
     folder = tmp_path_factory.mktemp("hf")
-    _hf_class(cfg)(**cfg.to_hf()).save_pretrained(folder)
-    assert ModelConfig.from_hf(folder / "config.json") == as_transformers(cfg)
-    assert ModelConfig.from_hf(str(folder)) == as_transformers(cfg)  # a folder holding config.json
+    _hf_class(cfg)(**config_to_hf(cfg)).save_pretrained(folder)
+    assert config_from_hf(folder / "config.json") == as_transformers(cfg)
+    assert config_from_hf(str(folder)) == as_transformers(cfg)  # a folder holding config.json
 
 
 @pytest.mark.parametrize("head, cls", [("model", "Model"), ("pretraining", "ForPreTraining"),
@@ -193,7 +197,7 @@ def test_to_hf_builds_the_same_architecture_in_transformers(family, head, cls):
                       sharing="all" if family == "albert" else "none",
                       num_hidden_groups=2 if family == "albert" else 1,
                       inner_group_num=3 if family == "albert" else 1, head=head, tie_word_embeddings=False)
-    data = cfg.to_hf()
+    data = config_to_hf(cfg)
     prefix = "Albert" if family == "albert" else "Bert"
     assert data["architectures"] == [prefix + cls]
     with torch.device("meta"):
@@ -210,19 +214,19 @@ def test_to_hf_builds_the_same_architecture_in_transformers(family, head, cls):
         assert (len(groups), len(inner)) == (2, 3)
     has_decoder = any(n.endswith("decoder.weight") for n in shapes)
     assert has_decoder == (head != "model")  # untied: the decoder is its own parameter
-    assert ModelConfig.from_hf(model.config) == cfg  # head inferred from architectures
+    assert config_from_hf(model.config) == cfg  # head inferred from architectures
 
 
 def test_from_hf_explicit_head_and_bert_ignores_albert_keys():
-    data = PRESETS["bert-base"].to_hf()
-    assert ModelConfig.from_hf(data, head="masked-lm").head == "masked-lm"
-    assert ModelConfig.from_hf({**data, "embedding_size": 64, "num_hidden_groups": 3}) == PRESETS["bert-base"]
+    data = config_to_hf(PRESETS["bert-base"])
+    assert config_from_hf(data, head="masked-lm").head == "masked-lm"
+    assert config_from_hf({**data, "embedding_size": 64, "num_hidden_groups": 3}) == PRESETS["bert-base"]
 
 
 @pytest.mark.parametrize("sharing", ["attention", "ffn"])
 def test_partial_sharing_cannot_be_exported(sharing):
     with pytest.raises(ValueError, match="sharing"):
-        ModelConfig(sharing=sharing).to_hf()
+        config_to_hf(ModelConfig(sharing=sharing))
 
 
 @pytest.mark.parametrize(
@@ -242,26 +246,26 @@ def test_partial_sharing_cannot_be_exported(sharing):
 )
 def test_from_hf_rejects_bad_configs_naming_the_field(data, field):
     with pytest.raises(ValueError, match=field):
-        ModelConfig.from_hf(data)
+        config_from_hf(data)
 
 
 def test_from_hf_rejects_bad_files(tmp_path):
     with pytest.raises(ValueError, match="config"):
-        ModelConfig.from_hf(tmp_path / "missing.json")
+        config_from_hf(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="config"):
-        ModelConfig.from_hf(tmp_path)  # a folder without config.json
+        config_from_hf(tmp_path)  # a folder without config.json
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="JSON"):
-        ModelConfig.from_hf(bad)
+        config_from_hf(bad)
     bad.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ValueError, match="JSON"):
-        ModelConfig.from_hf(bad)
+        config_from_hf(bad)
     bad.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ValueError, match="object"):
-        ModelConfig.from_hf(bad)
+        config_from_hf(bad)
     with pytest.raises(ValueError, match="source"):
-        ModelConfig.from_hf(42)
+        config_from_hf(42)
 
 
 # ----------------------------------------------------------------------------- URL codec
@@ -269,10 +273,10 @@ def test_from_hf_rejects_bad_files(tmp_path):
 @given(configs())
 def test_url_round_trip(cfg):
     cfg = cfg.replace(layer_norm_eps=ModelConfig().layer_norm_eps)  # eps is not part of the URL
-    query = cfg.to_query()
+    query = config_to_query(cfg)
     assert set(query) == set(QUERY_KEYS)
     assert all(isinstance(v, str) and v.isascii() for v in query.values())
-    assert ModelConfig.from_query(query) == cfg
+    assert config_from_query(query) == cfg
     assert parse_query(query) == (cfg, [])
     # Streamlit hands repeated keys over as lists: the last value wins.
     assert parse_query({k: ["junk", v] for k, v in query.items()}) == (cfg, [])
@@ -296,7 +300,7 @@ def test_url_rejects_anything_but_plain_in_range_digits(raw):
     assert cfg == ModelConfig()
     assert len(problems) == 1 and problems[0].startswith("URL value H=")
     with pytest.raises(ValueError, match="URL value H="):
-        ModelConfig.from_query({"H": raw})
+        config_from_query({"H": raw})
 
 
 def test_url_values_that_do_not_fit_together_fall_back_and_name_the_reset_key():
@@ -306,7 +310,7 @@ def test_url_values_that_do_not_fit_together_fall_back_and_name_the_reset_key():
     cfg, problems = parse_query({"L": "4", "G": "6"})  # G > L
     assert cfg.num_hidden_groups <= cfg.num_layers and len(problems) == 1 and "reset L to 12" in problems[0]
     with pytest.raises(ValueError, match="num_hidden_groups"):
-        ModelConfig.from_query({"L": "4", "G": "6"})
+        config_from_query({"L": "4", "G": "6"})
 
 
 def test_url_family_bert_drops_albert_only_defaults():
@@ -326,8 +330,8 @@ def test_workload_validation_and_url():
     with pytest.raises(ValueError, match="optimizer"):
         Workload(optimizer="lion")
     work = Workload(batch=3, seq_len=64, dtype="bf16", optimizer="sgd")
-    assert set(work.to_query()) == set(WORKLOAD_QUERY_KEYS)
-    assert parse_workload_query(work.to_query()) == (work, [])
+    assert set(config_to_query(work)) == set(WORKLOAD_QUERY_KEYS)
+    assert parse_workload_query(config_to_query(work)) == (work, [])
     got, problems = parse_workload_query({"batch": "-1", "seq": "1e3", "dtype": "fp8", "opt": "adam"})
     assert got == Workload(optimizer="adam") and len(problems) == 3
     with pytest.raises(ValueError, match="seq_len"):

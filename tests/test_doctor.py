@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from albert_core.cli import main
-from albert_core.doctor import diagnose
+from albert_core.cli.main import main
+from albert_core.review.doctor import diagnose
 
 # The published transformers config.json of ALBERT v1 / v2 base, large, xlarge and xxlarge (architectures
 # AlbertForMaskedLM). v1 uses dropout 0.1 except xxlarge (0); v2 uses 0 everywhere.

@@ -16,8 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import configs
 
-from albert_core import PRESETS, ModelConfig, Workload, urls
-from albert_core.results import analyze, result_from_dict
+from albert_core import PRESETS, ModelConfig, Workload
+from albert_core.configuration import urls
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.configuration.presets import config_name
+from albert_core.counting.results import analyze, result_from_dict
 from ui import exports
 
 
@@ -82,7 +85,7 @@ def test_hf_config_json_builds_the_same_model_in_transformers(cfg):
         model = cls(family(**data))
     assert sum(p.numel() for p in model.parameters()) == count_params(cfg).total
     # Read back (unshared ALBERT comes back as all-shared with G = L: the same model).
-    assert count_params(ModelConfig.from_hf(data)).total == count_params(cfg).total
+    assert count_params(config_from_hf(data)).total == count_params(cfg).total
 
 
 def test_hf_config_unavailable_for_partial_sharing():
@@ -107,15 +110,15 @@ def test_pin_round_trip(cfg):
 @settings(max_examples=200, deadline=None)
 @given(configs(), configs())
 def test_config_names_are_unique(a, b):
-    assert (a.name == b.name) == (a == b)
+    assert (config_name(a) == config_name(b)) == (a == b)
 
 
 def test_config_names_read_as_label_plus_differences():
     base = PRESETS["albert-base"]
-    assert base.name == "albert-base"
-    assert base.replace(vocab_size=50_000).name == "ALBERT H=768 L=12 E=128 all-shared V=50000"
-    assert base.replace(sharing="none", num_hidden_groups=3).name == "ALBERT H=768 L=12 E=128 not shared G=3"
-    assert PRESETS["bert-base"].replace(hidden_act="gelu_new", tie_word_embeddings=False).name \
+    assert config_name(base) == "albert-base"
+    assert config_name(base.replace(vocab_size=50_000)) == "ALBERT H=768 L=12 E=128 all-shared V=50000"
+    assert config_name(base.replace(sharing="none", num_hidden_groups=3)) == "ALBERT H=768 L=12 E=128 not shared G=3"
+    assert config_name(PRESETS["bert-base"].replace(hidden_act="gelu_new", tie_word_embeddings=False)) \
         == "BERT H=768 L=12 act=gelu_new untied"
 
 
@@ -123,7 +126,7 @@ def test_config_names_read_as_label_plus_differences():
 @given(configs().map(lambda c: c.replace(layer_norm_eps=1e-12)), st.text("ab -_9", min_size=1, max_size=32))
 def test_named_pin_round_trip(cfg, name):
     entry = urls.encode_pin(cfg, name)
-    assert urls.decode_pin(entry) == cfg and urls.pin_name(entry) == (name.strip() or cfg.name)
+    assert urls.decode_pin(entry) == cfg and urls.pin_name(entry) == (name.strip() or config_name(cfg))
     assert urls.decode_pins(urls.encode_pins([entry]))[0] == [entry]
 
 
@@ -149,7 +152,7 @@ def test_pins_are_canonical_and_bounded():
     assert urls.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])
 
 
-SCHEMA_KEYS = {  # the documented schema (albert_core.results), written out independently
+SCHEMA_KEYS = {  # the documented schema (albert_core.counting.results), written out independently
     "": {"version", "config", "workload", "params", "flops", "memory", "bert_twin"},
     "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
     "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",

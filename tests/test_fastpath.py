@@ -1,4 +1,4 @@
-"""The live model's kernel choice (`albert_core.fastpath`): oneDNN and the eager fallback compute the
+"""The live model's kernel choice (`albert_core.live.fastpath`): oneDNN and the eager fallback compute the
 same outputs, the probe decides once per shape class, and training never takes the private path."""
 
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from albert_core import ModelConfig, fastpath
-from albert_core.model import build_model
+from albert_core import ModelConfig
+from albert_core.live import fastpath
+from albert_core.live.model import build_model
 
 # Wide enough that every matmul is probed (64 rows x 256 x 256 = PROBE_MIN_MACS), small enough to run at once.
 CFG = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=256, num_layers=2, num_heads=4,

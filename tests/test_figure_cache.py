@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from albert_core import ModelConfig, count_params
-from albert_core.sweeps import sweep
+from albert_core.counting.sweeps import sweep
 from ui import figures_scaling as fs
 from ui import state
 

@@ -8,8 +8,9 @@ import plotly.graph_objects as go
 import pytest
 
 from albert_core import PRESETS, Workload, count_params
+from albert_core.configuration.coerce import bert_twin
+from albert_core.counting.results import analyze
 from albert_core.format import fmt_bytes, fmt_flops
-from albert_core.results import analyze
 from ui import figures_explorer
 
 
@@ -148,7 +149,7 @@ def test_albert_counterpart_of_a_bert_is_its_twin():
     bert = PRESETS["bert-base"]
     alt = figures_explorer.albert_counterpart(bert)
     assert alt.family == "albert" and alt.sharing == "all" and alt.embedding_size == 128
-    assert alt.bert_twin() == bert
+    assert bert_twin(alt) == bert
     # albert-base's closed form at BERT's vocabulary V = 30,522: 522 more rows of E = 128.
     assert count_params(alt).total == 11_683_584 + 522 * 128
     rep = analyze(alt, Workload())

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from albert_core import ModelConfig, count_params, settings
-from albert_core.analysis import layer_smoothness
-from albert_core.model import build_model
+from albert_core.live.analysis import layer_smoothness
+from albert_core.live.model import build_model
 from ui import figures_live as fl
 from ui import live
 
@@ -68,7 +68,7 @@ def test_activation_bars():
 
 
 def test_tokens_frame_one_row_per_token():
-    from albert_core.tokenizer import encode
+    from albert_core.text.encoding import encode
 
     cfg = ModelConfig(**TINY)
     enc = encode("hello world", cfg, 32, "again")

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from albert_core import PRESETS, ModelConfig, count_flops, count_params
+from albert_core.configuration.coerce import bert_twin
+from albert_core.counting.sweeps import sweep
 from albert_core.format import fmt_bytes
-from albert_core.sweeps import sweep
 from ui import figures_scaling as fs
 
 WL = dict(batch=2, seq_len=64, dtype="fp32", optimizer="adamw")
@@ -43,7 +44,7 @@ def test_params_vs_hidden_matches_count_params_per_config():
     albert, bert = trace(fig, "ALBERT"), trace(fig, "BERT")
     assert list(albert.x) == hs and list(bert.x) == hs
     assert list(albert.y) == [count_params(cfg.replace(hidden_size=h)).total for h in hs]
-    assert list(bert.y) == [count_params(cfg.replace(hidden_size=h).bert_twin()).total for h in hs]
+    assert list(bert.y) == [count_params(bert_twin(cfg.replace(hidden_size=h))).total for h in hs]
     assert current(fig) == (768, 11_683_584)  # ALBERT-base, transformers' exact count
     # 1-2-5 ticks labelled in params (no Plotly minor labels "2, 5" between decades), spanning the data
     vals, text = list(fig.layout.yaxis.tickvals), list(fig.layout.yaxis.ticktext)
@@ -181,7 +182,7 @@ def test_memory_bars_stack_the_four_parts():
 
     cfg = ModelConfig()
     rows = []
-    for c in (cfg, cfg.bert_twin()):
+    for c in (cfg, bert_twin(cfg)):
         m = estimate_memory(c, 8, 128, "fp32", "adamw")
         rows.append({"label": c.label, "weights": m.weights, "gradients": m.gradients,
                      "optimizer": m.optimizer, "activations": m.activations})

@@ -6,8 +6,8 @@ import pytest
 from facts import MODEL_COUNTS
 
 from albert_core import PRESETS, Workload, estimate_memory
-from albert_core.memory import MAX_FIT_BATCH, max_batch_that_fits, total_bytes_at
-from albert_core.results import analyze
+from albert_core.counting.memory import MAX_FIT_BATCH, max_batch_that_fits, total_bytes_at
+from albert_core.counting.results import analyze
 from ui.figures_explorer import fit_display, fit_frame
 
 GB = 10**9
@@ -68,7 +68,7 @@ def test_edges():
     lambda b: 1000 + (b // 4) * 40,  # steps of four batches: total(2) - total(1) is 0, no guess
 ])
 def test_search_without_an_affine_estimate_falls_back_to_the_binary_search(monkeypatch, total):
-    from albert_core import memory
+    from albert_core.counting import memory
 
     monkeypatch.setattr(memory, "_fit_total", lambda cfg, batch, seq_len, *a, **k: total(batch))
     cfg = PRESETS["albert-base"]

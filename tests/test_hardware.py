@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from albert_core import hardware, settings
-from albert_core.hardware import DATASHEET_PROFILES, HARDWARE_NAMES, get_profile
+from albert_core import settings
+from albert_core.hardware import profiles as hardware
+from albert_core.hardware.profiles import DATASHEET_PROFILES, HARDWARE_NAMES, get_profile
 
 # Vendor figures typed from the datasheets (independent of the module): (bf16 dense FLOP/s, memory B/s).
 DATASHEET = {
@@ -117,7 +118,7 @@ def test_copy_bandwidth_probe_returns_a_rate():
 def test_the_shipped_allreduce_measurement_is_four_bytes_per_unique_parameter():
     """The DDP hook's count (measured by `make measure-ddp`, 2 gloo processes) against count_params."""
     from albert_core import PRESETS, count_params
-    from albert_core.hardware import MEASURE_PRESETS, load_measured
+    from albert_core.hardware.profiles import MEASURE_PRESETS, load_measured
 
     data = load_measured()
     assert data is not None and data["processes"] >= 2 and data["backend"] == "gloo"
@@ -131,7 +132,7 @@ def test_the_shipped_allreduce_measurement_is_four_bytes_per_unique_parameter():
 def test_the_cli_times_this_machine_with_the_apps_threads(cache, capsys, monkeypatch):
     import torch
 
-    from albert_core.cli import main
+    from albert_core.cli.main import main
 
     tmp_path, calls = cache
     monkeypatch.setenv("ALBERT_EXPLORER_TORCH_THREADS", "1")

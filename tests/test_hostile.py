@@ -15,8 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from albert_core import ModelConfig, Workload, parse_query, parse_workload_query
-from albert_core.cli import main
-from albert_core.config import QUERY_KEYS, WORKLOAD_QUERY_KEYS
+from albert_core.cli.main import main
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, config_from_query
 
 pytestmark = pytest.mark.slow  # hypothesis fuzzing of every entry point: slow
 
@@ -83,7 +85,7 @@ HF_KEYS = ["model_type", "vocab_size", "embedding_size", "hidden_size", "num_hid
 def test_from_hf_dicts_only_raise_value_error(model_type, data, head):
     data = {"model_type": model_type, **data}
     try:
-        cfg = ModelConfig.from_hf(data, head=head)
+        cfg = config_from_hf(data, head=head)
     except ValueError as exc:
         assert str(exc)
         return
@@ -96,7 +98,7 @@ def test_from_hf_files_only_raise_value_error(tmp_path, blob):
     path = tmp_path / "config.json"
     path.write_bytes(blob)
     with contextlib.suppress(ValueError):
-        assert_valid(ModelConfig.from_hf(path))
+        assert_valid(config_from_hf(path))
 
 
 # ----------------------------------------------------------------------------- URL codec
@@ -124,14 +126,14 @@ def test_lenient_url_decoding_never_raises(params):
     # A value that was not taken as-is is reported: decoding never guesses silently.
     clean = {k: v for k, v in params.items() if k in QUERY_KEYS}
     if not problems:
-        assert ModelConfig.from_query(clean) == cfg
+        assert config_from_query(clean) == cfg
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(list(QUERY_KEYS)), url_value, min_size=1, max_size=6))
 def test_strict_url_decoding_only_raises_value_error(params):
     with contextlib.suppress(ValueError):
-        assert_valid(ModelConfig.from_query(params))
+        assert_valid(config_from_query(params))
 
 
 @settings(max_examples=300, deadline=None)
@@ -169,7 +171,7 @@ argv = st.tuples(
 @settings(max_examples=250, deadline=None)
 @given(argv)
 def test_cli_exits_0_or_2_never_a_traceback(args):
-    pytest.importorskip("albert_core.flops")
+    pytest.importorskip("albert_core.counting.flops")
     out, err = io.StringIO(), io.StringIO()
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -186,9 +188,9 @@ def test_cli_exits_0_or_2_never_a_traceback(args):
 
 # ----------------------------------------------------------------------------- live-model budget
 def test_live_model_guard_refuses_over_budget_configs(monkeypatch):
-    model = pytest.importorskip("albert_core.model")
+    model = pytest.importorskip("albert_core.live.model")
     monkeypatch.setenv("ALBERT_EXPLORER_MEMORY_BUDGET", "50MB")
-    huge = ModelConfig.preset("albert-xxlarge").replace(sharing="none")  # ~ 3.5 GB of fp32 weights
+    huge = PRESETS["albert-xxlarge"].replace(sharing="none")  # ~ 3.5 GB of fp32 weights
     check = model.check_budget(huge)
     assert not check.ok and check.budget == 50 * 10**6 and "budget" in check.message
     with pytest.raises(ValueError, match="budget"):
@@ -205,7 +207,7 @@ def test_live_model_guard_refuses_over_budget_configs(monkeypatch):
 @settings(max_examples=25, deadline=None)
 @given(st.dictionaries(st.sampled_from(list(QUERY_KEYS)), url_value | st.integers(1, 64).map(str), max_size=8))
 def test_no_url_builds_a_model_over_budget(params):
-    model = pytest.importorskip("albert_core.model")
+    model = pytest.importorskip("albert_core.live.model")
     budget = 8 * 10**6
     cfg, _ = parse_query(params)
     seq = min(16, cfg.max_position_embeddings)
@@ -239,7 +241,7 @@ def test_no_code_paths_evaluate_or_unpickle_user_data():
 
 # ----------------------------------------------------------------------------- checkpoint folders
 def test_checkpoint_folders_are_confined_to_the_allowed_roots(tmp_path):
-    interop = pytest.importorskip("albert_core.interop")
+    interop = pytest.importorskip("albert_core.live.interop")
     transformers = pytest.importorskip("transformers")
     allowed, outside = tmp_path / "allowed", tmp_path / "outside"
     hf = transformers.AlbertConfig(vocab_size=50, embedding_size=8, hidden_size=16, num_hidden_layers=2,

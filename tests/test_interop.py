@@ -10,9 +10,11 @@ import transformers
 from hf_models import hf_model
 from torch import nn
 
-from albert_core.config import PRESETS, ModelConfig
-from albert_core.interop import from_hf, load_pretrained_folder, to_transformers
-from albert_core.model import MemoryBudgetError, build_model
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.hf_config import config_from_hf, config_to_hf
+from albert_core.configuration.presets import PRESETS
+from albert_core.live.interop import from_hf, load_pretrained_folder, to_transformers
+from albert_core.live.model import MemoryBudgetError, build_model
 
 pytestmark = pytest.mark.slow  # saved transformers checkpoints loaded and run: the oracle, slow
 
@@ -61,7 +63,7 @@ def test_saved_folder_loads_with_equal_outputs(tmp_path, cfg: ModelConfig) -> No
     with torch.no_grad():
         want = hf(**inputs, output_hidden_states=True)
         for ours in (from_hf(folder), load_pretrained_folder(folder, allowed_roots=[tmp_path], batch=3)):
-            assert ours.config == ModelConfig.from_hf(hf.config, head=cfg.head)
+            assert ours.config == config_from_hf(hf.config, head=cfg.head)
             got = ours(**inputs, output_hidden_states=True)
             torch.testing.assert_close(main_output(got), main_output(want), atol=1e-4, rtol=1e-4)
             for a, b in zip(got.hidden_states, want.hidden_states, strict=True):
@@ -85,7 +87,7 @@ def test_folder_outside_allowed_roots_is_refused(tmp_path) -> None:
 
 def write_config(folder, cfg: ModelConfig) -> None:
     folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps(cfg.to_hf()))
+    (folder / "config.json").write_text(json.dumps(config_to_hf(cfg)))
 
 
 def test_pickle_only_folder_is_refused(tmp_path) -> None:
@@ -155,7 +157,7 @@ def test_loaded_folder_refuses_inputs_beyond_its_check(tmp_path) -> None:
 def test_export_round_trip(cfg: ModelConfig) -> None:
     ours = perturb(build_model(cfg, batch=3, seq_len=10))
     hf = to_transformers(ours)
-    assert type(hf).__name__ == cfg.to_hf()["architectures"][0]
+    assert type(hf).__name__ == config_to_hf(cfg)["architectures"][0]
     inputs = batch(cfg)
     with torch.no_grad():
         torch.testing.assert_close(main_output(ours(**inputs)), main_output(hf(**inputs)), atol=1e-4, rtol=1e-4)
@@ -183,7 +185,7 @@ def test_export_needs_room_for_a_second_copy() -> None:
 
 
 def test_head_comes_from_the_class_and_other_sources_are_refused() -> None:
-    hf_cfg = transformers.AlbertConfig(**TINY_ALBERT.to_hf())
+    hf_cfg = transformers.AlbertConfig(**config_to_hf(TINY_ALBERT))
     assert from_hf(transformers.AlbertForMaskedLM(hf_cfg)).config.head == "masked-lm"
     assert from_hf(transformers.AlbertModel(hf_cfg)).config.head == "model"
     with pytest.raises(ValueError, match="source must be one of"):
@@ -191,13 +193,13 @@ def test_head_comes_from_the_class_and_other_sources_are_refused() -> None:
     with pytest.raises(ValueError, match="source must be one of"):
         from_hf(42)
     with pytest.raises(ValueError, match="is_decoder"):
-        from_hf(transformers.BertModel(transformers.BertConfig(**TINY_BERT.to_hf(), is_decoder=True)))
+        from_hf(transformers.BertModel(transformers.BertConfig(**config_to_hf(TINY_BERT), is_decoder=True)))
     with pytest.raises(ValueError, match="add_pooling_layer=False"):
         from_hf(transformers.AlbertModel(hf_cfg, add_pooling_layer=False))
 
 
 def test_every_source_parameter_must_be_used() -> None:
-    hf = transformers.BertModel(transformers.BertConfig(**TINY_BERT.to_hf()))
+    hf = transformers.BertModel(transformers.BertConfig(**config_to_hf(TINY_BERT)))
     hf.register_parameter("stray", nn.Parameter(torch.zeros(3)))
     with pytest.raises(AssertionError, match="stray"):
         from_hf(hf)

@@ -13,11 +13,11 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from albert_core.lab import corpus as lab_corpus
-from albert_core.lab import tokenizers as lab_tok
 from albert_core.lab.examples import PretrainingData
 from albert_core.lab.spec import LAB_BASE, RunSpec
-from albert_core.pretraining import ngram_spans
+from albert_core.text import corpus as lab_corpus
+from albert_core.text import tokenizers as lab_tok
+from albert_core.text.pretraining_inputs import ngram_spans
 
 NUMBERS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 # A hand-made corpus: document d, sentence s says so, so order and origin are checkable after tokenizing.

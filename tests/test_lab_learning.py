@@ -12,10 +12,10 @@ import torch
 from lab_helpers import runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
 from albert_core.lab import baselines, trainer
-from albert_core.lab import losses as lab_losses
 from albert_core.lab.spec import LAB_BASE, RunSpec
-from albert_core.lab.tokenizers import MASK_ID, SPECIAL_TOKENS
-from albert_core.model import build_model
+from albert_core.live import losses as lab_losses
+from albert_core.live.model import build_model
+from albert_core.text.tokenizers import MASK_ID, SPECIAL_TOKENS
 
 
 @pytest.fixture(autouse=True)

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from lab_helpers import TINY, runs_dir, tiny_spec  # noqa: F401
 
-from albert_core import budget, count_params, settings
+from albert_core import count_params, settings
 from albert_core.lab.parallel import torchrun_command
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.trainer import run_cost, train
 from albert_core.lab.worker import Worker
-from albert_core.model import build_model
+from albert_core.live import budget
+from albert_core.live.model import build_model
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVE = TINY.replace(head="model")  # what a Live-model visitor builds
@@ -128,7 +129,7 @@ def test_a_run_waiting_for_memory_can_be_cancelled_by_its_owner(small_budget, ru
 
 
 def test_nproc_must_divide_the_batch_and_is_bounded(capsys):
-    from albert_core.cli import main
+    from albert_core.cli.main import main
 
     for extra, why in ((["--batch", "5", "--nproc", "2"], "--batch (5) must be a multiple of the number of processes"),
                        (["--nproc", "99"], "nproc must be a whole number from 1 to 16")):

@@ -12,7 +12,8 @@ import pytest
 import torch
 from lab_helpers import TINY, CountingTrain, V, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
-from albert_core.cli import main as cli_main
+from albert_core.cli.main import main as cli_main
+from albert_core.configuration.coerce import bert_twin
 from albert_core.lab import trainer
 from albert_core.lab.checkpoint import load_model, load_run, load_tokenizer
 from albert_core.lab.experiments import EXPERIMENTS, depth_dial, separation_step, twins
@@ -56,7 +57,7 @@ def test_bounds_refuse_over_budget_runs_with_a_message():
     spec = tiny_spec()
     cost = check_run(spec, LabLimits())
     # the evaluations count too: steps 0, 4 and 8, each a forward pass over at most 1,024 held-out pairs
-    from albert_core.flops import count_flops
+    from albert_core.counting.flops import count_flops
 
     evals = 3 * trainer.MAX_EVAL_EXAMPLES * count_flops(spec.config, 1, spec.seq_len).forward
     assert cost.eval_flops == evals > 0
@@ -136,12 +137,12 @@ def test_should_stop_cancels_after_the_current_step():
     ("config", "cls", "order"),
     [(TINY, "AlbertForPreTraining", "sop_logits"),
      (TINY.replace(sharing="none"), "AlbertForPreTraining", "sop_logits"),
-     (TINY.bert_twin(), "BertForPreTraining", "seq_relationship_logits")],
+     (bert_twin(TINY), "BertForPreTraining", "seq_relationship_logits")],
 )
 def test_checkpoint_loads_in_transformers_with_our_outputs(tmp_path, config, cls, order):
     import transformers
 
-    from albert_core.interop import load_pretrained_folder
+    from albert_core.live.interop import load_pretrained_folder
 
     spec = tiny_spec(config=config, steps=3)
     result = train(spec, out_dir=tmp_path / "ck")
@@ -356,8 +357,8 @@ def test_train_reference_refuses_a_worker_count_before_any_work(capsys, workers)
 
 
 def test_the_command_line_and_the_page_plan_the_same_default_run():
-    from albert_core.cli import build_parser
-    from albert_core.cli_train import spec_from_args
+    from albert_core.cli.main import build_parser
+    from albert_core.cli.train_cmd import spec_from_args
     from albert_core.lab.spec import DEFAULT_STEPS
     from albert_core.lab.trainer import LabLimits
     from ui import train_runs as tr

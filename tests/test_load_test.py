@@ -13,6 +13,7 @@ from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 
+from albert_core.configuration.urls import config_from_query
 from scripts import load_test as lt
 
 
@@ -265,10 +266,9 @@ def test_each_series_starts_from_configs_of_its_own():
     the series only changes the token types, which no page's work depends on."""
     from urllib.parse import parse_qsl
 
-    from albert_core import ModelConfig
 
     def cfg(index, series):
-        return ModelConfig.from_query(dict(parse_qsl(lt.start_query(index, series))))
+        return config_from_query(dict(parse_qsl(lt.start_query(index, series))))
 
     base = cfg(0, 0)
     assert (base.hidden_size, base.num_heads, base.intermediate_size, base.type_vocab_size) == (256, 4, 1024, 2)

@@ -26,7 +26,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from albert_core import PRESETS, ModelConfig, estimate_memory
-from albert_core.memory import DEFAULT_DROPOUT, activation_bytes_terms
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.hf_config import config_to_hf
+from albert_core.counting.memory import DEFAULT_DROPOUT, activation_bytes_terms
 
 transformers.logging.set_verbosity_error()
 TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -131,8 +133,8 @@ def test_paper_bert_twin_activations_use_gelu_and_bert_dropout():
     """The paper's BERT beside an ALBERT: gelu (not ALBERT's gelu_new) and BERT's dropout 0.1, which
     estimate_memory takes from the family when ``dropout`` is not given."""
     albert = ModelConfig(**SMALL, family="albert", head="pretraining")
-    twin = albert.bert_twin().replace(hidden_act="gelu")
-    assert twin.to_hf()["hidden_dropout_prob"] == DEFAULT_DROPOUT["bert"] == 0.1
+    twin = bert_twin(albert).replace(hidden_act="gelu")
+    assert config_to_hf(twin)["hidden_dropout_prob"] == DEFAULT_DROPOUT["bert"] == 0.1
     measured = {}
     for name, cfg in (("albert", albert), ("twin", twin)):
         got, est = measured_training_activations(cfg, 2, 32)
@@ -505,7 +507,7 @@ def test_rejects_non_config():
 
 
 def test_counting_does_not_import_torch():
-    code = "import sys, albert_core.memory; sys.exit('torch' in sys.modules or 'transformers' in sys.modules)"
+    code = "import sys, albert_core.counting.memory; sys.exit('torch' in sys.modules or 'transformers' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -14,17 +14,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import configs
 
-from albert_core import fastpath
-from albert_core.config import ACTIVATIONS, HEADS, PRESETS, SHARING_MODES, ModelConfig
+from albert_core.configuration.config import ACTIVATIONS, HEADS, SHARING_MODES, ModelConfig
+from albert_core.configuration.hf_config import config_to_hf
+from albert_core.configuration.presets import PRESETS
+from albert_core.counting.params import count_params
 from albert_core.format import fmt_bytes
-from albert_core.interop import from_hf, to_transformers
-from albert_core.model import (
+from albert_core.live import fastpath
+from albert_core.live.interop import from_hf, to_transformers
+from albert_core.live.model import (
     MemoryBudgetError,
     build_model,
     check_budget,
     memory_budget,
 )
-from albert_core.params import count_params
 from albert_core.settings import MEMORY_BUDGET
 
 
@@ -125,7 +127,7 @@ def test_no_token_types_and_no_mask_match_transformers() -> None:
     cfg = PRESETS["albert-base"].replace(
         vocab_size=50, embedding_size=8, hidden_size=16, num_heads=2, intermediate_size=32, num_layers=2
     )
-    hf = transformers.AlbertModel(transformers.AlbertConfig(**cfg.to_hf())).eval()
+    hf = transformers.AlbertModel(transformers.AlbertConfig(**config_to_hf(cfg))).eval()
     perturb(hf, 1)
     ours = from_hf(hf)
     ids = torch.randint(0, 50, (2, 9))
@@ -223,7 +225,7 @@ def test_meta_counts_for_presets_and_transformers(sharing: str) -> None:
         assert n == count_params(cfg).total
         if sharing in ("none", "all"):  # transformers' own count as the oracle
             with torch.device("meta"):
-                hf = transformers.AlbertForPreTraining(transformers.AlbertConfig(**cfg.to_hf()))
+                hf = transformers.AlbertForPreTraining(transformers.AlbertConfig(**config_to_hf(cfg)))
             assert n == sum(p.numel() for p in hf.parameters())
 
 

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, count_params
-from albert_core.params import COMPONENT_INFO, component_of
+from albert_core.counting.params import COMPONENT_INFO, component_of
 
 # transformers parameter name (prefix albert./bert. removed) -> our component name. Written from
-# modeling_albert.py / modeling_bert.py, independently of albert_core.params.
+# modeling_albert.py / modeling_bert.py, independently of albert_core.counting.params.
 _HF_RULES = [
     (r"embeddings\.(word_embeddings|position_embeddings|token_type_embeddings|LayerNorm)\.", r"embeddings.\1"),
     (r"encoder\.embedding_hidden_mapping_in\.", "encoder.embedding_hidden_mapping_in"),
@@ -164,10 +164,10 @@ def test_counting_never_imports_torch() -> None:
     code = (
         "import sys, albert_core\n"
         "from albert_core import count_params, count_flops, PRESETS\n"
-        "from albert_core.sweeps import sweep\n"
+        "from albert_core.counting.sweeps import sweep\n"
         "count_params(PRESETS['albert-base']); count_flops(PRESETS['albert-base'])\n"
         "sweep(PRESETS['albert-base'], 'hidden_size', [256, 512])\n"
-        "import albert_core.cli, albert_core.pretraining, albert_core.reference, albert_core.urls\n"
+        "import albert_core.cli.main, albert_core.text.pretraining_inputs, albert_core.paper, albert_core.configuration.urls\n"
         "from albert_core import Workload, analyze, coerce\n"
         "analyze(coerce({'hidden_size': 1024}).config, Workload()).to_json()\n"
         "bad = [m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules]\n"

@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 import pytest
 
 from albert_core import PRESETS, ModelConfig, count_flops, count_params
-from albert_core.sweeps import sweep
+from albert_core.configuration.coerce import bert_twin
+from albert_core.counting.sweeps import sweep
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk
 
@@ -73,7 +74,7 @@ def test_current_point_is_the_exact_count_and_the_closed_form_forward():
 def test_memory_frame_has_one_row_per_estimate():
     from albert_core import estimate_memory
 
-    a, b = estimate_memory(ModelConfig(), 2, 64), estimate_memory(ModelConfig().bert_twin(), 2, 64)
+    a, b = estimate_memory(ModelConfig(), 2, 64), estimate_memory(bert_twin(ModelConfig()), 2, 64)
     df = fs.memory_frame({"mine": a, "twin": b})
     assert list(df["label"]) == ["mine", "twin"]
     assert df.iloc[1]["total"] == b.total and df.iloc[0]["activations"] == a.activations

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core import PRESETS, ModelConfig, count_flops, count_params, estimate_memory
-from albert_core.config import check_seq_len
-from albert_core.sweeps import FIELDS, sweep
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.workload import check_seq_len
+from albert_core.counting.sweeps import FIELDS, sweep
 
 
 def row_config(row) -> ModelConfig:
@@ -61,7 +62,7 @@ def test_rows_equal_scalar_counters(x, values, y, y_values, workload) -> None:
         assert len(twins) == n_albert
         assert list(twins["x"]) == list(df[df["model"] == "ALBERT"]["x"])
         albert = [row_config(r) for _, r in df[df["model"] == "ALBERT"].iterrows()]
-        assert [row_config(r) for _, r in twins.iterrows()] == [c.bert_twin() for c in albert]
+        assert [row_config(r) for _, r in twins.iterrows()] == [bert_twin(c) for c in albert]
 
 
 def test_bert_base_and_no_twins() -> None:
@@ -150,5 +151,5 @@ def test_public_name_is_callable_in_any_import_order() -> None:
     import albert_core
 
     df = albert_core.sweep(PRESETS["albert-base"], "num_layers", [1, 2])
-    twins = [count_params(PRESETS["albert-base"].bert_twin().replace(num_layers=n)).total for n in (1, 2)]
+    twins = [count_params(bert_twin(PRESETS["albert-base"]).replace(num_layers=n)).total for n in (1, 2)]
     assert list(df["params"]) == [11_683_584, 11_683_584, *twins]  # all-shared: depth is free

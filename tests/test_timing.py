@@ -12,7 +12,7 @@ from test_cli import fails, run
 
 from albert_core import PRESETS, Workload, count_flops, count_params, estimate_memory
 from albert_core.format import fmt_duration
-from albert_core.timing import (
+from albert_core.hardware.time_model import (
     PAPER_SPEEDUP,
     TABLE2_COMM_EFFICIENCY,
     calibrate_table2,
@@ -37,7 +37,7 @@ def test_matmul_part_is_the_exact_training_flops_at_peak_times_efficiency():
 
 
 def test_training_matmuls_run_at_the_training_kernels_throughput():
-    from albert_core.hardware import profile_from_probe
+    from albert_core.hardware.profiles import profile_from_probe
 
     hw = profile_from_probe({"matmul_flops": 2e11, "kernel_flops": {"torch.matmul": 1e11, "onednn linear": 2e11},
                              "memory_bandwidth": 1e10})

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from albert_core import PRESETS
-from albert_core.config import ModelConfig
-from albert_core.tokenizer import SPECIAL_TOKENS, encode, shipped_tokenizer
+from albert_core.configuration.config import ModelConfig
+from albert_core.text.encoding import SPECIAL_TOKENS, encode, shipped_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "ALBERT-xxlarge shares 4096-wide weights across layers; is it faster? Not really!"
@@ -32,7 +32,7 @@ def _bert_tokenizer(tmp_path: Path, vocab: dict[str, int]):
 
 def test_same_ids_in_fresh_processes():
     code = (
-        "import json; from albert_core.config import ModelConfig; from albert_core.tokenizer import encode;"
+        "import json; from albert_core.configuration.config import ModelConfig; from albert_core.text.encoding import encode;"
         f"print(json.dumps([encode({TEXT!r}, ModelConfig(vocab_size=v), 64, text_pair={PAIR!r}).ids"
         " for v in (30000, 300)]))"
     )
@@ -70,7 +70,7 @@ def test_real_subwords_of_the_shipped_wordpiece():
 @pytest.mark.parametrize(("preset", "kind", "name"), [("albert-base", "unigram", "Unigram"),
                                                       ("bert-base", "wordpiece", "WordPiece")])
 def test_full_size_models_read_the_lab_tokenizer_of_their_family(preset, kind, name):
-    from albert_core.lab.tokenizers import lab_tokenizer
+    from albert_core.text.tokenizers import lab_tokenizer
 
     cfg = PRESETS[preset]  # V 30,000 / 30,522: the largest shipped lab size below V, 8,192
     ref = lab_tokenizer(kind, 8192).encode("the layers", add_special_tokens=False)
@@ -84,7 +84,7 @@ def test_full_size_models_read_the_lab_tokenizer_of_their_family(preset, kind, n
 @pytest.mark.parametrize("max_len", [128, 12, 9])
 @pytest.mark.parametrize("lab", [False, True])
 def test_pair_matches_transformers_bert_tokenizer(tmp_path, max_len, lab):
-    from albert_core.lab.tokenizers import lab_tokenizer
+    from albert_core.text.tokenizers import lab_tokenizer
 
     cfg = PRESETS["bert-base"] if lab else SHIPPED_CFG
     vocab = (lab_tokenizer("wordpiece", 8192) if lab else shipped_tokenizer(cfg.vocab_size)).get_vocab()

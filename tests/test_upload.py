@@ -7,7 +7,7 @@ import json
 import pytest
 
 from albert_core import PRESETS
-from albert_core.hf_config import MAX_CONFIG_BYTES, config_from_json_bytes, parse_config_json
+from albert_core.configuration.hf_config import MAX_CONFIG_BYTES, config_from_json_bytes, parse_config_json
 from tests.facts import MODEL_COUNTS
 
 # bert-base-uncased's config.json as published with the checkpoint (written out here, not generated)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from albert_core import PRESETS, Workload
-from albert_core.results import analyze
-from albert_core.urls import parse_workload_query
+from albert_core.configuration.urls import parse_workload_query, workload_to_query
+from albert_core.counting.results import analyze
 from tests.app_helpers import charts
 from tests.facts import MODEL_COUNTS
 
@@ -26,7 +26,7 @@ def test_bad_precision_or_checkpointing_names_the_field(changes, field):
 
 def test_url_keys_round_trip_and_reset_what_cannot_be():
     wl = Workload(dtype="bf16", precision="mixed", checkpointing=True)
-    query = wl.to_query()
+    query = workload_to_query(wl)
     assert query["prec"] == "mixed" and query["ckpt"] == "1"
     assert parse_workload_query(query) == (wl, [])
     got, problems = parse_workload_query({"prec": "mixed", "ckpt": "1"})  # dtype fp32 (default)

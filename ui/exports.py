@@ -1,5 +1,5 @@
 """The Explorer's downloadable files (pure functions, no streamlit): the transformers `config.json`, the
-breakdown CSV and the JSON report (derived from the typed `albert_core.results.Result`)."""
+breakdown CSV and the JSON report (derived from the typed `albert_core.counting.results.Result`)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,23 @@ import re
 import pandas as pd
 
 from albert_core import ModelConfig
-from albert_core.flops import training_factor
-from albert_core.params import ParamBreakdown
-from albert_core.results import Result
+from albert_core.configuration.hf_config import config_to_hf
+from albert_core.configuration.presets import config_name
+from albert_core.counting.flops import training_factor
+from albert_core.counting.params import ParamBreakdown
+from albert_core.counting.results import Result
 
 
 def file_name(cfg: ModelConfig, what: str, ext: str) -> str:
     """A download's file name after the config: 'bert-base_params.csv', 'albert-h768-l12-e128-all-shared-
     v50000_report.json' (`ModelConfig.name`, lower case, every run of other characters one '-')."""
-    slug = re.sub(r"[^a-z0-9]+", "-", cfg.name.lower().replace("=", "")).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", config_name(cfg).lower().replace("=", "")).strip("-")
     return f"{slug}_{what}.{ext}"
 
 
 def hf_config_json(cfg: ModelConfig) -> str:
     """transformers `config.json` text; ValueError for partial sharing (no transformers equivalent)."""
-    return json.dumps(cfg.to_hf(), indent=2) + "\n"
+    return json.dumps(config_to_hf(cfg), indent=2) + "\n"
 
 
 def breakdown_frame(breakdown: ParamBreakdown) -> pd.DataFrame:
@@ -36,7 +38,7 @@ def breakdown_csv(breakdown: ParamBreakdown) -> str:
 
 
 def report_json(result: Result) -> str:
-    """The JSON report download: `Result.to_dict` (schema in `albert_core.results`)."""
+    """The JSON report download: `Result.to_dict` (schema in `albert_core.counting.results`)."""
     return result.to_json()
 
 

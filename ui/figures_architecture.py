@@ -14,7 +14,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from albert_core import ModelConfig
-from albert_core.config import SHARING_LABELS
+from albert_core.configuration.config import SHARING_LABELS
 from ui import plotly_dicts
 
 ATTENTION_COLORS = ("#4c78a8", "#72b7b2", "#9ecae9", "#2a5783", "#5fa2ce", "#a0cbe8")

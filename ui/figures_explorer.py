@@ -20,12 +20,12 @@ from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
 from albert_core import ModelConfig
-from albert_core.coerce import switch_family
+from albert_core.configuration.coerce import bert_twin, switch_family
+from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
+from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
+from albert_core.counting.results import Result
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio, sentence_case
-from albert_core.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
-from albert_core.params import COMPONENT_INFO, ParamBreakdown
-from albert_core.reference import PAPER_TABLE2_SPEEDUP
-from albert_core.results import Result
+from albert_core.paper import PAPER_TABLE2_SPEEDUP
 from ui import colors, plotly_dicts
 
 GROUP_COLORS = {"embeddings": "#4c78a8", "encoder": "#f58518", "heads": "#54a24b"}
@@ -147,14 +147,14 @@ def flops_takeaway(components: Mapping[str, int], forward: int, seq_len: int) ->
 
 
 def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
-    """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.coerce`: E = 128
+    """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.configuration.coerce`: E = 128
     or H if smaller, all layers shared), so the "smaller or faster?" panel has something to compare;
     None if there is no such ALBERT."""
     try:
         alt = switch_family(cfg, "albert")
     except ValueError:
         return None
-    return alt if alt.bert_twin() == cfg else None
+    return alt if bert_twin(alt) == cfg else None
 
 
 def twin_metrics(result: Result) -> list[tuple[str, float, float, Any]]:

@@ -1,6 +1,6 @@
 """Pure Plotly builders and tables for the Hardware page (no streamlit import).
 
-Inputs are `albert_core.timing.TimeEstimate`s and the `paper_table2` DataFrame; every number drawn is
+Inputs are `albert_core.hardware.time_model.TimeEstimate`s and the `paper_table2` DataFrame; every number drawn is
 taken from them, so tests compare trace values with the library's.
 """
 
@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from albert_core.configuration.presets import PRESETS
 from albert_core.format import fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_ratio
-from albert_core.hardware import HARDWARE_NAMES, HardwareProfile
-from albert_core.presets import PRESETS
-from albert_core.timing import PART_LABELS, TimeEstimate, gradient_bytes
+from albert_core.hardware.profiles import HARDWARE_NAMES, HardwareProfile
+from albert_core.hardware.time_model import PART_LABELS, TimeEstimate, gradient_bytes
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT
 
 CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -192,7 +192,7 @@ def speed_answer(name: str, twin: str, ratios: Mapping[int, float], hardware: st
 
 # ----------------------------------------------------------------------------- measured gradient traffic
 def measured_allreduce_frame(measured: Mapping, highlight: str | None = None) -> pd.DataFrame:
-    """The shipped DDP measurement (`albert_core.distributed.load_measured`) beside the time model's
+    """The shipped DDP measurement (`albert_core.hardware.allreduce.load_measured`) beside the time model's
     prediction (`timing.gradient_bytes`, fp32) for each preset, with each ALBERT's share of its BERT's bytes
     (BERT-base for base, BERT-large for the larger ones). ``highlight``: the preset marked as the sidebar's."""
     rows = measured["rows"]

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from albert_core.format import fmt_bytes
-from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
+from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
 from ui.figures_explorer import TITLE_FONT, si_ticks
 
 MEASURED_COLOR = "#1f77b4"
@@ -40,7 +40,7 @@ def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
     """The ALBERT paper's Figure 2 for this model: per layer, the L2 distance between its input and
     output hidden states, and their cosine similarity as an angle in degrees (raw cosine on hover).
 
-    ``df``: `albert_core.analysis.layer_smoothness` (layer, l2_distance, cosine_similarity, angle_degrees).
+    ``df``: `albert_core.live.analysis.layer_smoothness` (layer, l2_distance, cosine_similarity, angle_degrees).
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=("L2 distance", "angle (degrees)"),
                         horizontal_spacing=0.14)  # short titles: two panels share a phone's 360 px

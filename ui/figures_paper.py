@@ -1,6 +1,6 @@
 """Pure table builders for the Paper & formulas page (no streamlit): the paper's printed tables beside
 the exact counts, and the circulating figures reconciled. Printed figures come from
-`albert_core.reference`; every count is `count_params`."""
+`albert_core.paper`; every count is `count_params`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pandas as pd
 
 from albert_core import PRESETS, ModelConfig, count_params
 from albert_core.format import fmt_params
-from albert_core.reference import (
+from albert_core.paper import (
     PAPER_SHARING_NAMES,
     PAPER_TABLE1,
     PAPER_TABLE3,

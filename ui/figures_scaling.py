@@ -14,10 +14,11 @@ import plotly.graph_objects as go
 from plotly.basedatatypes import BaseTraceType
 
 from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
-from albert_core.config import SHARING_LABELS
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import SHARING_LABELS
+from albert_core.counting.memory import MemoryEstimate
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
-from albert_core.memory import MemoryEstimate
-from albert_core.reference import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
+from albert_core.paper import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
 from ui import plotly_dicts
 from ui.colors import FAMILY_COLORS  # BERT blue, ALBERT orange, as on every page
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
@@ -463,7 +464,7 @@ def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str
     rows = []
     for h in hs:
         c = _at_hidden(cfg, h, i_follows)
-        for m in (c, c.bert_twin()) if c.family == "albert" else (c,):
+        for m in (c, bert_twin(c)) if c.family == "albert" else (c,):
             rows.append({"model": family_label(m), "hidden_size": h, "params": count_params(m).total})
     note = "I = 4H" if i_follows else f"I = {cfg.intermediate_size:,}"
     return pd.DataFrame(rows, columns=["model", "hidden_size", "params"]), note

@@ -18,9 +18,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from albert_core.config import ModelConfig
+from albert_core.configuration.config import ModelConfig
 from albert_core.lab.baselines import Baselines
-from albert_core.reference import SMOOTHNESS_FIGURE_SHORT
+from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
 from ui import colors, figures_live
 
 PALETTE = qualitative.Plotly

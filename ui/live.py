@@ -3,7 +3,7 @@ the analytic-vs-live count table, and the checkpoint / hub switches read from th
 
 Memory stays bounded for a hosted demo: at most two built models, one loaded checkpoint and four
 runs are cached (process-wide), each freed after MODEL_TTL_S unused; every real build, forward pass
-and kept output reserves its bytes from the process budget (`albert_core.budget`), and live work runs
+and kept output reserves its bytes from the process budget (`albert_core.live.budget`), and live work runs
 one piece at a time (`budget.LIVE_WORK`), so a crowd meets "the server is busy", not an out-of-memory kill.
 """
 
@@ -20,8 +20,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core import ModelConfig, budget, settings
-from albert_core.params import COMPONENT_INFO, ParamBreakdown, component_of
+from albert_core import ModelConfig, settings
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown, component_of
+from albert_core.live import budget
 
 MAX_TOKENS = 128  # the live run's longest input; the budget check covers batch 1 x this
 # Even on the meta device every attention / FFN block is a Python module (~25 kB, ~1 ms to build):
@@ -49,7 +51,7 @@ def used_fields_note(seq_cap: int) -> str:
 
 def refusal(cfg: ModelConfig, seq_cap: int, dtype: str, check: budget.BudgetCheck) -> tuple[str, list[str]]:
     """The message for a config too big for this server's budget, and what would fit instead, as
-    changes a visitor can make in the sidebar (`albert_core.budget.alternatives`)."""
+    changes a visitor can make in the sidebar (`albert_core.live.budget.alternatives`)."""
     from albert_core.format import fmt_bytes
 
     text = (f"Too big to build here: {cfg.label} in {dtype} needs about {fmt_bytes(check.estimate)} (weights + "
@@ -71,7 +73,7 @@ def refusal(cfg: ModelConfig, seq_cap: int, dtype: str, check: budget.BudgetChec
 def bounded(where: Any, label: str, top: int, key: str, rule: str, help: str) -> int:
     """A whole-number input from 1 to ``top``: a value above ``top`` is shown as ``top`` with a message
     naming the rule (a widget maximum alone turns the box red and says nothing)."""
-    from albert_core.config import LIMITS
+    from albert_core.configuration.config import LIMITS
 
     value = where.number_input(label, 1, LIMITS["num_layers"][1] * LIMITS["inner_group_num"][1], 1, key=key,
                                help=help)
@@ -122,7 +124,7 @@ def match_table(analytic: ParamBreakdown, live: dict[str, int]) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- cached resources
 def torch_dtype(name: str):
-    from albert_core.model import TORCH_DTYPES
+    from albert_core.live.model import TORCH_DTYPES
 
     return TORCH_DTYPES[name]
 
@@ -162,7 +164,7 @@ class ModelRef:
 def built_model(cfg: ModelConfig, dtype: str, seq_len: int):
     """A real model of ``cfg``, built once per config (budget-checked by build_model: MemoryBudgetError
     above it, BusyError when other visitors hold the memory or the CPU)."""
-    from albert_core.model import build_model
+    from albert_core.live.model import build_model
 
     if problem := too_many_blocks(cfg):
         raise ValueError(problem)
@@ -177,7 +179,7 @@ def built_model(cfg: ModelConfig, dtype: str, seq_len: int):
 @st.cache_resource(max_entries=2, show_spinner=False)
 def meta_model(cfg: ModelConfig, dtype: str):
     """Shapes only: proves the count without allocating weights (ValueError above MAX_META_BLOCKS)."""
-    from albert_core.model import build_model
+    from albert_core.live.model import build_model
 
     if problem := too_many_blocks(cfg):
         raise ValueError(problem)
@@ -188,11 +190,11 @@ def meta_model(cfg: ModelConfig, dtype: str):
 def checkpoint_model(folder: str, mtime_ns: int, roots: tuple[str, ...]):
     """A checkpoint folder loaded by `load_pretrained_folder` (confined to ``roots``, budget-checked
     for one sequence of up to MAX_TOKENS). ``mtime_ns`` is in the key so a re-saved folder reloads."""
-    from albert_core.interop import confine_folder, load_pretrained_folder
+    from albert_core.live.interop import confine_folder, load_pretrained_folder
 
     def load():
         # the same confinement load_pretrained_folder applies, before config.json is read
-        cfg = ModelConfig.from_hf(confine_folder(folder, roots))
+        cfg = config_from_hf(confine_folder(folder, roots))
         seq_len = min(MAX_TOKENS, cfg.max_position_embeddings)
         with budget.LIVE_WORK.enter("checkpoint load", wait_s=WAIT_S):
             return load_pretrained_folder(folder, allowed_roots=roots, batch=1, seq_len=seq_len, wait_s=WAIT_S)
@@ -222,7 +224,7 @@ def model_of(ref: ModelRef):
 
 def forward_cap_problem(cfg: ModelConfig, seq_len: int) -> str | None:
     """Why one forward pass over ``seq_len`` tokens is over the per-request compute cap, or None."""
-    from albert_core.flops import count_flops
+    from albert_core.counting.flops import count_flops
 
     try:
         budget.check_flops(count_flops(cfg, 1, seq_len).forward, f"one forward pass over {seq_len} tokens")
@@ -248,11 +250,11 @@ def hub_folder(repo_id: str, seq_len: int) -> Path:
     files (never pickles). Only called when `hub_allowed()`; never in tests."""
     from huggingface_hub import hf_hub_download, snapshot_download
 
-    from albert_core.model import MemoryBudgetError, check_budget
-    from albert_core.params import count_params
+    from albert_core.counting.params import count_params
+    from albert_core.live.model import MemoryBudgetError, check_budget
 
     repo_id = check_hub_id(repo_id)
-    cfg = ModelConfig.from_hf(hf_hub_download(repo_id, "config.json"))
+    cfg = config_from_hf(hf_hub_download(repo_id, "config.json"))
     check = check_budget(cfg, 1, min(seq_len, cfg.max_position_embeddings),
                          extra_bytes=4 * count_params(cfg).total)
     if not check.ok:
@@ -290,13 +292,13 @@ def tokens_frame(encoded: Any) -> pd.DataFrame:
 class Run:
     """One forward pass on the user's text, with hidden states and attention maps kept."""
 
-    encoded: Any  # albert_core.tokenizer.Encoded
-    output: Any  # albert_core.model.EncoderOutput
+    encoded: Any  # albert_core.text.encoding.Encoded
+    output: Any  # albert_core.live.model.EncoderOutput
     seconds: float  # wall time of that forward pass: decides whether more runs wait for a click
 
 
 def _encode(model: Any, text: str, pair: str | None, checkpoint: str | None):
-    from albert_core.tokenizer import encode
+    from albert_core.text.encoding import encode
 
     cfg = model.config
     return encode(text, cfg, min(MAX_TOKENS, cfg.max_position_embeddings), pair, checkpoint)
@@ -326,7 +328,7 @@ def run_text(ref: ModelRef, text: str, pair: str | None) -> Run:
 def timing(ref: ModelRef, text: str, pair: str | None, n: int, _alive: Callable[[], bool] = lambda: True) -> dict:
     """Median latency of n forward passes, achieved GFLOP/s and the share of the matmul probe. Stops
     (Cancelled, nothing cached) when ``_alive()`` turns False between runs."""
-    from albert_core.analysis import achieved_gflops, matmul_peak_gflops, measure_latency
+    from albert_core.live.analysis import achieved_gflops, matmul_peak_gflops, measure_latency
 
     threads = set_torch_threads()
     model = model_of(ref)
@@ -342,7 +344,7 @@ def timing(ref: ModelRef, text: str, pair: str | None, n: int, _alive: Callable[
 @st.cache_data(max_entries=16, show_spinner=False)
 def saved_bytes(ref: ModelRef, text: str, pair: str | None) -> int:
     """Bytes autograd really saves for backward on the user's text (training-mode forward)."""
-    from albert_core.analysis import saved_activation_bytes
+    from albert_core.live.analysis import saved_activation_bytes
 
     model = model_of(ref)
     enc = run_text(ref, text, pair).encoded

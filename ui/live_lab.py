@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from albert_core.format import escape_markdown
-from albert_core.tokenizer import checkpoint_tokenizer, encode
+from albert_core.text.encoding import checkpoint_tokenizer, encode
 from ui.state import seed_widget, sync_widget
 
 SOURCE_KEY, SOURCE_LABEL = "lab", "A run from the lab"
@@ -127,8 +127,8 @@ def recent_lab_runs(roots: tuple[Path, ...]) -> list[LabRun]:
 def load_lab_model(folder: str, roots: tuple[str, ...], seq_len: int):
     """The trained model of a lab run (uncached: `ui.live.model_of` keeps it in the budgeted cache): a transformers layout through `load_pretrained_folder`
     (confined to the lab roots, budget-checked), partial sharing through the lab's own loader."""
-    from albert_core.interop import confine_folder, load_pretrained_folder
     from albert_core.lab.checkpoint import load_model
+    from albert_core.live.interop import confine_folder, load_pretrained_folder
 
     path = Path(folder)
     if (path / "config.json").is_file():

@@ -1,5 +1,5 @@
-"""Design-review panels of the Explorer: the counter audit (`albert_core.audit`) and the config doctor
-(`albert_core.doctor`). Tables are pure functions (tests call them); `render_*` draw them."""
+"""Design-review panels of the Explorer: the counter audit (`albert_core.review.audit`) and the config doctor
+(`albert_core.review.doctor`). Tables are pure functions (tests call them); `render_*` draw them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
-from albert_core.audit import AUDIT_LIMITS, Audit, audit
-from albert_core.doctor import Diagnosis, diagnose
 from albert_core.format import escape_markdown, fmt_count, fmt_ratio
+from albert_core.review.audit import AUDIT_LIMITS, Audit, audit
+from albert_core.review.doctor import Diagnosis, diagnose
 from ui import exports
 
 SEVERITY_ICONS = {"error": "🛑", "warning": "⚠️", "info": "ℹ️"}

@@ -1,11 +1,11 @@
 """The shared config sidebar: preset, architecture and workload widgets, bound to the URL.
 
-Every run turns the widgets into a config with `albert_core.coerce.coerce` (the rule shared with the
+Every run turns the widgets into a config with `albert_core.configuration.coerce.coerce` (the rule shared with the
 URL decoder and the CLI): the fields whose widget differs from the last valid config are the explicit
 changes, the rule derives the rest (heads that fit H, I = 4H while kept, the family's fields), and the
 widgets are set to the result before they are drawn.
 
-URL codec (`albert_core.urls`): on the first run of a session the query string is decoded with
+URL codec (`albert_core.configuration.urls`): on the first run of a session the query string is decoded with
 `parse_query` / `parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
 visible warning); after every run the URL is rewritten with the full state (`to_query`), so the
 address bar always reproduces the view. We use this codec rather than `bind="query-params"` because
@@ -22,13 +22,18 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from albert_core import HEADS, LIMITS, PRESETS, SHARING_MODES, ModelConfig, Workload
-from albert_core.coerce import coerce, divisors, fit_heads
-from albert_core.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
-from albert_core.format import escape_markdown
-from albert_core.hf_config import config_from_json_bytes
-from albert_core.presets import matching_preset
-from albert_core.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, parse_query, parse_workload_query, share_query
-from albert_core.workload import (
+from albert_core.configuration.coerce import coerce, divisors, fit_heads
+from albert_core.configuration.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
+from albert_core.configuration.hf_config import config_from_json_bytes
+from albert_core.configuration.presets import matching_preset
+from albert_core.configuration.urls import (
+    QUERY_KEYS,
+    WORKLOAD_QUERY_KEYS,
+    parse_query,
+    parse_workload_query,
+    share_query,
+)
+from albert_core.configuration.workload import (
     DTYPE_BYTES,
     MIXED_DTYPES,
     OPTIMIZERS,
@@ -36,6 +41,7 @@ from albert_core.workload import (
     WORKLOAD_LIMITS,
     check_seq_len,
 )
+from albert_core.format import escape_markdown
 
 CUSTOM = "custom"
 MAX_UPLOAD_MB = 1  # Streamlit's unit; .streamlit/config.toml's server.maxUploadSize is the same
@@ -43,7 +49,7 @@ PRESET_KEY = "cfg_preset"
 RESET_KEY = "sb_reset"
 UPLOAD_KEY = "sb_upload"
 _UPLOAD_MESSAGE = "_sb_upload_message"  # (ok, text) of the last upload
-DOCTOR_KEY = "_sb_doctor"  # (file name, albert_core.doctor.Diagnosis) of the last upload, shown on the Explorer
+DOCTOR_KEY = "_sb_doctor"  # (file name, albert_core.review.doctor.Diagnosis) of the last upload, shown on the Explorer
 _SEEDED = "_sb_seeded"
 _PROBLEMS = "_sb_url_problems"
 _LAST_VALID = "_sb_last_valid"
@@ -282,7 +288,7 @@ def _on_upload() -> None:
 def _diagnosis(raw: bytes, name: str):
     """The config doctor's findings on an uploaded file (also when the sidebar cannot load it), or None
     when it is no transformers config at all (the upload message says why)."""
-    from albert_core.doctor import diagnose
+    from albert_core.review.doctor import diagnose
 
     try:
         return name, diagnose(raw)

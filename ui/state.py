@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
-from albert_core.results import Result, analyze
+from albert_core.counting.results import Result, analyze
 from ui import pages_mode
 
 CONFIG_KEY = "_albert_config"
@@ -100,7 +100,7 @@ CONFIG_HASH_FUNCS = {ModelConfig: repr, Workload: repr}
 
 @st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_result(cfg: ModelConfig, workload: Workload) -> Result:
-    """`albert_core.results.analyze`, cached per (frozen) config and workload: every number a page shows.
+    """`albert_core.counting.results.analyze`, cached per (frozen) config and workload: every number a page shows.
     Shared, not copied: a Result is frozen and never mutated."""
     return analyze(cfg, workload)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from albert_core import ModelConfig
-from albert_core.config import SHARING_LABELS
+from albert_core.configuration.config import SHARING_LABELS
 from albert_core.format import fmt_flops
 from albert_core.lab import experiments
 from albert_core.lab import spec as spec_defaults

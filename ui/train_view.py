@@ -19,9 +19,9 @@ from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
-from albert_core.lab.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
-from albert_core.reference import SMOOTHNESS_FIGURE
+from albert_core.paper import SMOOTHNESS_FIGURE
+from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from ui import figures_train as ft
 from ui import train_runs as tr
 from ui.live_chart import live_plotly_chart

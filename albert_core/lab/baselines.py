@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from albert_core.lab.tokenizers import SPECIAL_TOKENS
+from albert_core.text.tokenizers import SPECIAL_TOKENS
 
 # Dirichlet weight of the frequency model inside each bigram (pseudo-counts). The product of two bigram
 # models counts the neighbours' evidence twice; a large weight tempers it. 100 gave the strongest (lowest

@@ -1,6 +1,6 @@
 """A finished run on disk: a transformers checkpoint folder plus the run's record.
 
-    config.json + model.safetensors   transformers' layout (`albert_core.interop.to_transformers` then
+    config.json + model.safetensors   transformers' layout (`albert_core.live.interop.to_transformers` then
                                       `save_pretrained`): AlbertForPreTraining / BertForPreTraining load it
     tokenizer.json                    the run's `tokenizers.Tokenizer`
     run.json                          spec.to_dict(), key, final metrics, seconds, code version
@@ -27,9 +27,9 @@ from albert_core.lab.spec import CODE_VERSION, RunSpec
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-    from albert_core.config import ModelConfig
+    from albert_core.configuration.config import ModelConfig
     from albert_core.lab.outcome import RunResult
-    from albert_core.model import EncoderModel
+    from albert_core.live.model import EncoderModel
 
 RUN_FILE = "run.json"
 HISTORY_FILE = "history.json"
@@ -90,7 +90,7 @@ def environment() -> dict[str, Any]:
     import torch
     import transformers
 
-    from albert_core.hardware import cpu_name
+    from albert_core.hardware.profiles import cpu_name
 
     return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
             "tokenizers": tokenizers.__version__, "cpu": cpu_name(), "torch_threads": torch.get_num_threads(),
@@ -192,7 +192,7 @@ def save_run(result: RunResult, model: EncoderModel, tokenizer: Tokenizer, folde
     if exportable(result.spec):
         from transformers.utils import logging as hf_logging
 
-        from albert_core.interop import to_transformers
+        from albert_core.live.interop import to_transformers
 
         hf_logging.disable_progress_bar()  # no "Writing model shards" bars from a background thread
         to_transformers(model).save_pretrained(folder)
@@ -248,7 +248,7 @@ def load_model(folder: Path | str, config: ModelConfig | None = None, *, batch: 
     """The trained EncoderModel of the run in ``folder`` (eval mode), built with ``config`` if given
     (another depth of the same shared weights: any config whose parameters have the same names and
     shapes), else the run's own config; memory-budget checked by `build_model` at (batch, seq_len)."""
-    from albert_core.model import build_model
+    from albert_core.live.model import build_model
 
     folder = Path(folder)
     spec = RunSpec.from_dict(_read_json(folder / RUN_FILE)["spec"])
@@ -256,14 +256,14 @@ def load_model(folder: Path | str, config: ModelConfig | None = None, *, batch: 
     if (folder / LAB_WEIGHTS).is_file():
         from safetensors.torch import load_file
 
-        from albert_core.interop import check_weights_file
+        from albert_core.live.interop import check_weights_file
 
         check_weights_file(folder / LAB_WEIGHTS)
         state = load_file(folder / LAB_WEIGHTS)
     else:
         from transformers.utils import logging as hf_logging
 
-        from albert_core.interop import load_pretrained_folder
+        from albert_core.live.interop import load_pretrained_folder
 
         hf_logging.disable_progress_bar()
         # an ALBERT with sharing "none" comes back as G = L groups: the same parameter names

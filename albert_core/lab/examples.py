@@ -2,7 +2,7 @@
 
 Instances (one pass over the documents per epoch, in a seeded order): for each document a target length
 (``seq_len - 3``, or with probability ``short_seq_prob`` a random length from 2), consecutive sentences
-are gathered (`albert_core.pretraining.segment_pairs`, which the Paper page shows on a visitor's text) into a chunk until it reaches the target, and the chunk is cut at a random sentence boundary
+are gathered (`albert_core.text.pretraining_inputs.segment_pairs`, which the Paper page shows on a visitor's text) into a chunk until it reaches the target, and the chunk is cut at a random sentence boundary
 into segment A and segment B. Sentence task:
 
 - ``"sop"`` (ALBERT): with probability 1/2 the two segments are swapped (label 1), else kept (label 0).
@@ -16,7 +16,7 @@ into segment A and segment B. Sentence task:
 The pair is trimmed to ``seq_len - 3`` tokens (from the longer segment, at a random end) and laid out as
 ``[CLS] A [SEP] B [SEP] [PAD]...``. Masking as ALBERT: ``mlm_prob`` of the non-special tokens (rounded,
 at least one) in n-gram spans of whole words, n <= ``max_ngram`` with p(n) proportional to 1/n
-(`albert_core.pretraining.ngram_spans`); each chosen token becomes [MASK] with probability 0.8, a random
+(`albert_core.text.pretraining_inputs.ngram_spans`); each chosen token becomes [MASK] with probability 0.8, a random
 non-special token 0.1, itself 0.1 (training); on the validation split every chosen token is [MASK], so a
 held-out score measures what a model infers from context, not the copy of a piece left visible. Words: a WordPiece "##" piece continues the word before it; a Unigram
 piece continues it unless it starts with "▁" or is punctuation (ALBERT's ``_is_start_piece``).
@@ -38,11 +38,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from albert_core.lab import corpus as lab_corpus
-from albert_core.lab import tokenizers as lab_tokenizers
 from albert_core.lab.spec import TASKS  # the one list of sentence tasks
-from albert_core.lab.tokenizers import CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS
-from albert_core.pretraining import Instance, ngram_spans, segment_pairs
+from albert_core.text import corpus as lab_corpus
+from albert_core.text import tokenizers as lab_tokenizers
+from albert_core.text.pretraining_inputs import Instance, ngram_spans, segment_pairs
+from albert_core.text.tokenizers import CLS_ID, MASK_ID, PAD_ID, SEP_ID, SPECIAL_TOKENS
 
 __all__ = ["TASKS", "PretrainingData", "encoded_documents"]
 

@@ -10,7 +10,7 @@ alone do not show with ``evaluate(results)``:
 - table5 (sentence task none / NSP / SOP): every trained model evaluated on both sentence tasks,
   a cross-accuracy matrix (row: trained on, column: evaluated on), plus validation MLM accuracy.
 - figure2 (layer smoothness on trained weights): per-layer L2 distance and angle between each
-  layer's input and output (`albert_core.analysis.layer_smoothness`), BERT twin vs ALBERT.
+  layer's input and output (`albert_core.live.analysis.layer_smoothness`), BERT twin vs ALBERT.
 - depth (depth dial): the trained all-shared model unrolled to L/2, L and 2L layers (only shared
   weights allow it), validation MLM loss at each depth.
 
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from albert_core.config import ModelConfig
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import ModelConfig
 from albert_core.lab.spec import (
     DEFAULT_STEPS,
     EXPERIMENT_NAMES,
@@ -36,14 +37,14 @@ from albert_core.lab.spec import (
     RUN_DEFAULTS,
     RunSpec,
 )
-from albert_core.reference import PAPER_SHARING_NAMES, SMOOTHNESS_FIGURE
-from albert_core.reference import PAPER_TABLE3 as REF_TABLE3
-from albert_core.reference import PAPER_TABLE4 as REF_TABLE4
-from albert_core.reference import PAPER_TABLE5 as REF_TABLE5
+from albert_core.paper import PAPER_SHARING_NAMES, SMOOTHNESS_FIGURE
+from albert_core.paper import PAPER_TABLE3 as REF_TABLE3
+from albert_core.paper import PAPER_TABLE4 as REF_TABLE4
+from albert_core.paper import PAPER_TABLE5 as REF_TABLE5
 
 if TYPE_CHECKING:
     from albert_core.lab.outcome import RunResult
-    from albert_core.model import EncoderModel
+    from albert_core.live.model import EncoderModel
 
 SOURCE = "Lan et al., ALBERT: A Lite BERT for Self-supervised Learning of Language Representations, ICLR 2020"
 
@@ -55,7 +56,7 @@ REFERENCE_STEPS = DEFAULT_STEPS  # the shipped reference runs (`make reference`)
 
 
 # ----------------------------------------------------------------------------- the paper's figures
-# The paper's tables as printed (`albert_core.reference`), as frames; parameter counts in millions.
+# The paper's tables as printed (`albert_core.paper`), as frames; parameter counts in millions.
 PAPER_TABLE3 = pd.DataFrame(
     [(PAPER_SHARING_NAMES[mode], e, round(v / 1e6)) for mode in ("none", "all") for e, v in REF_TABLE3[mode].items()],
     columns=["sharing", "E", "params_M"],
@@ -115,14 +116,14 @@ class Experiment:
 
 def _variant(base: ModelConfig, **changes: Any) -> ModelConfig:
     if changes.get("family") == "bert":
-        return base.bert_twin().replace(**{k: v for k, v in changes.items() if k != "family"})
+        return bert_twin(base).replace(**{k: v for k, v in changes.items() if k != "family"})
     if changes.get("sharing") == "none":
         changes.setdefault("num_hidden_groups", 1)
     return base.replace(**changes)
 
 
 def _sharing_label(sharing: str) -> str:
-    from albert_core.config import SHARING_LABELS
+    from albert_core.configuration.config import SHARING_LABELS
 
     return SHARING_LABELS[sharing]
 
@@ -159,8 +160,8 @@ def _depth(base: ModelConfig) -> list[tuple[str, dict[str, Any]]]:
 # ----------------------------------------------------------------------------- measurements
 def summary(results: Sequence[RunResult], column: str = "val_mlm_loss") -> pd.DataFrame:
     """Per variant: params, FLOPs per step, seeds, final ``column`` (mean, min, max over seeds)."""
-    from albert_core.flops import count_flops
-    from albert_core.params import count_params
+    from albert_core.counting.flops import count_flops
+    from albert_core.counting.params import count_params
 
     rows = []
     groups: dict[str, list[RunResult]] = {}
@@ -290,8 +291,8 @@ def smoothness(result: RunResult) -> pd.DataFrame:
     embeddings for BERT, their E -> H projection for ALBERT, so both sides compare H-wide states."""
     import torch
 
-    from albert_core.analysis import layer_smoothness
     from albert_core.lab.trainer import model_inputs, validation_batches
+    from albert_core.live.analysis import layer_smoothness
 
     model = _model_of(result)
     rows = SMOOTHNESS_ROWS
@@ -403,7 +404,7 @@ def twins(base: ModelConfig, factorized_e: int | None = None) -> dict[str, Model
     e = factorized_e or (base.embedding_size if base.embedding_size < H else max(4, H // 4))
     albert = base if base.family == "albert" else base.replace(family="albert", sharing="all")
     return {
-        "BERT": albert.bert_twin(),
+        "BERT": bert_twin(albert),
         "factorized only": albert.replace(embedding_size=e, sharing="none", num_hidden_groups=1),
         "shared only": albert.replace(embedding_size=H, sharing="all", num_hidden_groups=1),
         "ALBERT": albert.replace(embedding_size=e, sharing="all", num_hidden_groups=1),

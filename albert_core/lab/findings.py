@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from albert_core.lab.baselines import order_verdict
-from albert_core.reference import PAPER_TABLE3_AVG, PAPER_TABLE4_AVG
+from albert_core.paper import PAPER_TABLE3_AVG, PAPER_TABLE4_AVG
 
 if TYPE_CHECKING:
     import pandas as pd

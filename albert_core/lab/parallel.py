@@ -6,7 +6,7 @@ DistributedDataParallel: every rank draws the same global batch from the determi
 `PretrainingData.batch(step, batch_size)` and trains on its contiguous shard of it; the losses are
 scaled by the global counts (masked tokens, sentence pairs) so that DDP's gradient average is exactly
 the one-process gradient, and the same global batch and seed give the same loss curve as one process
-(up to float summation order). The DDP communication hook of `albert_core.distributed` counts the
+(up to float summation order). The DDP communication hook of `albert_core.hardware.allreduce` counts the
 bytes all-reduced per step. Rank 0 alone saves the checkpoint, history and metrics.
 
     torchrun --nproc-per-node 2 -m albert_core train --steps 100 --json
@@ -77,7 +77,7 @@ class Group:
     rank: int = 0
     batch_size: int = 0  # the global batch
     device: Any = None
-    counter: Any = None  # albert_core.distributed.ByteCounter once wrapped
+    counter: Any = None  # albert_core.hardware.allreduce.ByteCounter once wrapped
     bytes_per_step: list[int] = field(default_factory=list)
 
     @classmethod
@@ -102,7 +102,7 @@ class Group:
         """``model`` in DistributedDataParallel with the byte-counting hook (``model`` itself if world 1)."""
         if self.world == 1:
             return model
-        from albert_core.distributed import wrap
+        from albert_core.hardware.allreduce import wrap
 
         ddp, self.counter = wrap(model)
         return ddp

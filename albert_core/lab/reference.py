@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from albert_core.configuration.coerce import bert_twin
 from albert_core.lab.checkpoint import record, result_from_record
 from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
 
@@ -50,7 +51,7 @@ def live_twins() -> dict[str, RunSpec]:
     common = {**RUN_DEFAULTS, "steps": LIVE_STEPS, "seed": 0}  # warmup and evaluations: the recipe's
     return {
         "ALBERT": RunSpec(LAB_BASE, task="sop", label="ALBERT twin (E 32, all-shared, SOP)", **common),
-        "BERT": RunSpec(LAB_BASE.bert_twin(), task="nsp", label="BERT twin (WordPiece, NSP)",
+        "BERT": RunSpec(bert_twin(LAB_BASE), task="nsp", label="BERT twin (WordPiece, NSP)",
                         **{**common, "tokenizer": None, "max_ngram": None}),
     }
 

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from albert_core.config import ModelConfig, check_field_names
-from albert_core.lab import tokenizers as lab_tokenizers
+from albert_core.configuration.config import ModelConfig, check_field_names
+from albert_core.text import tokenizers as lab_tokenizers
 
 # Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
 # produces: every cached result is then recomputed instead of served stale.
@@ -240,7 +240,7 @@ class RunSpec:
 @functools.lru_cache(maxsize=1)
 def corpus_fingerprint() -> dict[str, Any]:
     """Name, document counts, characters and a content hash of the lab corpus (computed once)."""
-    from albert_core.lab.corpus import load_corpus
+    from albert_core.text.corpus import load_corpus
 
     corpus = load_corpus()
     h = hashlib.sha256()

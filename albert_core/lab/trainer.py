@@ -34,7 +34,6 @@ import torch.nn.functional as F
 from albert_core import settings
 from albert_core.format import fmt_bytes, fmt_flops
 from albert_core.lab.baselines import Baselines
-from albert_core.lab.losses import masked_logits, shard_losses
 from albert_core.lab.outcome import (
     HISTORY_COLUMNS,
     Progress,
@@ -43,6 +42,7 @@ from albert_core.lab.outcome import (
     final_metrics,
 )
 from albert_core.lab.spec import LAB_BASE, RunSpec
+from albert_core.live.losses import masked_logits, shard_losses
 
 EVAL_BATCH = 64  # examples per evaluation forward (independent of the run's batch)
 MAX_EVAL_EXAMPLES = 2048  # a bound; the lab corpus holds 1,070 SOP and 1,242 NSP held-out pairs at V 512, sequence 32
@@ -64,7 +64,7 @@ class LabLimitError(ValueError):
 class LabLimits:
     """What one run may cost. Defaults suit a shared 2-vCPU host; each is overridable by
     $ALBERT_EXPLORER_LAB_<NAME> (e.g. ALBERT_EXPLORER_LAB_MAX_STEPS=5000). ``memory_budget`` None
-    means the live model's budget (`albert_core.model.memory_budget`, $ALBERT_EXPLORER_MEMORY_BUDGET)."""
+    means the live model's budget (`albert_core.live.model.memory_budget`, $ALBERT_EXPLORER_MEMORY_BUDGET)."""
 
     max_steps: int = 10_000
     max_seconds: float = 900.0
@@ -82,7 +82,7 @@ class LabLimits:
 
 def memory_budget(budget_bytes: int | None = None) -> int:
     """The live-model memory budget: the one place the lab reads it."""
-    from albert_core.model import memory_budget as live_budget
+    from albert_core.live.model import memory_budget as live_budget
 
     return live_budget(budget_bytes)
 
@@ -118,7 +118,7 @@ TOKENIZER_TRAINING_BYTES = 96 * 2**20
 def data_bytes(spec: RunSpec) -> int:
     """The memory a run's data needs (`DATA_BYTES`, plus `TOKENIZER_TRAINING_BYTES` when the run must
     train its tokenizer), known without building anything."""
-    from albert_core.lab.tokenizers import is_shipped
+    from albert_core.text.tokenizers import is_shipped
 
     return DATA_BYTES + (0 if is_shipped(spec.tokenizer_kind, spec.vocab_size) else TOKENIZER_TRAINING_BYTES)
 
@@ -133,9 +133,9 @@ def eval_examples_bound(spec: RunSpec) -> int:
 def run_cost(spec: RunSpec) -> RunCost:
     """What ``spec`` will cost (exact counts; memory an estimate), computed once per spec: the worker, the
     plan and the polling page ask for it again and again."""
-    from albert_core.flops import count_flops
-    from albert_core.memory import estimate_memory
-    from albert_core.params import count_params
+    from albert_core.counting.flops import count_flops
+    from albert_core.counting.memory import estimate_memory
+    from albert_core.counting.params import count_params
 
     cfg = spec.config
     per_step = count_flops(cfg, spec.batch_size, spec.seq_len).training
@@ -160,7 +160,7 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
     if not isinstance(spec, RunSpec):
         raise ValueError(f"spec must be a RunSpec, got {type(spec).__name__}")
     limits = LabLimits.from_env() if limits is None else limits
-    from albert_core.lab.tokenizers import check_request
+    from albert_core.text.tokenizers import check_request
 
     check_request(spec.tokenizer_kind, spec.vocab_size)  # a vocabulary size the lab can train a tokenizer for
     if spec.steps > limits.max_steps:
@@ -368,11 +368,11 @@ def reserve_run(
     on_wait: Callable[[str], Any] | None = None,
 ) -> Any:
     """Reserve the run's memory (``cost.reserved_bytes``: its model's estimate and its data, as `check_run` bounds) in
-    the process-wide budget (`albert_core.budget.reserve`), waiting up to ``wait_s`` seconds while other
+    the process-wide budget (`albert_core.live.budget.reserve`), waiting up to ``wait_s`` seconds while other
     runs or Live-model visitors hold it: `budget.BusyError` (the budget's own message) after that,
     `budget.MemoryBudgetError` if it can never fit. While it waits, ``on_wait(message)`` hears why
     (about once a second) and ``should_stop()`` ends the wait early (returns None)."""
-    from albert_core import budget
+    from albert_core.live import budget
 
     cost = run_cost(spec) if cost is None else cost
     what = f"training {spec.name}"
@@ -458,7 +458,7 @@ class Interval:
 
 def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     from albert_core.lab import parallel
-    from albert_core.model import build_model
+    from albert_core.live.model import build_model
 
     t_start = time.perf_counter()
     group = parallel.Group.current(spec.batch_size)

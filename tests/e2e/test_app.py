@@ -14,7 +14,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from albert_core import ModelConfig
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.configuration.presets import PRESETS
 
 from .conftest import wait_for_app
 from .harness import ARTIFACTS, EXCEPTION, ROOT, free_port, start_server, stop_server, wait_healthy
@@ -119,7 +120,7 @@ def test_downloads_deliver_the_right_files(open_app):
     assert name == "config.json"
     data = json.loads(text)
     assert data["model_type"] == "albert" and data["architectures"] == ["AlbertForPreTraining"]
-    assert ModelConfig.from_hf(data) == ModelConfig.preset("albert-large").replace(head="pretraining")
+    assert config_from_hf(data) == PRESETS["albert-large"].replace(head="pretraining")
 
     name, text = _download(page, "dl_breakdown_csv")
     assert name.endswith(".csv")

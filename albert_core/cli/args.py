@@ -1,0 +1,132 @@
+"""What every command of the command line shares: the argument parser that reports a problem in one line, the
+number types, the model options (a preset or a transformers config.json, then overrides) and the config and
+workload they build, and the text table. Imported by `albert_core.cli.main` and each command module."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from albert_core.configuration.coerce import coerce
+from albert_core.configuration.config import (
+    ACTIVATIONS,
+    FAMILIES,
+    HEAD_LABELS,
+    HEADS,
+    SHARING_MODES,
+    ModelConfig,
+)
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.configuration.presets import PRESETS, preset
+from albert_core.configuration.workload import Workload, check_seq_len
+
+# CLI option -> ModelConfig field, for the numeric overrides.
+INT_OPTIONS = {
+    "vocab_size": "vocab_size",
+    "embedding_size": "embedding_size",
+    "hidden_size": "hidden_size",
+    "num_layers": "num_layers",
+    "num_heads": "num_heads",
+    "intermediate_size": "intermediate_size",
+    "max_position": "max_position_embeddings",
+    "type_vocab": "type_vocab_size",
+    "groups": "num_hidden_groups",
+    "inner_groups": "inner_group_num",
+}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports a problem as one line (no usage block) and exits with code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def whole(text: str) -> int:
+    """A whole number as typed (ASCII digits 0-9, one optional sign, `_` or `,` separators: 30_000,
+    30,000); other scripts' digits (e.g. '٣', which int() reads as 3) are refused, as in URLs."""
+    cleaned = text.strip().replace("_", "").replace(",", "")
+    digits = cleaned[1:] if cleaned.startswith(("+", "-")) else cleaned
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"must be a whole number written with the digits 0-9, got {text[:24]!r}")
+    if len(cleaned) > 20:  # far past every limit; also keeps int() away from huge strings
+        raise argparse.ArgumentTypeError(f"is far too large: {text[:24]!r}...")
+    return int(cleaned)
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text[:24]!r}") from None
+    if not 0 <= value <= 1:  # also rejects NaN
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {text[:24]!r}")
+    return value
+
+
+# ----------------------------------------------------------------------------- model from arguments
+def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
+    """The base (preset, transformers config or ``default``, else ALBERT-base) with the overrides applied."""
+    if args.hf_config is not None:
+        base = config_from_hf(args.hf_config, head=args.head)
+    elif default is not None and args.preset is None:
+        base = default
+    else:
+        base = preset(args.preset or "albert-base")
+    changes: dict[str, Any] = {
+        field: getattr(args, opt) for opt, field in INT_OPTIONS.items() if getattr(args, opt) is not None
+    }
+    for opt, field in (("family", "family"), ("sharing", "sharing"), ("head", "head"), ("act", "hidden_act")):
+        if getattr(args, opt) is not None:
+            changes[field] = getattr(args, opt)
+    if args.untied:
+        changes["tie_word_embeddings"] = False
+    return coerce(changes, base, strict=True).config
+
+
+def workload_from_args(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
+    work = Workload(
+        batch=args.batch,
+        seq_len=args.seq_len,
+        dtype=getattr(args, "dtype", "fp32"),
+        optimizer=getattr(args, "optimizer", "adamw"),
+    )
+    check_seq_len(cfg, work.seq_len)
+    return work
+
+
+# ----------------------------------------------------------------------------- tables
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[bool]) -> str:
+    """A fixed-width text table; `right[i]` right-aligns column i (numbers)."""
+    cells = [[str(c) for c in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row: list[str]) -> str:
+        parts = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule, *map(line, cells[1:])])
+
+
+def title(cfg: ModelConfig) -> str:
+    return f"{cfg.label}, head: {HEAD_LABELS[cfg.head]}"
+
+
+def model_options() -> Parser:
+    """The parent parser of the model options (and --json) that every model command takes."""
+    model = Parser(add_help=False)
+    src = model.add_argument_group("model (a preset or a transformers config.json, then overrides)")
+    pick = src.add_mutually_exclusive_group()
+    pick.add_argument("--preset", metavar="NAME", help=f"one of {', '.join(PRESETS)} (default albert-base)")
+    pick.add_argument("--hf-config", metavar="PATH", help="a transformers config.json (or its folder)")
+    src.add_argument("--family", choices=FAMILIES)
+    for opt, field in INT_OPTIONS.items():
+        src.add_argument(f"--{opt.replace('_', '-')}", type=whole, metavar="N", help=field)
+    src.add_argument("--sharing", choices=SHARING_MODES)
+    src.add_argument("--head", choices=HEADS)
+    src.add_argument("--act", choices=ACTIVATIONS, help="hidden activation")
+    src.add_argument("--untied", action="store_true", help="untie the MLM decoder from the word embeddings")
+    model.add_argument("--json", action="store_true", help="machine-readable output")
+    return model

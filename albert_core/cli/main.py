@@ -1,0 +1,247 @@
+"""Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | export-hf` (and the
+commands of `COMMAND_MODULES`: train, time, audit, doctor).
+
+A model is a `--preset` or a transformers `--hf-config` file plus overrides, turned into a config by
+`albert_core.configuration.coerce` (the same rule as the app's sidebar and URL). Output is a readable table by
+default and JSON with `--json`. Bad input exits with code 2 and one line on stderr naming the problem
+(never a traceback). This module imports neither torch nor transformers.
+
+Adding a command from another module: list the module in `COMMAND_MODULES`; it defines
+`add_commands(sub, model)`, where ``sub`` is the subparsers object and ``model`` the parent parser of
+the model options, and gives each parser ``set_defaults(run=fn)`` with ``fn(args) -> (data, text)``
+(`config_from_args(args)` builds the model; raise ValueError or OSError for bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from albert_core.cli.args import (
+    Parser,
+    config_from_args,
+    fraction,
+    model_options,
+    table,
+    title,
+    whole,
+    workload_from_args,
+)
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.hf_config import config_to_hf
+from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS
+from albert_core.counting.memory import PRECISIONS
+from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct
+
+# Modules that add commands (see the module docstring); a missing one is skipped.
+COMMAND_MODULES = ("albert_core.cli.train_cmd", "albert_core.cli.time_cmd", "albert_core.cli.review_cmd")
+
+
+def _params_report(cfg: ModelConfig) -> tuple[dict[str, Any], str]:
+    from albert_core.counting.params import count_params
+
+    bd = count_params(cfg)
+    comps = [
+        {"name": c.name, "label": c.label, "group": c.group, "params": int(c.params), "unshared": int(c.unshared)}
+        for c in bd.components
+    ]
+    total = int(bd.total)
+    unshared = sum(c["unshared"] for c in comps)
+    rows = [
+        (c["name"], c["label"], c["group"], fmt_count(c["params"]), fmt_pct(c["params"] / total),
+         fmt_count(c["unshared"]))
+        for c in comps
+    ]
+    rows.append(("total", "", "", fmt_count(total), fmt_pct(1.0), fmt_count(unshared)))
+    text = table(
+        ("component", "label", "group", "params", "share", "without sharing"),
+        rows,
+        (False, False, False, True, True, True),
+    )
+    summary = f"{fmt_params(total)} parameters"
+    if unshared != total:
+        summary += f" ({fmt_params(unshared)} without sharing: sharing saves {fmt_pct(1 - total / unshared)})"
+    return {"total": total, "components": comps}, f"{title(cfg)}\n\n{text}\n\n{summary}"
+
+
+def _flops_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from albert_core.counting.flops import count_flops
+
+    work = workload_from_args(args, cfg)
+    fb = count_flops(
+        cfg,
+        batch=work.batch,
+        seq_len=work.seq_len,
+        convention=args.convention,
+        mlm_fraction=args.mlm_fraction,
+        recompute=args.recompute,
+    )
+    comps = [
+        {"name": c.name, "label": c.label, "group": c.group, "forward": int(c.forward)} for c in fb.components
+    ]
+    forward, training = int(fb.forward), int(fb.training)
+    rows = [
+        (c["name"], c["label"], fmt_count(c["forward"]), fmt_flops(c["forward"]),
+         fmt_pct(c["forward"] / forward if forward else 0.0))
+        for c in comps
+    ]
+    rows.append(("forward", "", fmt_count(forward), fmt_flops(forward), fmt_pct(1.0)))
+    text = table(
+        ("component", "label", "forward FLOPs", "", "share"), rows, (False, False, True, True, True)
+    )
+    summary = (
+        f"batch {work.batch}, sequence {work.seq_len}, {args.convention} convention\n"
+        f"forward  {fmt_flops(forward)} ({fmt_count(forward // 2)} MACs)\n"
+        f"training {fmt_flops(training)} (forward + backward"
+        f"{', with gradient checkpointing: the encoder layers run forward twice' if args.recompute else ''})"
+    )
+    data = {"forward": forward, "training": training, "macs": forward // 2, "components": comps}
+    return data, f"{title(cfg)}\n\n{text}\n\n{summary}"
+
+
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "total")
+
+
+def _memory_report(cfg: ModelConfig, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from albert_core.counting.memory import estimate_memory
+
+    work = workload_from_args(args, cfg)
+    est = estimate_memory(
+        cfg,
+        batch=work.batch,
+        seq_len=work.seq_len,
+        dtype=work.dtype,
+        optimizer=work.optimizer,
+        training=not args.inference,
+        precision=args.precision,
+        checkpointing=args.checkpointing,
+    )
+    data = {part: int(getattr(est, part)) for part in MEMORY_PARTS}
+    rows = [(part, fmt_count(n), fmt_bytes(n)) for part, n in data.items()]
+    text = table(("part", "bytes", "size"), rows, (False, True, True))
+    data["master_weights"] = est.master_weights  # part of optimizer
+    mode = "inference" if args.inference else f"training with {work.optimizer}"
+    if args.checkpointing:
+        mode += ", gradient checkpointing"
+    precision = f"{work.dtype} weights" if args.precision == "pure" else f"mixed {work.dtype}/fp32"
+    head = f"{title(cfg)}\nbatch {work.batch}, sequence {work.seq_len}, {precision}, {mode}"
+    notes = ["activations are an estimate; weights, gradients and optimizer states are exact"]
+    if est.master_weights:
+        notes.append(f"optimizer includes the fp32 master weights ({fmt_bytes(est.master_weights)})")
+    return data, f"{head}\n\n{text}\n\n" + "\n".join(notes)
+
+
+def _presets_report() -> tuple[dict[str, Any], str]:
+    from albert_core.counting.params import count_params
+
+    data: dict[str, Any] = {}
+    rows = []
+    for name, cfg in PRESETS.items():
+        total = int(count_params(cfg).total)
+        data[name] = {**cfg.to_dict(), "params": total}
+        rows.append(
+            (name, cfg.family, fmt_count(cfg.vocab_size), cfg.embedding_size, cfg.hidden_size, cfg.num_layers,
+             cfg.num_heads, cfg.intermediate_size, cfg.sharing, fmt_count(total), fmt_params(total))
+        )
+    text = table(
+        ("preset", "family", "V", "E", "H", "L", "heads", "I", "sharing", "params", ""),
+        rows,
+        (False, False, True, True, True, True, True, True, False, True, True),
+    )
+    return data, f"{text}\n\nparams: encoder + pooler (transformers' XModel)"
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser() -> Parser:
+    model = model_options()
+
+    def shape(p: argparse.ArgumentParser, batch: int) -> None:
+        p.add_argument("--batch", type=whole, default=batch, metavar="N", help=f"(default {batch})")
+        p.add_argument("--seq-len", type=whole, default=128, metavar="N", help="(default 128)")
+
+    parser = Parser(
+        prog=os.path.basename(sys.argv[0]) if sys.argv[0].endswith("albert-explorer") else "python -m albert_core",
+        description="Exact parameter, FLOP and memory accounting of BERT and ALBERT encoders.",
+        epilog="Bad input exits with code 2 and one line naming the problem.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
+
+    p = sub.add_parser("presets", help="the named configurations and their sizes")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=lambda args: _presets_report())
+    p = sub.add_parser("params", parents=[model], help="exact parameter count per component")
+    p.set_defaults(run=lambda args: _params_report(config_from_args(args)))
+
+    p = sub.add_parser("flops", parents=[model], help="forward and training FLOPs per component")
+    shape(p, 1)
+    p.add_argument("--convention", choices=("matmul", "full"), default="matmul",
+                   help="matmul: 2mnk per matmul (default); full: plus element-wise work")
+    p.add_argument("--mlm-fraction", type=fraction, default=1.0, metavar="F",
+                   help="share of tokens the MLM head runs on (default 1: all, as transformers)")
+    p.add_argument("--recompute", "--checkpointing", dest="recompute", action="store_true",
+                   help="gradient checkpointing: the backward recomputes every encoder layer's forward")
+    p.set_defaults(run=lambda args: _flops_report(config_from_args(args), args))
+
+    p = sub.add_parser("memory", parents=[model], help="bytes for weights, gradients, optimizer, activations")
+    shape(p, 8)
+    p.add_argument("--dtype", choices=tuple(DTYPE_BYTES), default="fp32")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    p.add_argument("--precision", choices=PRECISIONS, default="pure",
+                   help="pure: everything in --dtype (default); mixed: --dtype fp16/bf16 model with fp32 "
+                        "master weights and fp32 optimizer states")
+    p.add_argument("--checkpointing", "--recompute", dest="checkpointing", action="store_true",
+                   help="gradient checkpointing of every encoder layer (activations: the layers' inputs "
+                        "plus one recomputed layer)")
+    p.add_argument("--inference", action="store_true", help="no gradients, optimizer or saved activations")
+    p.set_defaults(run=lambda args: _memory_report(config_from_args(args), args))
+
+    p = sub.add_parser("export-hf", parents=[model], help="the transformers config.json of the model")
+    p.add_argument("--output", "-o", metavar="PATH", help="write to this file instead of printing")
+    p.set_defaults(run=_export_hf)
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).add_commands(sub, model)
+    return parser
+
+
+def _export_hf(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    data = config_to_hf(config_from_args(args))
+    text = json.dumps(data, indent=2)
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+        return data, None
+    return data, text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed (train --nproc relaunches it)
+    if hasattr(args, "handler"):  # train, train-reference: albert_core.cli.train_cmd
+        return args.handler(args, parser)
+    try:
+        data, text = args.run(args)
+    except (ValueError, OSError) as exc:
+        parser.error(f"{args.command}: {exc}")
+    if text is None:  # the command wrote its own output
+        return 0
+    try:
+        print(json.dumps(data, indent=2) if getattr(args, "json", False) else text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def console_main() -> None:
+    """Entry point of the `albert-explorer` console script."""
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The one rule that turns partial or changed values into a `ModelConfig`.
+
+Every entry point that edits a config calls `coerce`: the sidebar (each interaction), the URL decoder,
+the CLI overrides, Compare's pins, the BERT twin and the sweeps (through `bert_fields`). The rule:
+
+* **Family.** A BERT has E = H, no sharing, G = K = 1 (`bert_fields`). Switching ALBERT -> BERT sets
+  them. Switching BERT -> ALBERT gives the fields ALBERT-only values that were not given explicitly:
+  E = min(128, H), all layers shared, G = K = 1 (an ALBERT as the paper builds it; the sidebar gives
+  back what it held before the switch by passing those values explicitly).
+* **Derived fields.** When H changes and the heads were not given, the heads become the divisor of H
+  whose head size is nearest 64 (`fit_heads`; kept if they still divide H). When H changes and I was
+  not given, I stays 4H if it was 4H (``keep_4h=None``), or always (``True``), or never (``False``).
+* **Explicit values win or fail.** A value that was given explicitly and that the rule would change
+  (``family=bert`` with ``sharing=all``, ``keep_4h=True`` with another I) is a conflict. ``strict=True``
+  (CLI, pins) raises ValueError naming the field and the rule; ``strict=False`` (URL) applies the rule
+  anyway and reports the field it reset. Values that are each valid but cannot form a model (G > L,
+  heads that do not divide H) raise ModelConfig's own ValueError in both modes.
+
+This module imports neither torch nor numpy (`bert_fields` also works on numpy columns).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from albert_core.configuration.config import LIMITS, ModelConfig
+
+ALBERT_EMBEDDING = 128  # the paper's E for every ALBERT size
+
+
+def divisors(n: int, limit: int = LIMITS["num_heads"][1]) -> list[int]:
+    """Every head count that divides a hidden size ``n`` (up to the heads limit)."""
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
+def fit_heads(hidden: int, heads: int) -> int:
+    """``heads`` if it divides ``hidden``, else the divisor giving the head size nearest 64."""
+    options = divisors(hidden)
+    return heads if heads in options else min(options, key=lambda n: (abs(hidden // n - 64), n))
+
+
+def bert_fields(hidden_size: Any) -> dict[str, Any]:
+    """What the BERT family fixes, given its hidden size (a number or a numpy column)."""
+    return {"embedding_size": hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
+
+
+# The BERT an ALBERT is compared with is the paper's BERT: GELU (not ALBERT's tanh approximation
+# gelu_new) and BERT's dropout 0.1 (the memory estimate's family default, `albert_core.counting.memory`).
+BERT_TWIN_ACT = "gelu"
+
+
+def twin_fields(hidden_size: Any) -> dict[str, Any]:
+    """What the BERT twin of an ALBERT of this hidden size changes (a number or a numpy column)."""
+    return {"family": "bert", **bert_fields(hidden_size), "hidden_act": BERT_TWIN_ACT}
+
+
+def bert_twin(cfg: ModelConfig) -> ModelConfig:
+    """The paper's BERT of ``cfg``'s size: same V, H, L, heads, I, P, T, head and tying, no factorization,
+    no sharing, GELU. A BERT is its own twin."""
+    if cfg.family == "bert":
+        return cfg
+    return coerce({"family": "bert", "hidden_act": BERT_TWIN_ACT}, cfg).config
+
+
+def albert_defaults(hidden_size: int) -> dict[str, Any]:
+    """The ALBERT-only fields a BERT gets when it becomes an ALBERT (unless given)."""
+    return {"embedding_size": min(ALBERT_EMBEDDING, hidden_size), "sharing": "all", "num_hidden_groups": 1,
+            "inner_group_num": 1}
+
+
+@dataclass(frozen=True)
+class Coerced:
+    """The config, and the explicitly given fields the rule reset (field -> (given, used, reason))."""
+
+    config: ModelConfig
+    reset: Mapping[str, tuple[Any, Any, str]] = field(default_factory=dict)
+
+    def notes(self, names: Mapping[str, str] | None = None) -> list[str]:
+        """One plain sentence per reset field; ``names`` maps field names to the caller's (URL keys)."""
+        names = names or {}
+        return [f"{names.get(f, f)}={given} reset to {used}: {why}" for f, (given, used, why) in self.reset.items()]
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(ModelConfig))
+
+
+def coerce(
+    values: Mapping[str, Any],
+    base: ModelConfig | None = None,
+    *,
+    keep_4h: bool | None = None,
+    strict: bool = True,
+) -> Coerced:
+    """``base`` (default ALBERT-base) with the explicit ``values`` (ModelConfig field names) applied
+    under the family and derived-field rule of this module's docstring."""
+    base = base or ModelConfig()
+    unknown = sorted(set(values) - _FIELDS)
+    if unknown:
+        raise ValueError(f"unknown field(s): {', '.join(map(str, unknown))}")
+    given = dict(values)
+    out = {**base.to_dict(), **given}
+    reset: dict[str, tuple[Any, Any, str]] = {}
+
+    def force(name: str, value: Any, why: str) -> None:
+        if name in given and given[name] != value:
+            if strict:
+                raise ValueError(f"{name} must be {value!r} {why}, got {given[name]!r}")
+            reset[name] = (given[name], value, why)
+        out[name] = value
+
+    hidden = out["hidden_size"]
+    lo, hi = LIMITS["hidden_size"]
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or not lo <= hidden <= hi:
+        return Coerced(ModelConfig(**out))  # ModelConfig names the bad value
+    if out["family"] == "bert":
+        for name, value in bert_fields(hidden).items():
+            if name != "embedding_size":  # E follows H silently: it is not a choice for a BERT
+                force(name, value, "for family 'bert' (BERT has no cross-layer sharing or inner groups)")
+        out["embedding_size"] = hidden
+    elif base.family == "bert":
+        out.update({name: value for name, value in albert_defaults(hidden).items() if name not in given})
+
+    heads = out["num_heads"]
+    if hidden != base.hidden_size and "num_heads" not in given and isinstance(heads, int) and heads > 0:
+        out["num_heads"] = fit_heads(hidden, heads)
+    if keep_4h:  # kept explicitly (the sidebar's toggle): I = 4H whatever else changed
+        force("intermediate_size", 4 * hidden, "while I = 4H is kept")
+    elif (keep_4h is None and base.intermediate_size == 4 * base.hidden_size and hidden != base.hidden_size
+          and "intermediate_size" not in given):
+        out["intermediate_size"] = 4 * hidden
+    return Coerced(ModelConfig(**out), reset)
+
+
+def switch_family(cfg: ModelConfig, family: str) -> ModelConfig:
+    """``cfg`` as the other family, by the rule (BERT twin, or a BERT's ALBERT counterpart)."""
+    return coerce({"family": family}, cfg).config

@@ -1,0 +1,235 @@
+"""FLOPs of a forward pass and of a training step, component by component.
+
+Default convention ``"matmul"``: every matrix product counts 2*m*n*k, the attention scores and the
+attention-weighted values included (4*B*S^2*H per executed layer), embedding lookups and element-wise
+work count 0. It equals, exactly, `torch.utils.flop_counter.FlopCounterMode` on the transformers model
+built with ``attn_implementation="eager"``. The ``"full"`` convention adds element-wise work with
+ELECTRA's constants (below).
+
+Sharing never saves FLOPs: ALBERT runs its shared blocks L*K times, like an unshared model of depth L*K.
+
+A training step is forward + backward, the backward costing twice the forward (one product for the
+input gradient, one for the weight gradient, per matmul). ``recompute=True`` is gradient checkpointing
+of every executed encoder layer, as transformers' ``gradient_checkpointing_enable()`` does for BERT
+(checkpointing each ``BertLayer``): the backward runs the forward of the L*K attention + FFN layers
+once more (their element-wise work too, in the "full" convention); the embeddings, ALBERT's E->H
+projection and the heads are not recomputed. For bert-base at 128 tokens that is 3.78x the forward,
+not 4x. ALBERT follows the same rule with each of its L*K executed layers checkpointed
+(transformers 5.24's ALBERT does not support gradient checkpointing; the tests wrap each
+``AlbertLayer`` in ``torch.utils.checkpoint``). The recomputed FLOPs equal FlopCounterMode's extra count exactly (`RECOMPUTED`).
+`flop_terms` is plain arithmetic on config numbers and also runs on numpy columns (sweeps).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig
+from albert_core.configuration.workload import check_seq_len
+from albert_core.counting.params import COMPONENT_INFO, components_frame, order_head_name
+
+CONVENTIONS = ("matmul", "full")
+_ORDER = {name: i for i, name in enumerate(COMPONENT_INFO)}
+
+# Element-wise FLOPs per element, the constants of ELECTRA's `flops_computation.py`
+# (Clark et al. 2020, github.com/google-research/electra/blob/master/flops_computation.py):
+# DROPOUT_FLOPS = 4, LAYER_NORM_FLOPS = 5, ACTIVATION_FLOPS = 8, SOFTMAX_FLOPS = 5, and 1 for a bias
+# add, a residual add and the attention scaling.
+DROPOUT_FLOPS = 4
+LAYER_NORM_FLOPS = 5
+SOFTMAX_FLOPS = 5  # per attention score / per vocabulary logit
+BIAS_FLOPS = 1
+RESIDUAL_FLOPS = 1
+SCALE_FLOPS = 1  # the 1/sqrt(head_dim) scaling of each attention score
+# ELECTRA charges 8 for GELU (tanh approximation) and for the classifier's activation (tanh here);
+# ReLU is a single comparison.
+ACTIVATION_FLOPS = {"gelu": 8, "gelu_new": 8, "relu": 1}
+TANH_FLOPS = 8
+
+
+def masked_tokens_per_sequence(seq_len: int, mlm_fraction: float) -> int:
+    """Positions the MLM head runs on: all of them at 1.0 (what transformers computes), else the
+    masked fraction rounded to whole tokens, at least one (ELECTRA: 0.15625 * 128 = 20)."""
+    return seq_len if mlm_fraction == 1 else max(1, round(seq_len * mlm_fraction))
+
+
+def flop_terms(c: Any, batch: int, seq_len: int, masked: int, convention: str = "matmul") -> list[tuple[str, Any]]:
+    """(name, forward FLOPs) per component; ``masked`` = MLM positions per sequence.
+
+    ``c`` is a ModelConfig or config-shaped numpy columns (see `albert_core.counting.params.param_terms`).
+    """
+    B, S = batch, seq_len
+    N, M = B * S, B * masked  # tokens through the encoder, tokens through the MLM head
+    V, E, H, I = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size  # noqa: E741 (paper notation)
+    C, X = NUM_ORDER_LABELS, c.executed_layers
+    out: list[tuple[str, Any]] = []
+    if c.is_factorized:
+        out.append(("encoder.embedding_hidden_mapping_in", 2 * N * E * H))
+    out += [
+        ("encoder.attention.qkv", X * 2 * N * H * 3 * H),
+        ("encoder.attention.scores", X * 4 * B * S * S * H),  # QK^T and A.V, all heads together
+        ("encoder.attention.dense", X * 2 * N * H * H),
+        ("encoder.ffn.ffn", X * 2 * N * H * I),
+        ("encoder.ffn.ffn_output", X * 2 * N * I * H),
+    ]
+    if c.has_pooler:
+        out.append(("pooler", 2 * B * H * H))  # the first token of each sequence only
+    if c.has_mlm_head:
+        out += [("predictions.dense", 2 * M * H * E), ("predictions.decoder", 2 * M * E * V)]
+    if c.has_order_head:
+        out.append((order_head_name(c.family), 2 * B * H * C))
+    if convention == "full":
+        out += _elementwise_terms(c, B, S, M)
+    return out
+
+
+def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
+    """ELECTRA-style element-wise work per forward, summed per group."""
+    N = B * S
+    V, E, H, I, A = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size, c.num_heads  # noqa: E741 (paper notation)
+    C, X, act = NUM_ORDER_LABELS, c.executed_layers, ACTIVATION_FLOPS[c.hidden_act]
+    # embeddings: two adds (word + position + token type), LayerNorm, dropout, projection bias
+    emb = N * E * (2 * RESIDUAL_FLOPS + LAYER_NORM_FLOPS + DROPOUT_FLOPS)
+    if c.is_factorized:
+        emb = emb + N * H * BIAS_FLOPS
+    scores = B * A * S * S
+    layer = (
+        N * (5 * H + I) * BIAS_FLOPS  # q, k, v, attention output, FFN up, FFN down
+        + scores * (SCALE_FLOPS + SOFTMAX_FLOPS + DROPOUT_FLOPS)
+        + 2 * N * H * (DROPOUT_FLOPS + RESIDUAL_FLOPS + LAYER_NORM_FLOPS)  # after attention and FFN
+        + N * I * act
+    )
+    heads = 0
+    if c.has_pooler:
+        heads = heads + B * H * (BIAS_FLOPS + TANH_FLOPS)
+    if c.has_mlm_head:
+        # transform bias + activation + LayerNorm, decoder bias, and (as ELECTRA) the softmax over V
+        heads = heads + M * E * (BIAS_FLOPS + act + LAYER_NORM_FLOPS) + M * V * (BIAS_FLOPS + SOFTMAX_FLOPS)
+    if c.has_order_head:
+        heads = heads + B * C * BIAS_FLOPS
+    out = [("elementwise.embeddings", emb), ("elementwise.encoder", X * layer)]
+    if c.has_pooler or c.has_mlm_head:
+        out.append(("elementwise.heads", heads))
+    return out
+
+
+# The components that gradient checkpointing recomputes: the work inside the executed encoder layers.
+RECOMPUTED = frozenset(
+    {
+        "encoder.attention.qkv",
+        "encoder.attention.scores",
+        "encoder.attention.dense",
+        "encoder.ffn.ffn",
+        "encoder.ffn.ffn_output",
+        "elementwise.encoder",
+    }
+)
+assert set(COMPONENT_INFO) >= RECOMPUTED
+
+
+def training_factor(recompute: bool, name: str | None = None) -> int:
+    """Training FLOPs / forward FLOPs of a component: forward + 2x backward, + 1 recomputed forward
+    with ``recompute`` for the encoder layers' components (``name`` in `RECOMPUTED`)."""
+    return 4 if recompute and name in RECOMPUTED else 3
+
+
+@dataclass(frozen=True)
+class FlopComponent:
+    name: str
+    label: str
+    group: str
+    forward: int
+    training: int
+
+
+@dataclass(frozen=True)
+class FlopBreakdown:
+    config: ModelConfig
+    batch: int
+    seq_len: int
+    convention: str
+    mlm_fraction: float
+    recompute: bool
+    components: tuple[FlopComponent, ...]
+
+    @property
+    def forward(self) -> int:
+        return sum(c.forward for c in self.components)
+
+    @property
+    def backward(self) -> int:
+        return 2 * self.forward
+
+    @property
+    def recomputed(self) -> int:
+        """Forward FLOPs the backward runs again (0 unless ``recompute``)."""
+        return self.training - 3 * self.forward
+
+    @property
+    def training(self) -> int:
+        return sum(c.training for c in self.components)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates of the forward matmuls (FLOPs / 2), as most FLOP counters report."""
+        return sum(c.forward for c in self.components if not c.name.startswith("elementwise.")) // 2
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq_len
+
+    @property
+    def per_token_forward(self) -> float:
+        return self.forward / self.tokens
+
+    @property
+    def per_token_training(self) -> float:
+        return self.training / self.tokens
+
+    def by_name(self) -> dict[str, int]:
+        return {c.name: c.forward for c in self.components}
+
+    def to_frame(self):
+        """A pandas DataFrame: component, label, group, forward, training, share (of the forward)."""
+        return components_frame(self.components, "forward")
+
+
+def check_flop_args(batch: Any, seq_len: Any, convention: Any, mlm_fraction: Any) -> None:
+    """Validate the workload arguments that do not depend on the config (ValueError naming them)."""
+    for name, value in (("batch", batch), ("seq_len", seq_len)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be a whole number, got {value!r:.40}")
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}; got {convention!r:.40}")
+    f = mlm_fraction
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or not 0 < f <= 1:
+        raise ValueError(f"mlm_fraction must be a number in (0, 1], got {f!r:.40}")
+
+
+def count_flops(
+    cfg: ModelConfig,
+    batch: int = 1,
+    seq_len: int = 128,
+    *,
+    convention: str = "matmul",
+    mlm_fraction: float = 1.0,
+    recompute: bool = False,
+) -> FlopBreakdown:
+    """FLOPs of ``cfg`` on ``batch`` sequences of ``seq_len`` tokens (see the module docstring)."""
+    if not isinstance(cfg, ModelConfig):
+        raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
+    check_flop_args(batch, seq_len, convention, mlm_fraction)
+    check_seq_len(cfg, seq_len)
+    if not isinstance(recompute, bool):
+        raise ValueError(f"recompute must be True or False, got {recompute!r:.40}")
+    masked = masked_tokens_per_sequence(seq_len, mlm_fraction)
+    terms = sorted(flop_terms(cfg, batch, seq_len, masked, convention), key=lambda t: _ORDER[t[0]])
+    comps = tuple(
+        FlopComponent(name, *COMPONENT_INFO[name], int(f), int(f) * training_factor(recompute, name))
+        for name, f in terms
+    )
+    return FlopBreakdown(cfg, batch, seq_len, convention, float(mlm_fraction), recompute, comps)

@@ -1,0 +1,182 @@
+"""Exact parameter counts of BERT- and ALBERT-style encoders, component by component.
+
+Component names are the live model's parameter names with indices and the final weight/bias removed
+(`component_of`), so "analytic equals live" is a comparison of two dicts. The totals equal
+`sum(p.numel() for p in model.parameters())` of the matching transformers model (tied weights once).
+
+`param_terms` is written as plain arithmetic on the config's numbers: it runs on a `ModelConfig` and,
+unchanged, on numpy int64 columns of many configs (see `albert_core.counting.sweeps`). The categorical fields
+(family, sharing, head, tie) only decide which components exist, never the arithmetic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+from typing import Any
+
+from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig
+
+GROUPS = ("embeddings", "encoder", "heads")
+
+# name -> (human label, group), in model order. FLOP-only components are listed too so that one
+# table serves params.py, flops.py and the pages.
+COMPONENT_INFO: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "embeddings.word_embeddings": ("Word embeddings", "embeddings"),
+        "embeddings.position_embeddings": ("Position embeddings", "embeddings"),
+        "embeddings.token_type_embeddings": ("Token-type embeddings", "embeddings"),
+        "embeddings.LayerNorm": ("Embedding LayerNorm", "embeddings"),
+        "encoder.embedding_hidden_mapping_in": ("Embedding projection E→H", "embeddings"),
+        "elementwise.embeddings": ("Element-wise work, embeddings", "embeddings"),
+        "encoder.attention.qkv": ("Attention Q/K/V", "encoder"),
+        "encoder.attention.scores": ("Attention scores QKᵀ and weighted values", "encoder"),
+        "encoder.attention.dense": ("Attention output", "encoder"),
+        "encoder.attention.LayerNorm": ("Attention LayerNorm", "encoder"),
+        "encoder.ffn.ffn": ("FFN up H→I", "encoder"),
+        "encoder.ffn.ffn_output": ("FFN down I→H", "encoder"),
+        "encoder.ffn.LayerNorm": ("FFN LayerNorm", "encoder"),
+        "elementwise.encoder": ("Element-wise work, encoder", "encoder"),
+        "pooler": ("Pooler", "heads"),
+        "predictions.dense": ("MLM transform", "heads"),
+        "predictions.LayerNorm": ("MLM LayerNorm", "heads"),
+        "predictions": ("MLM output bias", "heads"),
+        "predictions.decoder": ("MLM decoder", "heads"),
+        "sop_classifier": ("Sentence-order head (SOP)", "heads"),
+        "nsp_classifier": ("Next-sentence head (NSP)", "heads"),
+        "elementwise.heads": ("Element-wise work, heads", "heads"),
+    }
+)
+
+_INDEX = re.compile(r"\.\d+")
+
+
+def component_of(param_name: str) -> str:
+    """The component a live-model parameter belongs to: indices and the final weight/bias dropped.
+
+    >>> component_of("encoder.attention.0.1.qkv.weight")
+    'encoder.attention.qkv'
+    >>> component_of("predictions.bias")
+    'predictions'
+    """
+    return _INDEX.sub("", param_name).rsplit(".", 1)[0]
+
+
+def order_head_name(family: str) -> str:
+    """ALBERT's sentence-order head and BERT's next-sentence head are both Linear(H, 2)."""
+    return "sop_classifier" if family == "albert" else "nsp_classifier"
+
+
+def param_terms(c: Any) -> list[tuple[str, Any, Any]]:
+    """(name, params held, params with one copy per executed layer) for every component that exists.
+
+    ``c`` is a ModelConfig or anything with the same fields and properties whose numbers may be numpy
+    arrays (for BERT, embedding_size equals hidden_size, as ModelConfig enforces).
+    """
+    V, E, H, I = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size  # noqa: E741 (paper notation)
+    P, T, C = c.max_position_embeddings, c.type_vocab_size, NUM_ORDER_LABELS
+    att, ffn, X = c.attention_copies, c.ffn_copies, c.executed_layers
+
+    def same(name: str, n: Any) -> tuple[str, Any, Any]:
+        return name, n, n
+
+    def layered(name: str, copies: Any, per_copy: Any) -> tuple[str, Any, Any]:
+        return name, copies * per_copy, X * per_copy
+
+    out = [
+        same("embeddings.word_embeddings", V * E),
+        same("embeddings.position_embeddings", P * E),
+        same("embeddings.token_type_embeddings", T * E),
+        same("embeddings.LayerNorm", 2 * E),
+    ]
+    if c.is_factorized:  # ALBERT keeps the projection even when E == H, as transformers does
+        out.append(same("encoder.embedding_hidden_mapping_in", E * H + H))
+    out += [
+        layered("encoder.attention.qkv", att, 3 * (H * H + H)),
+        layered("encoder.attention.dense", att, H * H + H),
+        layered("encoder.attention.LayerNorm", att, 2 * H),
+        layered("encoder.ffn.ffn", ffn, H * I + I),
+        layered("encoder.ffn.ffn_output", ffn, I * H + H),
+        layered("encoder.ffn.LayerNorm", ffn, 2 * H),
+    ]
+    if c.has_pooler:
+        out.append(same("pooler", H * H + H))
+    if c.has_mlm_head:
+        out += [
+            same("predictions.dense", H * E + E),
+            same("predictions.LayerNorm", 2 * E),
+            same("predictions", V),
+        ]
+        if not c.tie_word_embeddings:
+            # transformers 5 unties the decoder's weight [V, E] *and* its bias [V] (decoder.bias is
+            # tied to predictions.bias only together with the word embeddings).
+            out.append(same("predictions.decoder", V * E + V))
+    if c.has_order_head:
+        out.append(same(order_head_name(c.family), C * H + C))
+    return out
+
+
+def components_frame(components, measure: str):
+    """Breakdown components (dataclasses with name, label, group and counts) as a DataFrame, with the
+    share of each in the sum of ``measure``."""
+    import pandas as pd
+
+    # column by column: dataclasses.asdict deep-copies every field of every row (about half the build time)
+    columns = [f.name for f in fields(components[0])]
+    df = pd.DataFrame({("component" if n == "name" else n): [getattr(c, n) for c in components] for n in columns})
+    df["share"] = df[measure] / df[measure].sum()
+    return df
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    label: str
+    group: str
+    params: int  # unique parameters held
+    unshared: int  # what it would hold with one copy per executed layer (L*K)
+
+
+@dataclass(frozen=True)
+class ParamBreakdown:
+    config: ModelConfig
+    components: tuple[Component, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(c.params for c in self.components)
+
+    @property
+    def unshared_total(self) -> int:
+        return sum(c.unshared for c in self.components)
+
+    @property
+    def saved_by_sharing(self) -> int:
+        return self.unshared_total - self.total
+
+    def by_name(self) -> dict[str, int]:
+        return {c.name: c.params for c in self.components}
+
+    def group_totals(self) -> dict[str, int]:
+        out = dict.fromkeys(GROUPS, 0)
+        for c in self.components:
+            out[c.group] += c.params
+        return out
+
+    def to_frame(self):
+        """A pandas DataFrame: component, label, group, params, unshared, share (of the total)."""
+        return components_frame(self.components, "params")
+
+
+def count_params(cfg: ModelConfig) -> ParamBreakdown:
+    """Exact parameter count of ``cfg``'s transformers model (XModel / XForPreTraining / XForMaskedLM)."""
+    if not isinstance(cfg, ModelConfig):
+        raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
+    comps = tuple(
+        Component(name, *COMPONENT_INFO[name], int(n), int(u))
+        for name, n, u in param_terms(cfg)
+        if n
+    )
+    return ParamBreakdown(cfg, comps)

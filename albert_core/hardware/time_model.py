@@ -1,0 +1,384 @@
+"""An estimate of time per training step and per inference batch on a hardware profile.
+
+Built on the exact counters (`count_flops`, `count_params`, `estimate_memory`), split into parts
+that run one after another on each chip, each a roofline (the larger of its compute time and its
+memory time, and labelled by which one it is):
+
+- matmuls: FLOPs / (peak x efficiency) against the weights read (one read per executed layer in
+  the forward, one in the backward, one weight-gradient write);
+- element-wise work (LayerNorm, softmax, GELU, dropout, residuals): the ELECTRA-convention
+  element-wise FLOPs against the activation traffic: every saved activation is written and read
+  once in the forward and, in training, read again in the backward with a gradient of the same
+  size written and read (5 passes; 2 for inference);
+- optimizer update: every unique parameter's weight, gradient and states read, weight and states
+  written (memory-bound);
+- gradient all-reduce (data parallelism): a ring moves 2 (n-1)/n x gradient bytes per chip over
+  the slowest link of the ring, overlapped with the backward pass or not.
+
+Sharing changes the optimizer and the all-reduce (unique parameters), never the matmul FLOPs or
+the activations. It is an estimate and says so; `TimeEstimate.assumptions` lists what it assumes.
+This module imports neither torch nor streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.workload import DTYPE_BYTES, WORKLOAD_LIMITS, Workload, check_seq_len
+from albert_core.counting.flops import count_flops
+from albert_core.counting.memory import OPTIMIZER_STATES, estimate_memory, max_batch_that_fits
+from albert_core.counting.params import count_params
+from albert_core.hardware.profiles import HardwareProfile, get_profile
+from albert_core.paper import PAPER_TABLE2_SPEEDUP
+
+PARALLEL_MODES = ("data",)
+MAX_CHIPS = 65_536
+TRAIN_ACTIVATION_PASSES = 5  # forward write + read, backward read + gradient write + read
+INFER_ACTIVATION_PASSES = 2  # forward write + read
+TRAIN_WEIGHT_PASSES = 3  # forward read, backward read (input gradient), weight-gradient write
+ELEMENTWISE_TRAIN_FACTOR = 3  # the backward of element-wise work costs about twice its forward
+EMBEDDING_TABLES = ("embeddings.word_embeddings", "embeddings.position_embeddings",
+                    "embeddings.token_type_embeddings")
+
+PART_LABELS: Mapping[str, str] = MappingProxyType({
+    "matmuls": "Matmuls",
+    "elementwise": "Element-wise work",
+    "optimizer": "Optimizer update",
+    "allreduce": "Gradient all-reduce",
+})
+
+
+@dataclass(frozen=True)
+class TimePart:
+    """One part of a step on one chip: its work, its two roofline times and the larger one."""
+
+    name: str
+    flops: float
+    bytes: float  # bytes read and written in memory (all-reduce: bytes sent per chip)
+    compute_s: float
+    memory_s: float  # all-reduce: time on the link
+    seconds: float  # what the part adds to the step (an overlapped all-reduce: its exposed part)
+    bound: str  # "compute", "memory" or "communication"
+
+    @property
+    def label(self) -> str:
+        return PART_LABELS[self.name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "seconds": self.seconds, "bound": self.bound, "flops": self.flops,
+                "bytes": self.bytes, "compute_s": self.compute_s, "memory_s": self.memory_s}
+
+
+@dataclass(frozen=True)
+class TimeEstimate:
+    """Seconds per training step (global batch over ``chips``) and per inference batch (the same
+    per-chip share, no communication), with the parts and the assumptions. An estimate."""
+
+    config: ModelConfig
+    hardware: HardwareProfile
+    chips: int
+    batch: int
+    seq_len: int
+    dtype: str
+    optimizer: str
+    overlap: bool
+    comm_efficiency: float
+    training: tuple[TimePart, ...]
+    inference: tuple[TimePart, ...]
+    memory_per_chip: int | None  # training bytes per chip (weights, gradients, optimizer, activations)
+    assumptions: tuple[str, ...]
+
+    @property
+    def training_s(self) -> float:
+        return sum(p.seconds for p in self.training)
+
+    @property
+    def inference_s(self) -> float:
+        return sum(p.seconds for p in self.inference)
+
+    @property
+    def per_chip_batch(self) -> float:
+        return self.batch / self.chips
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.batch * self.seq_len / self.training_s
+
+    @property
+    def fits(self) -> bool | None:
+        """Whether a training step's memory fits one chip (None when the profile has no size)."""
+        if self.memory_per_chip is None or not self.hardware.memory_bytes:
+            return None
+        return self.memory_per_chip <= self.hardware.memory_bytes
+
+    def part(self, name: str, training: bool = True) -> TimePart:
+        return next(p for p in (self.training if training else self.inference) if p.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": True,
+            "config": self.config.label,
+            "hardware": self.hardware.name,
+            "chips": self.chips,
+            "parallel": "data",
+            "batch": self.batch,
+            "per_chip_batch": self.per_chip_batch,
+            "seq_len": self.seq_len,
+            "dtype": self.dtype,
+            "optimizer": self.optimizer,
+            "training_step_s": self.training_s,
+            "training_parts": {p.name: p.to_dict() for p in self.training},
+            "inference_batch_s": self.inference_s,
+            "inference_parts": {p.name: p.to_dict() for p in self.inference},
+            "tokens_per_second": self.tokens_per_second,
+            "memory_per_chip_bytes": self.memory_per_chip,
+            "fits_in_chip_memory": self.fits,
+            "assumptions": list(self.assumptions),
+        }
+
+
+def _roofline(name: str, flops: float, nbytes: float, rate: float, bandwidth: float) -> TimePart:
+    compute = flops / rate
+    memory = nbytes / bandwidth
+    bound = "compute" if compute >= memory else "memory"
+    return TimePart(name, flops, nbytes, compute, memory, max(compute, memory), bound)
+
+
+def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be a whole number between {lo} and {hi:,}, got {value!r:.40}")
+    return value
+
+
+def _check_fraction(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"{name} must be a number in (0, 1], got {value!r:.40}")
+    return float(value)
+
+
+def weight_read_params(cfg: ModelConfig) -> int:
+    """Parameters a forward pass reads: one copy per executed layer (shared blocks re-read by every
+    layer that runs them), embedding tables only through the rows looked up (left out) except the
+    word table when the MLM decoder multiplies by it."""
+    bd = count_params(cfg)
+    unshared = {c.name: c.unshared for c in bd.components}
+    total = sum(unshared.values()) - sum(unshared.get(n, 0) for n in EMBEDDING_TABLES)
+    if cfg.has_mlm_head:
+        total += unshared["embeddings.word_embeddings"]
+    return total
+
+
+def gradient_bytes(cfg: ModelConfig, dtype: str = "fp32") -> int:
+    """The gradient bytes a data-parallel step all-reduces, as the time model counts them: every unique
+    parameter once, in the gradients' dtype (a ring then sends 2(n-1)/n of it per chip)."""
+    return count_params(cfg).total * DTYPE_BYTES[dtype]
+
+
+def estimate_time(
+    cfg: ModelConfig,
+    workload: Workload,
+    hardware: str | HardwareProfile,
+    chips: int = 1,
+    parallel: str = "data",
+    *,
+    overlap: bool = True,
+    efficiency: float | None = None,
+    comm_efficiency: float = 1.0,
+    mlm_fraction: float = 1.0,
+) -> TimeEstimate:
+    """Estimated seconds per training step and per inference batch of ``cfg`` (see the module docstring).
+
+    ``workload.batch`` is the global batch, split evenly over ``chips`` (data parallelism: every chip
+    holds the whole model). ``efficiency`` overrides the profile's achievable fraction of its peak;
+    ``comm_efficiency`` is the fraction of the datasheet link bandwidth the all-reduce reaches;
+    ``overlap`` hides the all-reduce behind the backward pass as far as it is shorter.
+    """
+    if not isinstance(cfg, ModelConfig):
+        raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
+    if not isinstance(workload, Workload):
+        raise ValueError(f"workload must be a Workload, got {type(workload).__name__}")
+    hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
+    if parallel not in PARALLEL_MODES:
+        raise ValueError(f"parallel must be one of {', '.join(PARALLEL_MODES)}; got {parallel!r:.40}")
+    _check_int("chips", chips, 1, MAX_CHIPS)
+    if chips > workload.batch:
+        raise ValueError(f"chips ({chips}) must not exceed batch ({workload.batch}): data parallelism gives "
+                         "every chip at least one sequence")
+    if chips > 1 and not hw.link_bandwidth:
+        raise ValueError(f"chips must be 1 on {hw.label} (no interconnect is modelled), got {chips}")
+    if not isinstance(overlap, bool):
+        raise ValueError(f"overlap must be True or False, got {overlap!r:.40}")
+    eff = hw.efficiency if efficiency is None else _check_fraction("efficiency", efficiency)
+    comm_eff = _check_fraction("comm_efficiency", comm_efficiency)
+    check_seq_len(cfg, workload.seq_len)
+    if workload.dtype == "int8":
+        raise ValueError("dtype 'int8' is not modelled by the time model: pick fp32, fp16 or bf16")
+    dtype, B, S = workload.dtype, workload.batch, workload.seq_len
+    rate = hw.peak(dtype) * eff
+    train_rate = hw.peak(dtype, training=True) * eff
+    bw = hw.memory_bandwidth
+    nb = DTYPE_BYTES[dtype]
+
+    fl = count_flops(cfg, B, S, mlm_fraction=mlm_fraction)
+    full = count_flops(cfg, B, S, convention="full", mlm_fraction=mlm_fraction)
+    elementwise = full.forward - fl.forward
+    unique = count_params(cfg).total
+    weights = weight_read_params(cfg) * nb
+    train_mem = estimate_memory(cfg, B, S, dtype=dtype, optimizer=workload.optimizer, training=True)
+    infer_act = estimate_memory(cfg, B, S, dtype=dtype, optimizer="none", training=True, dropout=0.0).activations
+    n = chips
+
+    matmuls = _roofline("matmuls", fl.training / n, TRAIN_WEIGHT_PASSES * weights, train_rate, bw)
+    elem = _roofline("elementwise", ELEMENTWISE_TRAIN_FACTOR * elementwise / n,
+                     TRAIN_ACTIVATION_PASSES * train_mem.activations / n, train_rate, bw)
+    states = OPTIMIZER_STATES[workload.optimizer]
+    opt_bytes = unique * nb * (3 + 2 * states) if states else unique * nb * 3  # sgd without momentum: w, g, w
+    opt = _roofline("optimizer", 2 * unique * (1 + states), opt_bytes, train_rate, bw)
+    sent = 2 * (n - 1) / n * gradient_bytes(cfg, dtype)
+    link = hw.ring_bandwidth(n) * comm_eff if n > 1 else math.inf
+    comm_s = sent / link if n > 1 else 0.0
+    backward_s = 2 / 3 * (matmuls.seconds + elem.seconds)
+    exposed = max(0.0, comm_s - backward_s) if overlap else comm_s
+    allreduce = TimePart("allreduce", 0.0, sent, 0.0, comm_s, exposed, "communication")
+
+    inference = (
+        _roofline("matmuls", fl.forward / n, weights, rate, bw),
+        _roofline("elementwise", elementwise / n, INFER_ACTIVATION_PASSES * infer_act / n, rate, bw),
+    )
+    per_chip = train_mem.weights + train_mem.gradients + train_mem.optimizer + train_mem.activations // n
+    assumptions = (
+        "An estimate from exact FLOP, parameter and byte counts; not a measurement.",
+        f"{hw.label}: {_si(hw.peak(dtype))}FLOP/s dense {dtype} peak x {eff:.0%} achievable, "
+        f"{_si(bw)}B/s memory"
+        + (f", training matmuls at {_si(hw.peak(dtype, training=True))}FLOP/s" if train_rate != rate else "") + (f", {_si(hw.ring_bandwidth(n))}B/s per-chip ring link" if n > 1 else "")
+        + (" (measured here)" if hw.measured else " (datasheet)") + ".",
+        f"Data parallelism over {n} chip{'s' if n > 1 else ''}: {B / n:g} sequences of {S} tokens per chip, "
+        "every chip holds the whole model.",
+        "Parts run one after another; each is the larger of its compute and memory time (roofline).",
+        f"Matmuls read the weights of every executed layer ({TRAIN_WEIGHT_PASSES} passes in training); "
+        f"activations move {TRAIN_ACTIVATION_PASSES}x their saved bytes in training, "
+        f"{INFER_ACTIVATION_PASSES}x in inference.",
+        f"Optimizer {workload.optimizer}: {states} state(s) per unique parameter, in {dtype}.",
+        f"Gradient all-reduce: ring, 2(n-1)/n x {nb}-byte gradients of the {unique:,} unique parameters"
+        + (f", {comm_eff:.1%} of the link bandwidth" if comm_eff != 1 else "")
+        + (", overlapped with the backward pass" if overlap else ", after the backward pass") + ".",
+        f"MLM head on {mlm_fraction:.0%} of the positions." if cfg.has_mlm_head else "No MLM head.",
+    )
+    return TimeEstimate(cfg, hw, n, B, S, dtype, workload.optimizer, overlap, comm_eff,
+                        (matmuls, elem, opt, allreduce), inference, int(per_chip), assumptions)
+
+
+def _si(x: float) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{x / scale:.3g} {prefix}"
+    return f"{x:.3g} "
+
+
+# ----------------------------------------------------------------------------- the paper's Table 2
+# Training speed relative to BERT-large, the paper's Table 2 (albert_core.paper).
+PAPER_SPEEDUP = PAPER_TABLE2_SPEEDUP
+TABLE2_WORKLOAD = Workload(batch=4096, seq_len=512, dtype="fp32", optimizer="adamw")
+TABLE2_CHIPS = 512
+TABLE2_MLM_FRACTION = 0.15
+TABLE2_HARDWARE = "tpu-v3"
+# The one calibrated constant: the fraction of the TPU v3 datasheet all-reduce bandwidth that makes the
+# recomputed speedups closest to the paper's (least squares on log ratios, all rows; see calibrate_table2).
+TABLE2_COMM_EFFICIENCY = 0.052
+
+
+def _table2_estimates(chips: int) -> dict[str, TimeEstimate]:
+    return {
+        name: estimate_time(PRESETS[name].replace(head="pretraining"), TABLE2_WORKLOAD, TABLE2_HARDWARE,
+                            chips, overlap=False, mlm_fraction=TABLE2_MLM_FRACTION)
+        for name in PAPER_SPEEDUP
+    }
+
+
+def _step_with(est: TimeEstimate, comm_efficiency: float) -> float:
+    """Training step time of a (comm_efficiency = 1, not overlapped) estimate at another efficiency."""
+    return sum(p.seconds / (comm_efficiency if p.name == "allreduce" else 1.0) for p in est.training)
+
+
+def calibrate_table2(chips: int = TABLE2_CHIPS, points: int = 601) -> float:
+    """The comm efficiency (log grid from 0.1% to 100%) that minimises the squared log error of all
+    six recomputed Table 2 speedups against the paper's."""
+    ests = _table2_estimates(chips)
+    best, best_err = 1.0, math.inf
+    for i in range(points):
+        e = 10 ** (-3 + 3 * i / (points - 1))
+        ref = _step_with(ests["bert-large"], e)
+        err = sum(math.log(ref / _step_with(est, e) / PAPER_SPEEDUP[n]) ** 2 for n, est in ests.items())
+        if err < best_err:
+            best, best_err = e, err
+    return best
+
+
+def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM_EFFICIENCY):
+    """The paper's speed column recomputed: a pandas DataFrame with, per preset, the paper's speedup,
+    the FLOPs-only speedup, the time model's (datasheet links, and links at ``comm_efficiency``),
+    each model's ratio to the paper, and the predicted step time.
+
+    ``reach_lo`` / ``reach_hi``: the range of speedups that *any* time model adding up these parts can
+    give, whatever efficiency or bandwidth it assumes for each part. A speedup is a ratio of sums,
+    (sum of w_i * BERT-large part i) / (sum of w_i * this row's part i) with weights w_i >= 0, and such a
+    ratio always lies between the smallest and the largest ratio of its parts. ``reachable``: whether
+    the paper's figure within +-20% overlaps that range."""
+    import pandas as pd
+
+    _check_int("chips", chips, 1, TABLE2_WORKLOAD.batch)
+    _check_fraction("comm_efficiency", comm_efficiency)
+    ests = _table2_estimates(chips)
+    ref = ests["bert-large"]
+    rows = []
+    for name, est in ests.items():
+        flops_only = ref.part("matmuls").flops / est.part("matmuls").flops
+        datasheet = ref.training_s / est.training_s
+        calibrated = _step_with(ref, comm_efficiency) / _step_with(est, comm_efficiency)
+        paper = PAPER_SPEEDUP[name]
+        part_ratios = [ref.part(p.name).seconds / p.seconds for p in est.training if p.seconds > 0]
+        lo, hi = min(part_ratios), max(part_ratios)
+        rows.append({
+            "preset": name, "paper": paper, "flops_only": flops_only, "flops_only_ratio": flops_only / paper,
+            "datasheet": datasheet, "datasheet_ratio": datasheet / paper,
+            "model": calibrated, "model_ratio": calibrated / paper,
+            "within_20pct": abs(calibrated / paper - 1) <= 0.2,
+            "reach_lo": lo, "reach_hi": hi, "reachable": lo <= 1.2 * paper and hi >= 0.8 * paper,
+            "step_s": _step_with(est, comm_efficiency),
+            "allreduce_share": est.part("allreduce").seconds / comm_efficiency / _step_with(est, comm_efficiency),
+            "unique_params": count_params(est.config).total,
+        })
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- questions users ask
+def largest_batch(cfg: ModelConfig, memory_bytes: float, seq_len: int = 512, dtype: str = "fp32",
+                  optimizer: str = "adamw", precision: str = "pure") -> int:
+    """The largest training batch whose `estimate_memory` total fits ``memory_bytes`` (0 if none):
+    `memory.max_batch_that_fits`, capped at the workload's batch limit."""
+    if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)) or not memory_bytes > 0:
+        raise ValueError(f"memory_bytes must be a positive number, got {memory_bytes!r:.40}")
+    return min(WORKLOAD_LIMITS["batch"][1], max_batch_that_fits(cfg, seq_len, memory_bytes, dtype, optimizer, precision))
+
+
+def time_to_train(est: TimeEstimate, tokens: float) -> float:
+    """Seconds to train on ``tokens`` tokens at the estimate's step time (whole steps)."""
+    if isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or not 0 < tokens <= 1e16:
+        raise ValueError(f"tokens must be a positive number up to 1e16, got {tokens!r:.40}")
+    return math.ceil(tokens / (est.batch * est.seq_len)) * est.training_s
+
+
+def inference_ratio(cfg: ModelConfig, hardware: str | HardwareProfile, batch: int, seq_len: int,
+                    dtype: str = "fp32") -> tuple[float, float, float]:
+    """(this config's, its BERT twin's inference seconds per batch on one chip, twin / this)."""
+    wl = Workload(batch=batch, seq_len=seq_len, dtype=dtype, optimizer="none")
+    mine = estimate_time(cfg, wl, hardware).inference_s
+    twin = estimate_time(bert_twin(cfg), wl, hardware).inference_s
+    return mine, twin, twin / mine

@@ -1,0 +1,339 @@
+"""transformers <-> live model: import any ALBERT/BERT model (or a saved folder), export back.
+
+Every weight is copied through one explicit name map (ours -> transformers'), with an assert on every
+shape and a check that every transformers parameter is used exactly once. Folders are read with
+transformers' `from_pretrained(local_files_only=True, use_safetensors=True)`: no network, never pickle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.hf_config import config_from_hf, config_to_hf
+from albert_core.format import fmt_bytes
+from albert_core.live import budget
+from albert_core.live.model import (
+    EncoderModel,
+    ForwardGuard,
+    MemoryBudgetError,
+    build_model,
+    check_budget,
+    default_seq_len,
+    dtype_name,
+    memory_budget,
+)
+
+_CLASSES = {
+    ("albert", "model"): "AlbertModel",
+    ("albert", "pretraining"): "AlbertForPreTraining",
+    ("albert", "masked-lm"): "AlbertForMaskedLM",
+    ("bert", "model"): "BertModel",
+    ("bert", "pretraining"): "BertForPreTraining",
+    ("bert", "masked-lm"): "BertForMaskedLM",
+}
+_HEAD_OF_CLASS = {cls: key for key, cls in _CLASSES.items()}
+
+
+def _hf_class(family: str, head: str) -> type[nn.Module]:
+    import transformers
+
+    return getattr(transformers, _CLASSES[family, head])
+
+
+def _param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
+    """(our parameter name, the transformers parameter names it is made of) for every parameter.
+
+    Only Q/K/V map to more than one name: they are concatenated along the output dimension.
+    """
+    albert = cfg.family == "albert"
+    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
+    out: list[tuple[str, list[str]]] = []
+
+    def pair(ours: str, theirs: str, bias: bool = True) -> None:
+        for w in ("weight", "bias") if bias else ("weight",):
+            out.append((f"{ours}.{w}", [f"{theirs}.{w}"]))
+
+    for name in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
+        pair(f"embeddings.{name}", f"{p}embeddings.{name}", bias=False)
+    pair("embeddings.LayerNorm", f"{p}embeddings.LayerNorm")
+    if albert:
+        pair("encoder.embedding_hidden_mapping_in", f"{p}encoder.embedding_hidden_mapping_in")
+    K = cfg.inner_group_num
+    for c in range(cfg.attention_copies // K):
+        for k in range(K):
+            src = (
+                f"{p}encoder.albert_layer_groups.{c}.albert_layers.{k}.attention"
+                if albert
+                else f"{p}encoder.layer.{c}.attention"
+            )
+            qkv = ["query", "key", "value"]
+            ours = f"encoder.attention.{c}.{k}"
+            for w in ("weight", "bias"):
+                names = [f"{src}.{x}.{w}" if albert else f"{src}.self.{x}.{w}" for x in qkv]
+                out.append((f"{ours}.qkv.{w}", names))
+            pair(f"{ours}.dense", f"{src}.dense" if albert else f"{src}.output.dense")
+            pair(f"{ours}.LayerNorm", f"{src}.LayerNorm" if albert else f"{src}.output.LayerNorm")
+    for c in range(cfg.ffn_copies // K):
+        for k in range(K):
+            ours = f"encoder.ffn.{c}.{k}"
+            if albert:
+                src = f"{p}encoder.albert_layer_groups.{c}.albert_layers.{k}"
+                pair(f"{ours}.ffn", f"{src}.ffn")
+                pair(f"{ours}.ffn_output", f"{src}.ffn_output")
+                pair(f"{ours}.LayerNorm", f"{src}.full_layer_layer_norm")
+            else:
+                src = f"{p}encoder.layer.{c}"
+                pair(f"{ours}.ffn", f"{src}.intermediate.dense")
+                pair(f"{ours}.ffn_output", f"{src}.output.dense")
+                pair(f"{ours}.LayerNorm", f"{src}.output.LayerNorm")
+    if cfg.has_pooler:
+        pair("pooler", f"{p}pooler" if albert else f"{p}pooler.dense")
+    if cfg.has_mlm_head:
+        mlm = "predictions" if albert else "cls.predictions"
+        pair("predictions.dense", f"{mlm}.dense" if albert else f"{mlm}.transform.dense")
+        pair("predictions.LayerNorm", f"{mlm}.LayerNorm" if albert else f"{mlm}.transform.LayerNorm")
+        out.append(("predictions.bias", [f"{mlm}.bias"]))
+        if not cfg.tie_word_embeddings:
+            pair("predictions.decoder", f"{mlm}.decoder")
+    if cfg.has_order_head:
+        pair(*(("sop_classifier", "sop_classifier.classifier") if albert else ("nsp_classifier", "cls.seq_relationship")))
+    return out
+
+
+def _unique_params(model: nn.Module) -> dict[int, str]:
+    """id of each distinct parameter -> its first name (tied weights once)."""
+    return {id(p): name for name, p in model.named_parameters()}
+
+
+def _check_all_used(hf_model: nn.Module, used: Iterable[nn.Parameter]) -> None:
+    ids = [id(t) for t in used]
+    counts: dict[int, int] = {}
+    for i in ids:
+        counts[i] = counts.get(i, 0) + 1
+    names = _unique_params(hf_model)
+    twice = sorted(names[i] for i, n in counts.items() if n > 1)
+    unused = sorted(name for i, name in names.items() if i not in counts)
+    assert not twice, f"transformers parameters used more than once: {twice}"
+    assert not unused, f"transformers parameters not copied: {unused}"
+
+
+# ----------------------------------------------------------------------------- import
+def from_hf(source: Any, *, dtype: torch.dtype = torch.float32) -> EncoderModel:
+    """Our model with every weight of ``source`` copied: a transformers AlbertModel /
+    AlbertForPreTraining / AlbertForMaskedLM / BertModel / BertForPreTraining / BertForMaskedLM
+    instance, or a folder saved with ``save_pretrained`` (safetensors only, memory budget checked
+    before loading). Library use: the result's inputs are not limited, as for a model one already
+    holds; the app loads user folders with `load_pretrained_folder`, which confines and limits."""
+    if isinstance(source, (str, Path)):
+        model = load_pretrained_folder(source, allowed_roots=None)
+        model.guard = None
+        return model
+    hf_model = source
+    cls_name = type(hf_model).__name__
+    if cls_name not in _HEAD_OF_CLASS or not isinstance(hf_model, nn.Module):
+        raise ValueError(f"source must be one of {', '.join(_HEAD_OF_CLASS)} or a saved folder, got {cls_name}")
+    family, head = _HEAD_OF_CLASS[cls_name]
+    cfg = config_from_hf(hf_model.config, head=head)
+    base = hf_model if head == "model" else getattr(hf_model, family)
+    if head == "model" and base.pooler is None:
+        raise ValueError(f"{cls_name} was built with add_pooling_layer=False, which has no ModelConfig head")
+    return _copy_from(hf_model, cfg, dtype)
+
+
+@torch.no_grad()
+def _copy_from(hf_model: nn.Module, cfg: ModelConfig, dtype: torch.dtype) -> EncoderModel:
+    if getattr(hf_model.config, "is_decoder", False) or getattr(hf_model.config, "add_cross_attention", False):
+        raise ValueError("is_decoder / add_cross_attention must be off: only bidirectional encoders are modelled")
+    model = build_model(cfg, device="meta", dtype=dtype)
+    model.to_empty(device=next(hf_model.parameters()).device)
+    ours = dict(model.named_parameters())
+    theirs = dict(hf_model.named_parameters(remove_duplicate=False))
+    mapping = _param_map(cfg)
+    assert sorted(ours) == sorted(name for name, _ in mapping), "every parameter of ours is mapped once"
+    used = []
+    for name, sources in mapping:
+        try:
+            tensors = [theirs[s] for s in sources]
+        except KeyError as exc:
+            raise ValueError(f"transformers model has no parameter {exc.args[0]} (expected for {cfg.label})") from None
+        value = torch.cat(tensors) if len(tensors) > 1 else tensors[0]
+        assert value.shape == ours[name].shape, f"{name}: {tuple(value.shape)} != {tuple(ours[name].shape)}"
+        ours[name].copy_(value)
+        used += tensors
+    _check_all_used(hf_model, used)
+    return model.eval()
+
+
+def load_pretrained_folder(
+    path: str | Path,
+    *,
+    allowed_roots: Iterable[str | Path] | None,
+    batch: int = 1,
+    seq_len: int | None = None,
+    budget_bytes: int | None = None,
+    wait_s: float = 0.0,
+) -> EncoderModel:
+    """Load a folder saved with ``save_pretrained`` into our model, safely.
+
+    The path is resolved and must lie inside one of ``allowed_roots`` (None: anywhere, for library
+    use). The memory budget is checked from the folder's config.json before any weight is read
+    (the transformers copy and ours both live during the copy), and only safetensors files are
+    read; they must hold every weight the model needs (an empty file or a missing tensor is a
+    ValueError, never a randomly initialised weight). The model refuses inputs larger than
+    (batch, seq_len) (default: 128 tokens, or the position table's length if that is shorter).
+    """
+    folder = confine_folder(path, allowed_roots)
+    cfg = config_from_hf(folder)
+    if not any(folder.glob("*.safetensors")):
+        if any(folder.glob("*.bin")) or any(folder.glob("*.pt")):
+            raise ValueError(
+                f"{folder} holds only pickle weights (.bin); only safetensors are loaded "
+                "(re-save with save_pretrained(..., safe_serialization=True))"
+            )
+        raise ValueError(f"{folder} holds no .safetensors weights")
+    seq_len = default_seq_len(cfg) if seq_len is None else seq_len
+    weights = _estimated_weight_bytes(cfg)
+    check = check_budget(cfg, batch, seq_len, torch.float32, budget_bytes=budget_bytes, extra_bytes=weights)
+    if not check.ok:
+        raise MemoryBudgetError(check.message)
+    on_disk = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+    if on_disk > check.budget:
+        raise MemoryBudgetError(f"{folder} holds {on_disk:,} bytes of weights, over the memory budget")
+    for file in sorted(folder.glob("*.safetensors")):
+        check_weights_file(file)
+    # With the process budget, both copies are reserved while loading, then our weights while the model lives.
+    ledger = budget.PROCESS_BUDGET if budget_bytes is None else None
+    held = ledger.reserve(2 * weights, f"loading {folder.name}", wait_s=wait_s) if ledger else None
+    try:
+        try:
+            hf_model, info = _hf_class(cfg.family, cfg.head).from_pretrained(
+                folder, local_files_only=True, use_safetensors=True, dtype=torch.float32, output_loading_info=True
+            )
+        except Exception as exc:  # any reader failure (corrupt file, shape mismatch) is a bad folder
+            raise ValueError(f"could not load the weights in {folder}: {str(exc)[:300]}") from exc
+        if missing := sorted(info.get("missing_keys") or ()):
+            shown = ", ".join(missing[:5]) + (", …" if len(missing) > 5 else "")
+            raise ValueError(
+                f"the weights in {folder} lack {len(missing)} tensor(s) of {cfg.label} ({shown}): a checkpoint "
+                "must hold every weight of its model, none is left randomly initialised"
+            )
+        model = _copy_from(hf_model.eval(), cfg, torch.float32)
+        del hf_model
+    except BaseException:
+        if held:
+            held.release()
+        raise
+    if held:
+        held.shrink(weights).hold_until_freed(model)
+    model.guard = ForwardGuard(
+        cfg, batch, seq_len, dtype_name(torch.float32), "cpu", check.budget, check.estimate - weights,
+        ledger=ledger, wait_s=wait_s,
+    )
+    return model
+
+
+def check_weights_file(path: str | Path) -> None:
+    """A safetensors weights file that holds at least one tensor (only its header is read); ValueError
+    naming the file otherwise: an empty file would leave every weight randomly initialised."""
+    from safetensors import safe_open
+
+    path = Path(path)
+    try:
+        with safe_open(path, framework="pt") as handle:
+            empty = not handle.keys()
+    except Exception as exc:  # not a safetensors file: a bad folder, as for any reader failure
+        raise ValueError(f"could not load the weights in {path.parent}: {str(exc)[:300]}") from exc
+    if empty:
+        raise ValueError(
+            f"{path.name} holds no tensors: a weights file must hold the model's weights ({path.parent})"
+        )
+
+
+def _estimated_weight_bytes(cfg: ModelConfig) -> int:
+    from albert_core.counting.params import count_params
+
+    return count_params(cfg).total * 4
+
+
+def confine_folder(path: str | Path, allowed_roots: Iterable[str | Path] | None) -> Path:
+    """The resolved checkpoint folder, which must lie inside one of ``allowed_roots`` (None: anywhere).
+
+    Symlinks and ``..`` are resolved first; a path outside the roots is refused before anything is
+    checked on disk, so a visitor cannot probe which server paths exist."""
+    try:
+        folder = Path(path).expanduser().resolve(strict=False)
+    except (OSError, RuntimeError, ValueError):
+        raise ValueError(f"model folder does not exist (not a valid path): {str(path)[:200]!r}") from None
+    if allowed_roots is not None:
+        roots = [Path(r).expanduser().resolve() for r in allowed_roots]
+        if not any(folder.is_relative_to(r) for r in roots):
+            raise ValueError("model folder is outside the allowed folders of this server")
+    if not folder.exists():
+        raise ValueError(f"model folder does not exist: {folder}")
+    if not folder.is_dir():
+        raise ValueError(f"model path must be a folder saved with save_pretrained: {folder}")
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"model folder {folder} has no config.json")
+    if allowed_roots is not None:
+        _check_links_inside(folder, roots)
+    return folder
+
+
+MAX_FOLDER_ENTRIES = 1000
+
+
+def _check_links_inside(folder: Path, roots: list[Path]) -> None:
+    """Every file of the folder (config.json, weights, tokenizer files) resolves inside the roots: a
+    symlink inside an allowed folder must not read a file from outside them."""
+    for i, entry in enumerate(folder.iterdir()):
+        if i >= MAX_FOLDER_ENTRIES:
+            raise ValueError(f"model folder holds more than {MAX_FOLDER_ENTRIES} entries")
+        if entry.is_symlink():
+            target = entry.resolve(strict=False)
+            if not any(target.is_relative_to(r) for r in roots):
+                raise ValueError(f"model folder entry {entry.name!r} links outside the allowed folders of this server")
+
+
+# ----------------------------------------------------------------------------- export
+@torch.no_grad()
+def to_transformers(model: EncoderModel, *, budget_bytes: int | None = None) -> nn.Module:
+    """The transformers model (AlbertModel, BertForPreTraining, ...) holding our weights, in eval
+    mode, with the same outputs. Only sharing 'none' and 'all' exist in transformers. Both copies
+    of the weights must fit the memory budget."""
+    cfg = model.config
+    hf_dict = config_to_hf(cfg)  # ValueError with a clear message for partial sharing
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    budget = memory_budget(budget_bytes)
+    if 2 * weights > budget:
+        raise MemoryBudgetError(
+            f"exporting {cfg.label} needs a second copy of its weights: about {fmt_bytes(2 * weights)}, "
+            f"over the memory budget of {fmt_bytes(budget)}"
+        )
+    import transformers
+
+    config_cls = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
+    hf_config = config_cls(**{k: v for k, v in hf_dict.items() if k != "model_type"})
+    first = next(model.parameters())
+    if first.device.type == "meta":
+        raise ValueError("a model on the meta device has no weights to export")
+    with torch.device(first.device):
+        hf_model = _hf_class(cfg.family, cfg.head)(hf_config).to(first.dtype)
+    ours = dict(model.named_parameters())
+    theirs = dict(hf_model.named_parameters(remove_duplicate=False))
+    used = []
+    for name, targets in _param_map(cfg):
+        tensors = [theirs[t] for t in targets]
+        parts = ours[name].chunk(len(tensors)) if len(tensors) > 1 else [ours[name]]
+        for t, part in zip(tensors, parts, strict=True):
+            assert t.shape == part.shape, f"{name}: {tuple(part.shape)} != {tuple(t.shape)}"
+            t.copy_(part)
+        used += tensors
+    _check_all_used(hf_model, used)
+    return hf_model.eval()
+

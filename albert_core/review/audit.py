@@ -1,0 +1,997 @@
+"""What the counters people run say about a config, beside the exact figures, every difference explained.
+
+Each tool runs on transformers' model of the config (the model these tools are run on in practice):
+`AlbertModel` / `BertForPreTraining` / ... built from ``config_to_hf(cfg)``. The paper's partial sharing modes
+(``attention``, ``ffn``) have no transformers config; they are built as transformers' ALBERT builds whole-layer
+sharing: one module, called by every layer of its group (`build_hf_model`). Models are built on the meta device
+(shapes only, nothing allocated), except for ptflops, which counts a second time on meta (its patched
+``torch.mm`` sees the meta kernels of ``F.linear``) and misses SDPA's matmuls differently on the CPU: it runs on
+the CPU on a small twin of the config (`small_twin`, same family, head, sharing, G, K, L, activation and tying),
+and its row says so.
+
+Every difference between a tool's figure and the exact one is a sum of causes, each computed from the config
+and the workload by the arithmetic of that tool's counting rule (`explain`), never from the tool's output;
+`AuditRow.unexplained` is what is left (the tests require 0 on a grid of configs). The exact figures are
+`count_params` (parameters) and `count_flops` (forward matmul FLOPs; a training step is 3x the forward).
+
+Per component (`parts`: embeddings, projection, each layer, heads), the tools that report per module
+(`PER_MODULE`: FlopCounterMode's ``get_flop_counts()``, fvcore's ``by_module()``, torchinfo's per-layer rows,
+thop's ``ret_layer_info`` tree, and the per-module counts ptflops and calflops hold on the modules while they
+print them) give `ComponentRow`s in `AuditRow.components`, each difference split into causes by `explain_part`
+from the tool's counting rule per module (`_module_rule`).
+
+Tools are optional (``pip install '.[audit]'``); one that is not installed gives a row with status
+"not installed" and no figure. Counting the causes imports no torch; running the tools does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import io
+import logging
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import astuple, dataclass, field
+from typing import Any
+
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.hf_config import config_to_hf
+from albert_core.configuration.presets import config_name
+from albert_core.configuration.workload import check_seq_len
+from albert_core.counting.flops import count_flops
+from albert_core.counting.memory import unused_params
+from albert_core.counting.params import COMPONENT_INFO, count_params, order_head_name
+
+ATTENTIONS = ("sdpa", "eager")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One counter: ``key`` (stable id), what it is called, the module it is imported from and the
+    distribution that installs it, what it reports and in which unit."""
+
+    key: str
+    name: str
+    module: str
+    dist: str | None  # None: part of torch or of this project
+    quantity: str  # "parameters", "forward" or "training"
+    unit: str  # "params", "FLOPs" or "MACs" (what the tool's number counts)
+    attention: str | None = None  # "sdpa" / "eager" (forward counters); None: attention does not matter
+    device: str = "meta"  # "meta": full size, nothing allocated; "cpu-small": CPU, small twin
+
+    @property
+    def label(self) -> str:
+        return self.name if self.attention is None else f"{self.name} ({self.attention} attention)"
+
+
+def _forward_tools(key: str, name: str, module: str, dist: str | None, unit: str, device: str = "meta"):
+    return tuple(Tool(f"{key}-{a}", name, module, dist, "forward", unit, a, device) for a in ATTENTIONS)
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("parameters", "sum(p.numel() for p in model.parameters())", "torch", None, "parameters", "params"),
+    Tool(
+        "state_dict",
+        "sum(t.numel() for t in model.state_dict().values())",
+        "torch",
+        None,
+        "parameters",
+        "params",
+    ),
+    Tool(
+        "per_module",
+        "sum over model.children() of each one's parameters()",
+        "torch",
+        None,
+        "parameters",
+        "params",
+    ),
+    Tool("torchinfo", "torchinfo summary: Total params", "torchinfo", "torchinfo", "parameters", "params"),
+    *_forward_tools("flop_counter", "torch FlopCounterMode", "torch", None, "FLOPs"),
+    *_forward_tools("torchinfo_macs", "torchinfo summary: Total mult-adds", "torchinfo", "torchinfo", "MACs"),
+    *_forward_tools("fvcore", "fvcore FlopCountAnalysis", "fvcore", "fvcore", "MACs"),
+    *_forward_tools("thop", "thop profile", "thop", "ultralytics-thop", "MACs"),
+    *_forward_tools(
+        "ptflops", "ptflops get_model_complexity_info", "ptflops", "ptflops", "MACs", "cpu-small"
+    ),
+    *_forward_tools("calflops", "calflops calculate_flops", "calflops", "calflops", "FLOPs"),
+    Tool("6n_unique", "6N x tokens, N = unique parameters", "albert_core", None, "training", "FLOPs"),
+    Tool("6n_executed", "6N x tokens, N = executed parameters", "albert_core", None, "training", "FLOPs"),
+)
+TOOL_KEYS = tuple(t.key for t in TOOLS)
+
+
+# ----------------------------------------------------------------------------- the config's terms
+@dataclass(frozen=True)
+class Terms:
+    """The counts the tools' rules are made of, for ``config`` on ``batch`` x ``seq_len`` tokens (every
+    position through the MLM head, as transformers runs it)."""
+
+    config: ModelConfig
+    batch: int
+    seq_len: int
+    forward: int  # exact forward matmul FLOPs
+    scores: int  # of which the attention matmuls QK^T and A.V (no parameters)
+    params: int  # unique parameters
+    executed_params: int  # with one copy per executed layer
+    per_token_weights: int  # matmul weights every token runs through (the tied decoder as the word table)
+    per_sequence_weights: int  # matmul weights run on one token per sequence (pooler, SOP/NSP)
+    bias_norm: int  # biases and LayerNorm parameters executed per forward (shared ones once per use)
+    lookup_tables: int  # embedding tables only looked up (the word table unless it is the tied decoder)
+    bias_adds: int  # bias additions of every linear (outputs x rows)
+    norm_elements: int  # elements through every LayerNorm
+    softmax_elements: int  # attention probabilities
+    act_elements: int  # elements through the FFN and MLM-transform activation
+    reused_slots: int  # layers that call a partially shared block held by another layer (L - G, else 0)
+    attention_block: int  # parameters of one attention block
+    ffn_block: int  # parameters of one feed-forward block
+    tied_decoder: int  # the MLM decoder's weight when it is the word table (V*E), else 0
+    unused: int  # the untied MLM head's unused predictions.bias
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq_len
+
+
+def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
+    """The `Terms` of ``cfg`` (pure arithmetic on the config; ValueError for a bad workload)."""
+    fb = count_flops(cfg, batch, seq_len)
+    pb = count_params(cfg)
+    B, S, N = batch, seq_len, batch * seq_len
+    V, E, H, I = cfg.vocab_size, cfg.embedding_size, cfg.hidden_size, cfg.intermediate_size  # noqa: E741
+    P, T, X = cfg.max_position_embeddings, cfg.type_vocab_size, cfg.executed_layers
+    mlm, tied = cfg.has_mlm_head, cfg.has_mlm_head and cfg.tie_word_embeddings
+    proj = cfg.is_factorized
+    per_token = proj * E * H + X * (4 * H * H + 2 * H * I) + mlm * (H * E + E * V)
+    per_seq = cfg.has_pooler * H * H + cfg.has_order_head * 2 * H
+    bias_norm = (
+        2 * E + proj * H + X * (9 * H + I) + cfg.has_pooler * H + mlm * (3 * E + V) + cfg.has_order_head * 2
+    )
+    bias_adds = (
+        proj * N * H
+        + X * N * (5 * H + I)
+        + cfg.has_pooler * B * H
+        + mlm * N * (E + V)
+        + cfg.has_order_head * B * 2
+    )
+    partial = cfg.sharing in ("attention", "ffn")
+    return Terms(
+        config=cfg,
+        batch=B,
+        seq_len=S,
+        forward=fb.forward,
+        scores=fb.by_name()["encoder.attention.scores"],
+        params=pb.total,
+        executed_params=pb.unshared_total,
+        per_token_weights=per_token,
+        per_sequence_weights=per_seq,
+        bias_norm=bias_norm,
+        lookup_tables=(P + T) * E + (0 if tied else V * E),
+        bias_adds=bias_adds,
+        norm_elements=N * E + 2 * N * H * X + mlm * N * E,
+        softmax_elements=B * cfg.num_heads * S * S * X,
+        act_elements=N * X * I + mlm * N * E,
+        reused_slots=(cfg.num_layers - cfg.num_hidden_groups) if partial else 0,
+        attention_block=4 * H * H + 6 * H,
+        ffn_block=2 * H * I + I + 3 * H,
+        tied_decoder=V * E if tied else 0,
+        unused=unused_params(cfg),
+    )
+
+
+# ----------------------------------------------------------------------------- causes
+@dataclass(frozen=True)
+class Cause:
+    """One reason a tool's figure differs from the exact one, and by how much (signed, in exact units:
+    parameters or FLOPs)."""
+
+    what: str
+    amount: int
+
+
+MACS = "reports multiply-accumulates (MACs), half the FLOPs"
+FVCORE_MACS = MACS + " (fvcore's 'flop' is one multiply-add)"
+SDPA_MISSED = "attention matmuls QKᵀ and A·V inside scaled_dot_product_attention not seen"
+FVCORE_SDPA = "aten::scaled_dot_product_attention unsupported: skipped"
+NORM_5 = "LayerNorm counted as 5 per element"
+THOP_NORM = "LayerNorm counted as 4 per element (2, doubled for the affine weights)"
+PTFLOPS_NORM = "LayerNorm counted as 1 per element"
+BIAS_ADDS = "bias additions counted (one per output element)"
+SOFTMAX = "softmax counted as 1 per element (F.softmax)"
+CALFLOPS_RELU = "ReLU counted as 1 per element (F.relu)"
+
+
+def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
+    """Every cause of ``tool``'s difference from the exact figure on the config and workload of ``t``
+    (amounts computed from the config, non-zero ones only)."""
+    tool = tool if isinstance(tool, Tool) else tool_by_key(tool)
+    cfg, B, N = t.config, t.batch, t.tokens
+    sdpa = tool.attention == "sdpa"
+    # transformers calls ReLU as nn.ReLU (ptflops counts its module and its F.relu: twice; calflops once);
+    # "gelu" through a reference to F.gelu taken before the tools patch it, "gelu_new" as tensor
+    # arithmetic: neither is counted.
+    relu = t.act_elements if cfg.hidden_act == "relu" else 0
+    K = cfg.inner_group_num
+    # torchinfo places a layer's blocks by call order: in a layer that calls shared blocks it does not hold,
+    # its own K blocks are counted 2K-1 times over (attention shared) or K-1 (FFN shared, called last)
+    recounted = t.reused_slots * (
+        (2 * K - 1) * t.ffn_block if cfg.sharing == "attention" else (K - 1) * t.attention_block
+    )
+    macs = (MACS, -t.forward // 2) if tool.unit == "MACs" else None
+    rules: dict[str, list[tuple[str, int] | None]] = {
+        "parameters": [],
+        "state_dict": [
+            (
+                "tied MLM decoder weight and bias listed under both names",
+                t.tied_decoder + (cfg.vocab_size if t.tied_decoder else 0),
+            ),
+        ],
+        "per_module": [
+            ("tied MLM decoder weight counted in the embeddings and again in the MLM head", t.tied_decoder)
+        ],
+        "torchinfo": [
+            ("tied MLM decoder weight counted in the embeddings and again in the MLM head", t.tied_decoder),
+            (
+                "module tree rebuilt from call order: a layer calling shared blocks it does not hold has its "
+                "own blocks counted again",
+                recounted,
+            ),
+        ],
+        "flop_counter": [],
+        "torchinfo_macs": [
+            macs,
+            ("attention matmuls have no parameters: not counted", -t.scores // 2),
+            (
+                "each weight counted once per sequence (batch size x parameters), not once per token",
+                -(N - B) * t.per_token_weights,
+            ),
+            ("biases and LayerNorm parameters counted as multiply-adds", B * t.bias_norm),
+            (
+                "embedding lookups counted as multiply-adds (the position table once per batch)",
+                B * (cfg.vocab_size + cfg.type_vocab_size) * cfg.embedding_size
+                + cfg.max_position_embeddings * cfg.embedding_size,
+            ),
+        ],
+        "fvcore": [
+            (FVCORE_MACS, -t.forward // 2),
+            (FVCORE_SDPA, -t.scores // 2) if sdpa else None,
+            (NORM_5, 5 * t.norm_elements),
+        ],
+        "thop": [
+            macs,
+            (THOP_NORM, 4 * t.norm_elements),
+        ],
+        "ptflops": [
+            macs,
+            (SDPA_MISSED, -t.scores // 2) if sdpa else None,
+            (BIAS_ADDS, t.bias_adds),
+            (PTFLOPS_NORM, t.norm_elements),
+            (SOFTMAX, t.softmax_elements) if not sdpa else None,
+            ("ReLU counted twice, 1 per element each (nn.ReLU's hook and the F.relu patch)", 2 * relu),
+        ],
+        "calflops": [
+            (SDPA_MISSED, -t.scores) if sdpa else None,
+            (NORM_5, 5 * t.norm_elements),
+            (SOFTMAX, t.softmax_elements) if not sdpa else None,
+            (CALFLOPS_RELU, relu),
+        ],
+        "6n": [
+            ("attention matmuls QKᵀ and A·V have no parameters: not in 6N", -3 * t.scores),
+            ("embedding lookups counted as matmuls (6 per table entry per token)", 6 * N * t.lookup_tables),
+            ("biases and LayerNorm parameters counted as matmul weights", 6 * N * t.bias_norm),
+            (
+                "pooler and SOP/NSP head run on one token per sequence, counted for every token",
+                6 * (N - B) * t.per_sequence_weights,
+            ),
+            ("unused parameter counted (predictions.bias of an untied MLM head)", 6 * N * t.unused),
+        ],
+    }
+    family = _family(tool)
+    if family.startswith("6n"):
+        rules_for = list(rules["6n"])
+        if family == "6n_unique":
+            rules_for.append(
+                (
+                    "shared blocks run once per executed layer, N counts them once",
+                    -6 * N * (t.executed_params - t.params),
+                )
+            )
+    else:
+        rules_for = rules[family]
+    return _causes(rules_for)
+
+
+def _family(tool: Tool) -> str:
+    """The tool without its attention variant: "fvcore" for "fvcore-sdpa"."""
+    return tool.key.rsplit("-", 1)[0] if tool.attention else tool.key
+
+
+def _causes(rules) -> tuple[Cause, ...]:
+    return tuple(Cause(what, int(n)) for what, n in filter(None, rules) if n)
+
+
+def exact_figure(tool: Tool, t: Terms) -> int:
+    """The exact figure ``tool`` is compared with: parameters, forward FLOPs or training FLOPs."""
+    return {"parameters": t.params, "forward": t.forward, "training": 3 * t.forward}[tool.quantity]
+
+
+def tool_by_key(key: str) -> Tool:
+    for tool in TOOLS:
+        if tool.key == key:
+            return tool
+    raise ValueError(f"tool must be one of {', '.join(TOOL_KEYS)}; got {key!r:.40}")
+
+
+# ----------------------------------------------------------------------------- rows
+class _Compared:
+    """A figure beside the exact one, and the causes of the difference (``figure``, ``exact``, ``causes``)."""
+
+    figure: int | None
+    exact: int
+    causes: tuple[Cause, ...]
+
+    @property
+    def ran(self) -> bool:
+        return self.figure is not None
+
+    @property
+    def difference(self) -> int | None:
+        return None if self.figure is None else self.figure - self.exact
+
+    @property
+    def explained(self) -> int:
+        return sum(c.amount for c in self.causes)
+
+    @property
+    def unexplained(self) -> int | None:
+        return None if self.figure is None else self.figure - self.exact - self.explained
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.figure is None or not self.exact else self.figure / self.exact
+
+    def _compared(self) -> dict[str, Any]:
+        return {
+            "figure": self.figure,
+            "exact": self.exact,
+            "ratio": self.ratio,
+            "difference": self.difference,
+            "explained": self.explained,
+            "unexplained": self.unexplained,
+            "causes": [{"what": c.what, "amount": c.amount} for c in self.causes],
+        }
+
+
+@dataclass(frozen=True)
+class ComponentRow(_Compared):
+    """One component's figure as a per-module tool reports it (``module``: the module it reads; None when
+    the component runs a module an earlier layer holds, so the tool has no figure under its own name)."""
+
+    component: str  # `Part.key`
+    label: str
+    module: str | None
+    exact: int
+    figure: int | None
+    causes: tuple[Cause, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"component": self.component, "label": self.label, "module": self.module, **self._compared()}
+
+
+@dataclass(frozen=True)
+class AuditRow(_Compared):
+    """One tool's figure beside the exact one. ``figure`` is None when the tool did not run (``status``
+    says why); ``config`` is the size it ran at (the small twin for the CPU tools). ``components``: the
+    same tool's figure per component, for the tools that report per module (`PER_MODULE`)."""
+
+    tool: Tool
+    config: ModelConfig
+    run_on: str
+    exact: int
+    figure: int | None
+    causes: tuple[Cause, ...]
+    status: str  # "ran", "computed", "not installed", or "failed: ..."
+    version: str | None = None
+    components: tuple[ComponentRow, ...] = ()
+
+    @property
+    def unexplained_components(self) -> int:
+        return sum(1 for c in self.components if c.unexplained)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool.key,
+            "label": self.tool.label,
+            "quantity": self.tool.quantity,
+            "unit": self.tool.unit,
+            "attention": self.tool.attention,
+            "run_on": self.run_on,
+            "config": config_name(self.config),
+            "status": self.status,
+            "version": self.version,
+            **self._compared(),
+            "components": [c.to_dict() for c in self.components],
+        }
+
+
+@dataclass(frozen=True)
+class Audit:
+    config: ModelConfig
+    batch: int
+    seq_len: int
+    rows: tuple[AuditRow, ...] = field(default_factory=tuple)
+
+    @property
+    def unexplained(self) -> int:
+        """Rows whose difference is not fully explained (0 is the goal)."""
+        return sum(1 for r in self.rows if r.unexplained)
+
+    @property
+    def unexplained_components(self) -> int:
+        """Per-component rows whose difference is not fully explained (0 is the goal)."""
+        return sum(r.unexplained_components for r in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": config_name(self.config),
+            "batch": self.batch,
+            "seq_len": self.seq_len,
+            "unexplained_rows": self.unexplained,
+            "unexplained_component_rows": self.unexplained_components,
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+    def to_frame(self):
+        """A pandas DataFrame, one row per tool (causes joined into one text column)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    **{k: v for k, v in r.to_dict().items() if k not in ("causes", "components")},
+                    "causes": "; ".join(f"{c.what}: {c.amount:+,}" for c in r.causes),
+                }
+                for r in self.rows
+            ]
+        )
+
+
+# ----------------------------------------------------------------------------- per component
+# The tools that report per module, and what they report per component: parameters held (torchinfo's
+# per-layer rows) or forward FLOPs / MACs (FlopCounterMode's get_flop_counts(), fvcore's by_module(), thop's
+# per-layer tree, the per-module counts ptflops and calflops print; `_measure` reads them).
+PER_MODULE = ("flop_counter", "fvcore", "torchinfo", "thop", "ptflops", "calflops")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One component of the model as per-module tools see it: the embeddings (lookups and their LayerNorm),
+    ALBERT's E->H projection, each of the L layers (with its K inner layers), the pooler, the MLM head and
+    the SOP/NSP head. ``params``: the exact parameters it holds (a shared block held by the first layer that
+    runs it); ``forward``: the exact forward matmul FLOPs it runs; ``module``: the transformers module the
+    tools report it under, None for a layer that calls a layer-group module an earlier layer holds."""
+
+    key: str
+    label: str
+    module: str | None
+    params: int
+    forward: int
+
+
+def _layer_modules(cfg: ModelConfig) -> list[tuple[str, str]]:
+    """(module path, first layer calling it) of each layer of ``build_hf_model(cfg)``."""
+    albert = cfg.family == "albert"
+    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
+    if not albert:
+        return [(f"{p}encoder.layer.{i}", str(i)) for i in range(cfg.num_layers)]
+    groups = cfg.num_hidden_groups if cfg.sharing == "all" else cfg.num_layers  # the built model's groups
+    first: dict[int, int] = {}
+    out = []
+    for i in range(cfg.num_layers):
+        g = cfg.group_of_layer(i, groups)
+        out.append((f"{p}encoder.albert_layer_groups.{g}", str(first.setdefault(g, i))))
+    return out
+
+
+def _owner(cfg: ModelConfig, i: int) -> int:
+    """The first layer of layer ``i``'s group: the one whose module holds the group's shared blocks."""
+    return next(j for j in range(cfg.num_layers) if cfg.group_of_layer(j) == cfg.group_of_layer(i))
+
+
+def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, ...]:
+    """The `Part`s of ``cfg``, their exact figures summed from `count_params` / `count_flops` components
+    (the parts' parameters add up to the total, their FLOPs to the forward)."""
+    bp, fb = count_params(cfg).by_name(), count_flops(cfg, batch, seq_len).by_name()
+
+    def total(counts: dict[str, int], *names: str) -> int:
+        return sum(n for name, n in counts.items() if name.startswith(names))
+
+    albert = cfg.family == "albert"
+    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
+    mlm, order = ("predictions", "sop_classifier") if albert else ("cls.predictions", "cls.seq_relationship")
+    proj = "encoder.embedding_hidden_mapping_in"
+    K, L = cfg.inner_group_num, cfg.num_layers
+    att = total(bp, "encoder.attention.") // cfg.attention_copies
+    ffn = total(bp, "encoder.ffn.") // cfg.ffn_copies
+    layer_flops = total(fb, "encoder.attention.", "encoder.ffn.") // L
+
+    def held(i: int, shared: bool, block: int) -> int:
+        return K * block if not shared or _owner(cfg, i) == i else 0
+
+    out = [Part("embeddings", "Embeddings", f"{p}embeddings", total(bp, "embeddings."), 0)]
+    if cfg.is_factorized:
+        out.append(Part("projection", "Embedding projection E→H", p + proj, bp[proj], fb[proj]))
+    for i, (module, first) in enumerate(_layer_modules(cfg)):
+        params = held(i, cfg.attention_shared, att) + held(i, cfg.ffn_shared, ffn)
+        out.append(Part(f"layer {i}", f"Layer {i}", module if first == str(i) else None, params, layer_flops))
+    if cfg.has_pooler:
+        out.append(Part("pooler", "Pooler", f"{p}pooler", bp["pooler"], fb["pooler"]))
+    if cfg.has_mlm_head:
+        out.append(Part("mlm_head", "MLM head", mlm, total(bp, "predictions"), total(fb, "predictions")))
+    if cfg.has_order_head:
+        name = order_head_name(cfg.family)
+        out.append(Part("order_head", COMPONENT_INFO[name][0], order, bp[name], fb[name]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class _Work:
+    """The work under one module as the per-module counters see it: the exact forward matmul FLOPs, of which
+    ``scores`` are the attention matmuls QKᵀ and A·V, and the elements through LayerNorm, softmax and ReLU,
+    and the bias additions of its linears."""
+
+    forward: int
+    scores: int = 0
+    norm: int = 0
+    bias: int = 0
+    softmax: int = 0
+    relu: int = 0
+
+    def __add__(self, other: _Work) -> _Work:
+        return _Work(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    def times(self, k: int) -> _Work:
+        return _Work(*(k * a for a in astuple(self)))
+
+
+def _block_work(t: Terms) -> tuple[_Work, _Work]:
+    """One inner layer's attention block (Q/K/V, scores, softmax, output, its LayerNorm) and FFN block (up and
+    down projections, the LayerNorm after them; the activation is the layer's own module)."""
+    cfg, B, S, N = t.config, t.batch, t.seq_len, t.tokens
+    H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741
+    scores = 4 * B * S * S * H
+    attention = _Work(8 * N * H * H + scores, scores, N * H, 4 * N * H, B * cfg.num_heads * S * S)
+    return attention, _Work(4 * N * H * I, 0, N * H, N * (I + H))
+
+
+def _part_work(t: Terms, part: Part) -> _Work:
+    """The `_Work` under ``part``'s module (a layer's from `_block_work`, the others' exact forward from
+    `parts`)."""
+    cfg, B, N = t.config, t.batch, t.tokens
+    E, H, V = cfg.embedding_size, cfg.hidden_size, cfg.vocab_size
+    relu = cfg.hidden_act == "relu"
+    if part.key.startswith("layer"):
+        attention, ffn = _block_work(t)
+        return (attention + ffn + _Work(0, relu=relu * N * cfg.intermediate_size)).times(cfg.inner_group_num)
+    norm, bias, act = {
+        "embeddings": (N * E, 0, 0),
+        "projection": (0, N * H, 0),
+        "pooler": (0, B * H, 0),
+        "mlm_head": (N * E, N * (E + V), relu * N * E),
+        "order_head": (0, 2 * B, 0),
+    }[part.key]
+    return _Work(part.forward, norm=norm, bias=bias, relu=act)
+
+
+@dataclass(frozen=True)
+class _ModuleRule:
+    """How a per-module FLOP counter counts the work under a module. Each field is the cause's text (None:
+    not counted that way), with the count per element where it has one."""
+
+    macs: str | None = None  # matmuls reported as multiply-adds
+    norm: tuple[str, int] | None = None  # LayerNorm, per element
+    bias: str | None = None  # bias additions, one per output element
+    softmax: str | None = None  # softmax, one per element, under the attention module
+    relu: str | None = None  # ReLU, one per element, under the activation module
+    scores: str | None = None  # why the attention matmuls are not under the layer's module
+    # None: the tool follows the calls (a block called from a layer is that layer's); else why a shared
+    # block is reported under the layer whose module holds it
+    held_by: str | None = None
+
+
+_HOOKED = "a hook on the shared module adds up every call where the module sits in the tree"
+
+
+def _module_rule(tool: Tool) -> _ModuleRule:
+    """The counting rule per module of a FLOP counter in `PER_MODULE` (on ``tool``'s attention)."""
+    sdpa = tool.attention == "sdpa"
+    return {
+        "flop_counter": _ModuleRule(),
+        "fvcore": _ModuleRule(
+            FVCORE_MACS,
+            (NORM_5, 5),
+            scores=FVCORE_SDPA if sdpa else None,
+            held_by="fvcore names an operator by the module that runs it, not by the layer calling it",
+        ),
+        "thop": _ModuleRule(
+            MACS,
+            (THOP_NORM, 4),
+            scores="attention matmuls counted by thop's function counter: in its total, under no module",
+            held_by=_HOOKED,
+        ),
+        "ptflops": _ModuleRule(
+            MACS,
+            (PTFLOPS_NORM, 1),
+            BIAS_ADDS,
+            relu="ReLU counted as 1 per element by nn.ReLU's hook (the F.relu patch's second count is in the "
+            "total only)",
+            scores=SDPA_MISSED
+            if sdpa
+            else "attention matmuls counted by ptflops' torch.matmul patch: in its total, under no module",
+            held_by=_HOOKED,
+        ),
+        "calflops": _ModuleRule(
+            norm=(NORM_5, 5),
+            softmax=None if sdpa else SOFTMAX,
+            relu=CALFLOPS_RELU,
+            scores=SDPA_MISSED if sdpa else None,
+            held_by=_HOOKED,
+        ),
+    }[_family(tool)]
+
+
+def _work_causes(rule: _ModuleRule, work: _Work) -> list[tuple[str, int]]:
+    """The causes of the difference between what ``rule``'s tool reports for ``work`` and its exact FLOPs."""
+    half = 2 if rule.macs else 1
+    return [
+        (rule.macs, -work.forward // 2) if rule.macs else None,
+        (rule.norm[0], rule.norm[1] * work.norm) if rule.norm else None,
+        (rule.bias, work.bias) if rule.bias else None,
+        (rule.softmax, work.softmax) if rule.softmax else None,
+        (rule.relu, work.relu) if rule.relu else None,
+        (rule.scores, -work.scores // half) if rule.scores else None,
+    ]
+
+
+def _counted(rule: _ModuleRule, work: _Work) -> int:
+    """What ``rule``'s tool reports for ``work``."""
+    return work.forward + sum(c.amount for c in _causes(_work_causes(rule, work)))
+
+
+def explain_part(tool: Tool | str, t: Terms, part: Part) -> tuple[Cause, ...]:
+    """Every cause of the difference between ``tool``'s figure for ``part`` and the part's exact figure
+    (computed from the config by the tool's rule per module, as `explain` does for the totals)."""
+    tool = tool if isinstance(tool, Tool) else tool_by_key(tool)
+    family = _family(tool)
+    if family not in PER_MODULE:
+        return ()
+    if family == "torchinfo":
+        tied = ("tied MLM decoder weight (the word table) counted in the MLM head", t.tied_decoder)
+        return _causes([tied] if part.key == "mlm_head" else [])
+    rule, work = _module_rule(tool), _part_work(t, part)
+    rules = _work_causes(rule, work)
+    if part.key.startswith("layer"):
+        cfg, i = t.config, int(part.key.split()[1])
+        modules = _layer_modules(cfg)
+        callers = [j for j, m in enumerate(modules) if m == modules[i]]
+        rules += _reported_elsewhere(
+            i, callers, _counted(rule, work), "the layer group", "one shared module, one name"
+        )
+        if rule.held_by and cfg.sharing in ("attention", "ffn"):
+            attention, ffn = _block_work(t)
+            block = attention if cfg.sharing == "attention" else ffn
+            group = [j for j in range(cfg.num_layers) if _owner(cfg, j) == _owner(cfg, i)]
+            rules += _reported_elsewhere(
+                i,
+                group,
+                cfg.inner_group_num * _counted(rule, block),
+                f"the shared {cfg.sharing} block",
+                rule.held_by,
+            )
+    return _causes(rules)
+
+
+def _reported_elsewhere(
+    i: int, callers: list[int], amount: int, what: str, why: str
+) -> list[tuple[str, int]]:
+    """A module called by the layers ``callers`` is reported under the first caller's name only: there, the
+    ``amount`` of every other call is added; the others lose their own."""
+    if i != callers[0]:
+        return [(f"{what} it runs is reported under layer {callers[0]} ({why})", -amount)]
+    others = callers[1:]
+    if not others:
+        return []
+    names = f"layer{'s' * (len(others) > 1)} {', '.join(map(str, others))}"
+    return [(f"{what} as run by {names} is reported here ({why})", len(others) * amount)]
+
+
+def part_figures(family: str, model, measured: Any) -> dict[str, int]:
+    """Each module path's figure as the tool reports it, from what `_measure` kept of the tool's run."""
+    if family == "flop_counter":  # names are the root's class name, then the module path
+        root = type(model).__name__
+        return {
+            name.removeprefix(root).removeprefix("."): sum(ops.values())
+            for name, ops in measured.items()
+            if name.startswith(root)
+        }
+    if family == "torchinfo":  # one row per call; a module's first row is its own (later: "(recursive)")
+        names = {id(m): name for name, m in model.named_modules()}
+        out: dict[str, int] = {}
+        for row in measured:
+            if row.layer_id in names:
+                out.setdefault(names[row.layer_id], row.num_params)
+        return out
+    return dict(measured)  # fvcore, thop, ptflops, calflops: already by module path
+
+
+def component_rows(tool: Tool, t: Terms, model, measured: Any) -> tuple[ComponentRow, ...]:
+    """``tool``'s figure for every part of ``t.config`` beside the exact one, causes computed."""
+    figures = part_figures(_family(tool), model, measured)
+    return tuple(
+        ComponentRow(
+            part.key,
+            part.label,
+            part.module,
+            part.params if tool.quantity == "parameters" else part.forward,
+            0 if part.module is None else int(figures.get(part.module, 0)),
+            explain_part(tool, t, part),
+        )
+        for part in parts(t.config, t.batch, t.seq_len)
+    )
+
+
+# ----------------------------------------------------------------------------- sizes
+SMALL_HEAD_DIM = 8
+SMALL_MAX_HEADS = 4
+SMALL_VOCAB = 512
+SMALL_EMBEDDING = 16
+
+
+def small_twin(cfg: ModelConfig, seq_len: int) -> ModelConfig:
+    """The config a CPU tool runs on: the same family, head, sharing, G, K, L, activation, tying and type
+    vocabulary, with at most 4 heads of 8, E at most 16, V at most 512, I scaled with H."""
+    heads = min(cfg.num_heads, SMALL_MAX_HEADS)
+    hidden = min(cfg.hidden_size, heads * SMALL_HEAD_DIM)
+    heads = heads if hidden % heads == 0 else 1
+    inner = max(1, cfg.intermediate_size * hidden // cfg.hidden_size)
+    return cfg.replace(
+        vocab_size=min(cfg.vocab_size, SMALL_VOCAB),
+        embedding_size=min(cfg.embedding_size, SMALL_EMBEDDING),
+        hidden_size=hidden,
+        num_heads=heads,
+        intermediate_size=inner,
+        max_position_embeddings=max(seq_len, min(cfg.max_position_embeddings, 512)),
+    )
+
+
+# ----------------------------------------------------------------------------- running the tools
+def installed(tool: Tool) -> str | None:
+    """The installed version of ``tool``'s package ("torch x" for torch's own), or None."""
+    if tool.dist is None:  # torch's own (a dependency of albert_core) or this project's arithmetic
+        return "torch " + importlib.metadata.version("torch") if tool.module == "torch" else None
+    if importlib.util.find_spec(tool.module) is None:
+        return None
+    try:
+        return importlib.metadata.version(tool.dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def build_hf_model(cfg: ModelConfig, attention: str, device: str = "meta"):
+    """transformers' model of ``cfg`` in eval mode. Partial sharing: an ALBERT with one layer group per
+    layer in which every layer of a group calls the first layer's attention (or FFN) module, held once
+    (as transformers calls a shared layer group: once per use, one module in the tree)."""
+    import torch
+    import transformers
+
+    from albert_core.live.interop import _hf_class
+
+    hf = config_to_hf(cfg) if cfg.sharing in ("none", "all") else config_to_hf(cfg.replace(sharing="none"))
+    conf = transformers.AutoConfig.for_model(**hf)
+    with torch.device(device):
+        model = _hf_class(cfg.family, cfg.head)._from_config(conf, attn_implementation=attention)
+    if cfg.sharing in ("attention", "ffn"):
+        groups = (model if cfg.head == "model" else model.albert).encoder.albert_layer_groups
+        names = (
+            ("attention",) if cfg.sharing == "attention" else ("ffn", "ffn_output", "full_layer_layer_norm")
+        )
+        first: dict[int, int] = {}
+        for i in range(cfg.num_layers):
+            owner = first.setdefault(cfg.group_of_layer(i), i)
+            if owner == i:
+                continue
+            for k in range(cfg.inner_group_num):
+                layer, source = groups[i].albert_layers[k], groups[owner].albert_layers[k]
+                for name in names:
+                    del layer._modules[name]  # not a child here: the owner's module is called instead
+                    object.__setattr__(layer, name, getattr(source, name))
+    return model.eval()
+
+
+def _quiet():
+    stack = contextlib.ExitStack()
+    stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+    stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("ignore")
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    stack.callback(logging.disable, previous)
+    return stack
+
+
+def _measure(tool: Tool, model, ids) -> tuple[int, Any]:
+    """The tool's own figure on ``model`` run on ``ids`` (its documented call for a transformers model), and
+    for the `PER_MODULE` tools what it reports per module (None for the others)."""
+    import torch
+
+    family = _family(tool)
+    if family == "parameters":
+        return sum(p.numel() for p in model.parameters()), None
+    if family == "state_dict":
+        return sum(t.numel() for t in model.state_dict().values()), None
+    if family == "per_module":
+        return sum(sum(p.numel() for p in child.parameters()) for child in model.children()), None
+    if family in ("torchinfo", "torchinfo_macs"):
+        import torchinfo
+
+        stats = torchinfo.summary(model, input_data=[ids], verbose=0, device=ids.device)
+        if family == "torchinfo":
+            return stats.total_params, stats.summary_list
+        return stats.total_mult_adds, None
+    if family == "flop_counter":
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            model(ids)
+        return counter.get_total_flops(), counter.get_flop_counts()
+    if family == "fvcore":
+        from fvcore.nn import FlopCountAnalysis
+
+        analysis = FlopCountAnalysis(model, (ids,))
+        analysis.unsupported_ops_warnings(False)
+        analysis.uncalled_modules_warnings(False)
+        return analysis.total(), analysis.by_module()
+    if family == "thop":
+        import thop
+
+        macs, _, layers = thop.profile(model, inputs=(ids,), verbose=False, ret_layer_info=True)
+        return macs, _thop_by_path(layers)
+    if family == "ptflops":
+        import ptflops
+
+        # the per-layer print (print_per_layer_stat) writes to ``ost`` while every module still holds its
+        # count; each module's figure there is its accumulate_flops() over the batch counter
+        counts = _CountsAtPrint(model, lambda m: m.accumulate_flops() / model.__batch_counter__)
+        macs, _ = ptflops.get_model_complexity_info(
+            model,
+            tuple(ids.shape[1:]),
+            input_constructor=lambda _: {"input_ids": ids},
+            as_strings=False,
+            print_per_layer_stat=True,
+            ost=counts,
+            backend="pytorch",
+        )
+        return macs, counts.by_module()
+    if family == "calflops":
+        import calflops
+        from calflops.utils import get_module_flops
+
+        # print_results prints (to stdout) before calflops removes its per-module __flops__
+        counts = _CountsAtPrint(model, get_module_flops)
+        with contextlib.redirect_stdout(counts):
+            flops, _, _ = calflops.calculate_flops(
+                model,
+                kwargs={"input_ids": ids},
+                output_as_string=False,
+                print_results=True,
+                print_detailed=False,
+            )
+        return flops, counts.by_module()
+    raise ValueError(f"no measurement for tool {tool.key!r}")
+
+
+def _thop_by_path(layers: dict, prefix: str = "") -> dict[str, float]:
+    """thop's ``ret_layer_info`` tree (child name -> (ops of its subtree, params, its children's tree)) by
+    module path."""
+    out: dict[str, float] = {}
+    for name, (ops, _, children) in layers.items():
+        out[prefix + name] = ops
+        out.update(_thop_by_path(children, f"{prefix}{name}."))
+    return out
+
+
+class _CountsAtPrint(io.TextIOBase):
+    """A stream for a tool's per-module print. ptflops and calflops print while their counts are still on the
+    modules and delete them before returning: at the first write, this reads ``count(module)`` of every named
+    module of ``model`` (numbers from the modules, not the printed text) into ``figures``."""
+
+    def __init__(self, model, count: Callable[[Any], float]):
+        super().__init__()
+        self.model, self.count = model, count
+        self.figures: dict[str, float] | None = None
+
+    def write(self, text: str) -> int:
+        if self.figures is None:
+            self.figures = {name: self.count(m) for name, m in self.model.named_modules()}
+        return len(text)
+
+    def by_module(self) -> dict[str, float]:
+        if self.figures is None:
+            raise RuntimeError("the tool printed nothing: its per-module counts were not read")
+        return self.figures
+
+
+# ptflops and calflops patch torch functions process-wide while they count: one tool at a time.
+_RUN_LOCK = threading.Lock()
+
+
+def _run_rows(cfg: ModelConfig, batch: int, seq_len: int, tools: tuple[Tool, ...]) -> list[AuditRow]:
+    rows: list[AuditRow] = []
+    models: dict[tuple[str, str, ModelConfig], Any] = {}
+    for tool in tools:
+        run_cfg = small_twin(cfg, seq_len) if tool.device == "cpu-small" else cfg
+        t = terms(run_cfg, batch, seq_len)
+        exact, causes = exact_figure(tool, t), explain(tool, t)
+        if tool.quantity == "training":
+            n = t.params if tool.key == "6n_unique" else t.executed_params
+            rows.append(
+                AuditRow(
+                    tool, run_cfg, "computed from the config", exact, 6 * n * t.tokens, causes, "computed"
+                )
+            )
+            continue
+        device = "cpu" if tool.device == "cpu-small" else "meta"
+        run_on = "meta device, full size" if device == "meta" else f"CPU, small twin: {config_name(run_cfg)}"
+        version = installed(tool)
+        if version is None:
+            rows.append(AuditRow(tool, run_cfg, run_on, exact, None, causes, "not installed"))
+            continue
+        try:
+            import torch
+
+            key = (tool.attention or "eager", device, run_cfg)
+            if key not in models:
+                with _quiet():
+                    models[key] = build_hf_model(run_cfg, key[0], device)
+            ids = torch.zeros(batch, seq_len, dtype=torch.long, device=device)
+            with _RUN_LOCK, _quiet():
+                figure, measured = _measure(tool, models[key], ids)
+            components = () if measured is None else component_rows(tool, t, models[key], measured)
+        except Exception as exc:  # a third-party tool failing is a finding, not a crash
+            rows.append(
+                AuditRow(
+                    tool,
+                    run_cfg,
+                    run_on,
+                    exact,
+                    None,
+                    causes,
+                    f"failed: {type(exc).__name__}: {str(exc)[:160]}",
+                    version,
+                )
+            )
+            continue
+        rows.append(AuditRow(tool, run_cfg, run_on, exact, int(figure), causes, "ran", version, components))
+    return rows
+
+
+AUDIT_LIMITS = {"batch": (1, 64), "seq_len": (1, 4096)}
+
+
+def audit(
+    cfg: ModelConfig, batch: int = 1, seq_len: int = 128, tools: Callable[[Tool], bool] | None = None
+) -> Audit:
+    """Run every installed tool (or those ``tools`` selects) on ``cfg`` at ``batch`` x ``seq_len``."""
+    if not isinstance(cfg, ModelConfig):
+        raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
+    for name, value in (("batch", batch), ("seq_len", seq_len)):
+        lo, hi = AUDIT_LIMITS[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(f"{name} must be a whole number between {lo} and {hi:,}, got {value!r:.40}")
+    check_seq_len(cfg, seq_len)
+    chosen = tuple(t for t in TOOLS if tools is None or tools(t))
+    return Audit(cfg, batch, seq_len, tuple(_run_rows(cfg, batch, seq_len, chosen)))

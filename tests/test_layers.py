@@ -1,0 +1,138 @@
+"""The package's layers (docs/architecture.md): every module of `albert_core` sits in one layer, imports only
+from its own layer or those below it, and no modules import each other in a circle. Function-level (lazy)
+imports count as imports. A new subpackage must be given its place in `LAYERS` before it can land."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "albert_core"
+
+# Bottom to top. The base modules hold what every layer uses (number formats, operator settings, the
+# paper's printed figures, the whole-number rule); the package itself and `__main__` sit above everything.
+LAYERS = (
+    ("base", ("albert_core.format", "albert_core.settings", "albert_core.paper", "albert_core.numbers")),
+    ("configuration", ("albert_core.configuration",)),
+    ("counting", ("albert_core.counting",)),
+    ("text", ("albert_core.text",)),
+    ("live model", ("albert_core.live",)),
+    ("hardware", ("albert_core.hardware",)),
+    ("lab", ("albert_core.lab",)),
+    ("review", ("albert_core.review",)),
+    ("cli", ("albert_core.cli",)),
+    ("public API", ("albert_core", "albert_core.__main__")),
+)
+
+
+def module_names(root: Path = PACKAGE) -> dict[str, Path]:
+    names = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        names[name] = path
+    return names
+
+
+def imports_of(path: Path, modules: Mapping[str, Path]) -> set[str]:
+    """The package's modules that `path` imports, at any depth of the file (lazy imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in modules else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m in modules}
+
+
+def layer_of(module: str) -> int | None:
+    best = None  # the longest matching prefix wins: "albert_core.lab.x" is the lab, not the public API
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def upward(graph: Mapping[str, set[str]]) -> list[str]:
+    return sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+                  for a, targets in graph.items() for b in targets if layer_of(b) > layer_of(a))
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = module_names()
+    return {name: imports_of(path, modules) - {name} for name, path in modules.items()}
+
+
+def test_every_module_has_a_layer(graph):
+    assert [m for m in graph if layer_of(m) is None] == []
+
+
+def test_no_module_imports_from_a_layer_above_it(graph):
+    assert upward(graph) == []
+
+
+def test_no_import_circles(graph):
+    assert circles(graph) == []
+
+
+def test_the_checks_see_a_circle_and_an_upward_import():
+    cyclic = {"albert_core.lab.a": {"albert_core.lab.b"}, "albert_core.lab.b": {"albert_core.lab.a"},
+              "albert_core.lab.c": {"albert_core.lab.a"}}
+    assert circles(cyclic) == [["albert_core.lab.a", "albert_core.lab.b"]]
+    assert upward({"albert_core.counting.x": {"albert_core.live.model"}}) == [
+        "albert_core.counting.x (counting) imports albert_core.live.model (live model)"]
+    assert upward({"albert_core.live.model": {"albert_core.counting.params"}}) == []
+
+
+def test_lazy_imports_count(tmp_path):
+    pkg = tmp_path / "albert_core"
+    (pkg / "lab").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lab" / "__init__.py").write_text("")
+    (pkg / "lab" / "a.py").write_text("def f():\n    from albert_core.lab import b\n")
+    (pkg / "lab" / "b.py").write_text("from albert_core.lab.a import f\n")
+    modules = module_names(pkg)
+    assert imports_of(pkg / "lab" / "a.py", modules) == {"albert_core.lab.b"}
+    assert imports_of(pkg / "lab" / "b.py", modules) == {"albert_core.lab.a"}
