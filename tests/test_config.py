@@ -19,7 +19,13 @@ from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.config import LIMITS
 from albert_core.configuration.hf_config import config_from_hf, config_to_hf
 from albert_core.configuration.presets import preset
-from albert_core.configuration.urls import QUERY_KEYS, WORKLOAD_QUERY_KEYS, config_from_query, config_to_query
+from albert_core.configuration.urls import (
+    QUERY_KEYS,
+    WORKLOAD_QUERY_KEYS,
+    config_from_query,
+    config_to_query,
+    workload_to_query,
+)
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
@@ -330,8 +336,8 @@ def test_workload_validation_and_url():
     with pytest.raises(ValueError, match="optimizer"):
         Workload(optimizer="lion")
     work = Workload(batch=3, seq_len=64, dtype="bf16", optimizer="sgd")
-    assert set(config_to_query(work)) == set(WORKLOAD_QUERY_KEYS)
-    assert parse_workload_query(config_to_query(work)) == (work, [])
+    assert set(workload_to_query(work)) == set(WORKLOAD_QUERY_KEYS)
+    assert parse_workload_query(workload_to_query(work)) == (work, [])
     got, problems = parse_workload_query({"batch": "-1", "seq": "1e3", "dtype": "fp8", "opt": "adam"})
     assert got == Workload(optimizer="adam") and len(problems) == 3
     with pytest.raises(ValueError, match="seq_len"):
