@@ -94,18 +94,35 @@ def escape_markdown(text: str) -> str:
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", text)
 
 
-def fmt_duration(seconds: float) -> str:
-    """0.000123 -> '123 µs', 0.356 -> '356 ms', 5400 -> '90 min', 3e6 -> '34.7 days',
-    1.1e9 -> '12,731 days (34.9 years)' (never scientific notation)."""
+def _significant(x: float, digits: int) -> str:
+    """``x`` >= 0 to ``digits`` significant digits, trailing zeros dropped, never in scientific notation
+    (12.30 -> '12.3'; 1234.5 -> '1,230')."""
+    if x == 0:
+        return "0"
+    rounded = round(x, digits - 1 - math.floor(math.log10(x)))  # 356 -> 360 at 2 digits
+    decimals = max(digits - 1 - math.floor(math.log10(rounded)), 0)  # 9.996 rounds up to 10.0
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+_DURATION_UNITS = ((1e-6, 1000, "µs"), (1e-3, 1000, "ms"), (1, 120, "s"), (60, 120, "min"), (3600, 48, "h"))
+
+
+def fmt_duration(seconds: float, digits: int = 3) -> str:
+    """The one duration format: 0.000123 -> '123 µs', 0.356 -> '356 ms', 5400 -> '90 min', 3e6 -> '34.7 days',
+    1.1e9 -> '12,731 days (34.9 years)' (never scientific notation). ``digits`` significant digits: 3 for a
+    measured or computed figure, 2 for a rough one ('about 22 s', '2.5 min', '300 ms')."""
     s = float(seconds)
     if s < 0 or not math.isfinite(s):
         raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r:.40}")
-    for limit, scale, unit in ((1e-3, 1e-6, "µs"), (1, 1e-3, "ms"), (120, 1, "s"), (7200, 60, "min"),
-                               (172_800, 3600, "h")):
-        if s < limit:
-            return f"{s / scale:.3g} {unit}"
+    if s == 0:
+        return "0 s"
+    for scale, limit, unit in _DURATION_UNITS:
+        text = _significant(s / scale, digits)
+        if float(text.replace(",", "")) < limit:
+            return f"{text} {unit}"
     days = s / 86_400
     if days < 1000:
-        return f"{days:.3g} days"
+        return f"{_significant(days, digits)} days"
     years = days / 365.25
-    return f"{days:,.0f} days ({years:,.0f} years)" if years >= 100 else f"{days:,.0f} days ({years:.3g} years)"
+    return f"{days:,.0f} days ({years:,.0f} years)" if years >= 100 else f"{days:,.0f} days ({_significant(years, 3)} years)"

@@ -15,6 +15,7 @@ from albert_core.format import (
     escape_markdown,
     fmt_bytes,
     fmt_count,
+    fmt_duration,
     fmt_flops,
     fmt_params,
     fmt_pct,
@@ -49,16 +50,6 @@ if settings.hub_allowed():
     SOURCES["hub"] = "A Hugging Face hub id (downloads)"
 
 
-def seconds(s: float) -> str:
-    """Three significant digits: '621 ms', '12.3 ms', '6.69 s'."""
-    return f"{s * 1e3:.3g} ms" if s < 0.9995 else f"{s:.3g} s"
-
-
-def about(s: float) -> str:
-    """A rough duration: '22 s', '1.5 s', '300 ms'."""
-    return f"{s:.0f} s" if s >= 10 else f"{s:.1f} s" if s >= 1 else f"{s * 1e3:.0f} ms"
-
-
 def clicked_or_fast(what: str, forward_s: float, runs: int, flops: int, key: str, done_key: tuple) -> bool:
     """Run ``what`` (``runs`` forward passes of ``flops`` each) at once when it counts at most
     live.AUTO_WORK_FLOPS; otherwise only after a click, remembered for this model, text and run count
@@ -70,9 +61,9 @@ def clicked_or_fast(what: str, forward_s: float, runs: int, flops: int, key: str
         return True
     slot = st.empty()
     with slot.container():
-        st.info(f"One forward pass took {about(forward_s)} on this machine, so to {what} takes about "
-                f"{about(cost_s)}: it waits for your click.")
-        clicked = st.button(f"{sentence_case(what)} (about {about(cost_s)})", key=key)
+        st.info(f"One forward pass took {fmt_duration(forward_s, digits=2)} on this machine, so to {what} takes about "
+                f"{fmt_duration(cost_s, digits=2)}: it waits for your click.")
+        clicked = st.button(f"{sentence_case(what)} (about {fmt_duration(cost_s, digits=2)})", key=key)
     if clicked:
         done.add(done_key)
         slot.empty()  # the results replace the offer
@@ -293,7 +284,7 @@ def text_section(ref: live.ModelRef, seq_cap: int) -> None:
         n_b = int((tok["segment"] == "B").sum())
         st.metric("Tokens", T, help=f"From the {enc.source}; at most {seq_cap}.")
         st.caption(f"{T - n_b} in segment A, {n_b} in segment B, from the {escape_markdown(enc.source)}. One forward pass "
-                   f"({fmt_flops(flops)}, hidden states and attention maps kept) took {about(run.seconds)}.")
+                   f"({fmt_flops(flops)}, hidden states and attention maps kept) took {fmt_duration(run.seconds, digits=2)}.")
 
     # ------------------------------------------------------------------------- speed
     st.subheader("Latency and throughput")
@@ -318,8 +309,8 @@ def text_section(ref: live.ModelRef, seq_cap: int) -> None:
             return
         share = t["gflops"] / t["peak"]
         c = st.columns(4)
-        c[0].metric("Median latency", seconds(t["median_s"]),
-                    help=f"Median of {n} runs; p10 {seconds(t['p10'])}, p90 {seconds(t['p90'])}; "
+        c[0].metric("Median latency", fmt_duration(t["median_s"]),
+                    help=f"Median of {n} runs; p10 {fmt_duration(t['p10'])}, p90 {fmt_duration(t['p90'])}; "
                     f"torch uses {t['threads']} threads.")
         c[1].metric("Forward FLOPs", fmt_flops(flops), help=f"count_flops for batch 1 × {T} tokens (matmul FLOPs).")
         c[2].metric("Achieved", f"{t['gflops']:.1f} GFLOP/s")
@@ -328,7 +319,7 @@ def text_section(ref: live.ModelRef, seq_cap: int) -> None:
                     "(fp32, short probe).")
         takeaway(
             f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
-            f"({fmt_flops(flops)} per {T}-token sequence) in {seconds(t['median_s'])}, {fmt_pct(share)} of this "
+            f"({fmt_flops(flops)} per {T}-token sequence) in {fmt_duration(t['median_s'])}, {fmt_pct(share)} of this "
             f"machine's best matmul speed ({t['peak']:.0f} GFLOP/s on {t['threads']} threads); "
             + ("a short sequence gives small matrices, and attention and element-wise work add more, so it stays "
                "well below that limit." if share < 0.5 else "the matrices are large enough to run near that limit.")

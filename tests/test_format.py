@@ -63,3 +63,15 @@ def test_sentence_case_keeps_the_rest_as_written():
     # the Train page's verdicts: str.capitalize turned "E=64" into "e=64"
     assert sentence_case("separated here (E=64 all-shared better)") == "Separated here (E=64 all-shared better)"
     assert sentence_case("") == "" and sentence_case("BERT twin") == "BERT twin"
+
+
+def test_one_duration_format_for_figures_and_rough_times():
+    from albert_core.format import fmt_duration
+
+    assert fmt_duration(0.9996) == "1 s"  # rounds into the next unit, never '1e+03 ms'
+    assert fmt_duration(0.99949) == "999 ms"
+    assert fmt_duration(119.96) == "2 min"
+    assert fmt_duration(0) == "0 s"
+    # rough times ("about ..."): two significant digits
+    assert [fmt_duration(x, 2) for x in (0.356, 1.54, 22.4, 150, 3e6)] == ["360 ms", "1.5 s", "22 s", "2.5 min",
+                                                                        "35 days"]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params
+from albert_core.format import escape_markdown, fmt_bytes, fmt_duration, fmt_flops, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
@@ -205,9 +205,10 @@ def row_of(s: RunStatus) -> tr.RunRow:
 
 
 def about(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
+    """A rough duration ('45 s', '2.5 min'), or '…' while it is not known yet."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "…"
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    return fmt_duration(seconds, digits=2)
 
 
 def progress_line(s: RunStatus) -> str:
