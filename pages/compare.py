@@ -9,7 +9,7 @@ from albert_core.configuration import urls
 from albert_core.configuration.presets import config_name
 from albert_core.format import escape_markdown
 from ui import figures_explorer
-from ui.state import cached_result, current
+from ui.state import cached_result, current, seed_from_url_once
 
 PIN_PARAM = urls.PIN_PARAM
 PINS_KEY = "compare_pins"  # the multiselect
@@ -17,18 +17,21 @@ _PINS = "_compare_pins"  # survives page switches (widget state is dropped when 
 NAME_PIN_KEY, NAME_TEXT_KEY = "compare_name_pin", "compare_name_text"
 _NAME_PROBLEM = "_compare_name_problem"
 _PIN_PROBLEM = "_compare_pin_problem"
+_SEEDED = "_compare_seeded"
 DEFAULT_PINS = ["bert-base", "albert-base"]
 
 cfg, wl = current()
 ss = st.session_state
 
-if _PINS not in ss:  # first visit in this session: the URL decides, else a BERT vs ALBERT default
-    pins, problems = (
-        urls.decode_pins(st.query_params[PIN_PARAM]) if PIN_PARAM in st.query_params else (DEFAULT_PINS, [])
-    )
-    ss[_PINS] = pins
-    for problem in problems:
-        st.warning(escape_markdown(problem) + " \\- ignored.", icon="⚠️")
+
+
+def _seed(query: dict[str, str]) -> list[str]:
+    """The URL's pins, else a BERT vs ALBERT default."""
+    ss[_PINS], problems = urls.decode_pins(query[PIN_PARAM]) if PIN_PARAM in query else (DEFAULT_PINS, [])
+    return problems
+
+
+seed_from_url_once(_SEEDED, _seed)
 
 
 def _label(entry: str) -> str:

@@ -31,7 +31,7 @@ from albert_core.hardware.time_model import (
     time_to_train,
 )
 from ui import figures_explorer, figures_hardware
-from ui.state import current
+from ui.state import current, seed_from_url_once
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"
 HW_KEY, CHIPS_KEY, OVERLAP_KEY = "hw_hardware", "hw_chips", "hw_overlap"
@@ -43,11 +43,15 @@ LARGE_BATCH = 64
 cfg, wl = current()
 ss = st.session_state
 
-if not ss.get(_SEEDED):  # first visit in this session: the URL decides
-    hw, chips, problems = figures_hardware.decode_query(st.query_params.to_dict(), DEFAULT_HW, DEFAULT_CHIPS)
-    ss[HW_KEY], ss[CHIPS_KEY], ss[_SEEDED] = hw, chips, True
-    for problem in problems:
-        st.warning(escape_markdown(problem) + " \\- using the default instead.", icon="⚠️")
+
+
+def _seed(query: dict[str, str]) -> list[str]:
+    hw, chips, problems = figures_hardware.decode_query(query, DEFAULT_HW, DEFAULT_CHIPS)
+    ss[HW_KEY], ss[CHIPS_KEY] = hw, chips
+    return problems
+
+
+seed_from_url_once(_SEEDED, _seed, "using the default instead")
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

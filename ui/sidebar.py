@@ -42,6 +42,7 @@ from albert_core.configuration.workload import (
     check_seq_len,
 )
 from albert_core.format import escape_markdown
+from ui.state import seed_from_url_once
 
 CUSTOM = "custom"
 MAX_UPLOAD_MB = 1  # Streamlit's unit; .streamlit/config.toml's server.maxUploadSize is the same
@@ -182,14 +183,17 @@ def _refill_missing() -> None:
 
 
 def _seed_once() -> None:
+    def seed(query: dict[str, str]) -> list[str]:
+        cfg, wl, problems = decode_url(query)
+        _write_state(cfg, wl)
+        st.session_state[_PROBLEMS] = problems  # shown under the sidebar's link, not as page warnings
+        st.session_state[_LAST_VALID] = (cfg, wl)
+        return problems
+
     if st.session_state.get(_SEEDED):
         _refill_missing()
-        return
-    cfg, wl, problems = decode_url(st.query_params.to_dict())
-    _write_state(cfg, wl)
-    st.session_state[_PROBLEMS] = problems
-    st.session_state[_LAST_VALID] = (cfg, wl)
-    st.session_state[_SEEDED] = True
+    else:
+        seed_from_url_once(_SEEDED, seed, warn=False)
 
 
 # ----------------------------------------------------------------------------- state -> config

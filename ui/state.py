@@ -7,7 +7,7 @@ import hashlib
 import importlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pandas as pd
@@ -15,6 +15,7 @@ import streamlit as st
 
 from albert_core import ModelConfig, Workload
 from albert_core.counting.results import Result, analyze
+from albert_core.format import escape_markdown
 from ui import pages_mode
 
 CONFIG_KEY = "_albert_config"
@@ -27,6 +28,24 @@ def set_current(cfg: ModelConfig, workload: Workload) -> None:
 
 
 # ----------------------------------------------------------------------------- widget values in the URL
+def seed_from_url_once(flag: str, seed: Callable[[dict[str, str]], Iterable[str]], problem_suffix: str = "ignored",
+                       warn: bool = True) -> list[str]:
+    """The first run of a session takes its state from the URL; every later run keeps the session's own.
+    On that first run ``seed`` gets the URL's parameters, writes what it decoded into session state and
+    returns the problems it found (one sentence each, naming the URL key); each is shown as a warning ending
+    "- ``problem_suffix``" unless ``warn`` is False (the caller shows them itself). ``flag`` is the session
+    key that remembers the seeding. Returns the problems of that first run, else []."""
+    ss = st.session_state
+    if ss.get(flag):
+        return []
+    problems = list(seed(st.query_params.to_dict()))
+    ss[flag] = True
+    if warn:
+        for problem in problems:
+            st.warning(f"{escape_markdown(problem)} \\- {problem_suffix}.", icon="⚠️")
+    return problems
+
+
 def seed_widget(param: str, key: str, default: str, valid: Callable[[str], bool] | None = None,
                 max_chars: int = 2000) -> None:
     """A widget whose value travels in the URL as ``param``: the first time a session draws it, it starts

@@ -21,6 +21,7 @@ from albert_core.lab.worker import get_worker
 from ui import figures_train as ft
 from ui import train_runs as tr
 from ui import train_view
+from ui.state import seed_from_url_once
 
 EXP_KEY = "train_exp"
 OWN_KEY = "_train_exp_own"  # experiment name -> the run ids the visitor started for it
@@ -59,13 +60,14 @@ def _rows(results: Sequence[Any], state: str = "done") -> list[tr.RunRow]:
 def chosen_experiment() -> str:
     """The experiment in the select box; seeded once per session from the URL value ``exp``."""
     ss = st.session_state
-    if not ss.get(_SEEDED):
-        raw = st.query_params.get(train_view.URL_EXP)
+
+    def seed(query: dict[str, str]) -> list[str]:
+        raw = query.get(train_view.URL_EXP)
         if raw in EXPERIMENTS:
             ss[EXP_KEY] = raw
-        elif raw:
-            st.warning(f"URL value exp={escape_markdown(raw[:24])} is not an experiment \\- showing the first one.", icon="⚠️")
-        ss[_SEEDED] = True
+        return [f"URL value exp={raw[:24]} is not an experiment"] if raw and raw not in EXPERIMENTS else []
+
+    seed_from_url_once(_SEEDED, seed, "showing the first one")
     name = st.selectbox("Experiment", list(EXPERIMENTS), format_func=lambda n: EXPERIMENTS[n].title, key=EXP_KEY)
     st.query_params[train_view.URL_EXP] = name
     return name

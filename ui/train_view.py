@@ -25,6 +25,7 @@ from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from ui import figures_train as ft
 from ui import train_runs as tr
 from ui.live_chart import live_plotly_chart
+from ui.state import seed_from_url_once
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
 OWNER_KEY = "_lab_owner"  # session state: the secret that makes this session an owner of its runs
@@ -39,12 +40,12 @@ METRIC_KEY = "train_metric"
 def run_ids() -> list[str]:
     """The visitor's run ids: from the URL on the first run of a session, then the session's."""
     ss = st.session_state
-    if not ss.get(_SEEDED):
-        ids, problems = tr.parse_run_ids(st.query_params.get(URL_RUNS))
-        ss[RUNS_KEY] = ids
-        ss[_SEEDED] = True
-        for p in problems:
-            st.warning(escape_markdown(p) + " \\- ignored.", icon="⚠️")
+
+    def seed(query: dict[str, str]) -> list[str]:
+        ss[RUNS_KEY], problems = tr.parse_run_ids(query.get(URL_RUNS))
+        return problems
+
+    seed_from_url_once(_SEEDED, seed)
     return list(ss.get(RUNS_KEY, []))
 
 
