@@ -185,10 +185,10 @@ def test_recompute_equals_gradient_checkpointing_drawn(work) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"batch": 0}, "batch must be >= 1"),
+        ({"batch": 0}, "batch must be a whole number >= 1"),
         ({"batch": 1.5}, "batch must be a whole number"),
         ({"batch": True}, "batch must be a whole number"),
-        ({"seq_len": 0}, "seq_len must be >= 1"),
+        ({"seq_len": 0}, "seq_len must be a whole number >= 1"),
         ({"seq_len": 513}, r"seq_len \(513\) must not exceed max_position_embeddings \(512\)"),
         ({"mlm_fraction": 0}, r"mlm_fraction must be a number in \(0, 1\]"),
         ({"mlm_fraction": 1.5}, r"mlm_fraction must be a number in \(0, 1\]"),

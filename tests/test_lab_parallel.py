@@ -33,9 +33,10 @@ def _free_models_earlier_tests_kept() -> None:
     import gc
     import sys
 
-    if (live := sys.modules.get("ui.live")) is not None:
-        for cache in (live._MODELS, live._CHECKPOINTS, live._RUNS):
-            cache.clear()
+    for module, caches in (("ui.live_models", ("_MODELS", "_CHECKPOINTS")), ("ui.live_runs", ("_RUNS",))):
+        if (live := sys.modules.get(module)) is not None:
+            for cache in caches:
+                getattr(live, cache).clear()
     gc.collect()
 
 
@@ -132,7 +133,7 @@ def test_nproc_must_divide_the_batch_and_is_bounded(capsys):
     from albert_core.cli.main import main
 
     for extra, why in ((["--batch", "5", "--nproc", "2"], "--batch (5) must be a multiple of the number of processes"),
-                       (["--nproc", "99"], "nproc must be a whole number from 1 to 16")):
+                       (["--nproc", "99"], "nproc must be a whole number between 1 and 16")):
         with pytest.raises(SystemExit) as exc:
             main(["train", "--steps", "2", *extra])
         assert exc.value.code == 2

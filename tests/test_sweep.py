@@ -131,7 +131,7 @@ def test_huge_values_stay_exact() -> None:
         (("hidden_size", [1.5]), {}, "values for hidden_size must be a list of whole numbers"),
         (("hidden_size", [768], "num_layers"), {}, "y and y_values must be given together"),
         (("hidden_size", [768], "hidden_size", [512]), {}, "y must differ from x"),
-        (("hidden_size", [768]), {"batch": 0}, "batch must be between 1"),
+        (("hidden_size", [768]), {"batch": 0}, "batch must be a whole number between 1"),
         (("hidden_size", [768]), {"seq_len": 1000}, "seq_len .1000. must not exceed"),
         (("hidden_size", [768]), {"dtype": "fp8"}, "dtype must be one of"),
         (("hidden_size", [768]), {"optimizer": "lion"}, "optimizer must be one of"),

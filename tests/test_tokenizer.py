@@ -146,5 +146,5 @@ def test_bad_arguments_name_the_field(kwargs, field):
 
 
 def test_vocab_too_small_for_specials():
-    with pytest.raises(ValueError, match="vocab_size must be at least 5"):
+    with pytest.raises(ValueError, match="vocab_size must be a whole number >= 5"):
         encode("a", ModelConfig(vocab_size=4), 8)

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from albert_core.checks import is_whole_number
 from albert_core.configuration.config import LIMITS, ModelConfig
 
 ALBERT_EMBEDDING = 128  # the paper's E for every ALBERT size
@@ -113,7 +114,7 @@ def coerce(
 
     hidden = out["hidden_size"]
     lo, hi = LIMITS["hidden_size"]
-    if isinstance(hidden, bool) or not isinstance(hidden, int) or not lo <= hidden <= hi:
+    if not is_whole_number(hidden) or not lo <= hidden <= hi:
         return Coerced(ModelConfig(**out))  # ModelConfig names the bad value
     if out["family"] == "bert":
         for name, value in bert_fields(hidden).items():

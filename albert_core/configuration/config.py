@@ -16,6 +16,8 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
+from albert_core.checks import check_field_names, check_whole_number, short_repr
+
 FAMILIES = ("albert", "bert")
 SHARING_MODES = ("none", "all", "attention", "ffn")
 HEADS = ("model", "pretraining", "masked-lm")
@@ -58,38 +60,7 @@ CHOICE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 
 
 def _check_int(name: str, value: Any) -> int:
-    lo, hi = LIMITS[name]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {short_repr(value)}")
-    if value < lo:
-        rule = "positive" if lo == 1 else f">= {lo}"
-        raise ValueError(f"{name} must be {rule}, got {value}")
-    if value > hi:
-        raise ValueError(f"{name} must be at most {hi:,}, got {value:,}")
-    return value
-
-
-def check_whole_number(name: str, value: Any, lo: int = 1, hi: int | None = None) -> int:
-    """``value`` if it is an int (not a bool) in [lo, hi]; else ValueError naming ``name`` and the rule."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-        rule = f">= {lo}" if hi is None else f"between {lo} and {hi}"
-        raise ValueError(f"{name} must be a whole number {rule}, got {value!r:.40}")
-    return value
-
-
-def short_repr(value: Any, limit: int = 40) -> str:
-    """A short rendering (repr, cut to ``limit`` characters) of a user value for error messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def check_field_names(cls: type, data: Any, what: str) -> None:
-    """``data`` is a mapping whose keys are all field names of the dataclass ``cls`` (ValueError otherwise)."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{what} must be a mapping of field names, got {type(data).__name__}")
-    unknown = sorted(set(data) - {f.name for f in fields(cls)})
-    if unknown:
-        raise ValueError(f"unknown field(s): {', '.join(map(str, unknown))}")
+    return check_whole_number(name, value, *LIMITS[name])
 
 
 @dataclass(frozen=True)

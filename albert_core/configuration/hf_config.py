@@ -11,7 +11,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from albert_core.configuration.config import FAMILIES, LIMITS, ModelConfig, short_repr
+from albert_core.checks import short_repr
+from albert_core.configuration.config import FAMILIES, LIMITS, ModelConfig
 
 
 def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from albert_core.configuration.config import ModelConfig, short_repr
+from albert_core.checks import short_repr
+from albert_core.configuration.config import ModelConfig
 
 PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
     {

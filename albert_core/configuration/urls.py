@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from albert_core.checks import short_repr
 from albert_core.configuration.coerce import coerce
-from albert_core.configuration.config import CHOICE_FIELDS, LIMITS, ModelConfig, short_repr
+from albert_core.configuration.config import CHOICE_FIELDS, LIMITS, ModelConfig
 from albert_core.configuration.presets import PRESETS, config_name, matching_preset
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, WORKLOAD_LIMITS, Workload
 

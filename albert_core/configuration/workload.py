@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from albert_core.configuration.config import short_repr
+from albert_core.checks import check_whole_number, short_repr
 
 if TYPE_CHECKING:
     from albert_core.configuration.config import ModelConfig
@@ -38,10 +38,7 @@ class Workload:
     def __post_init__(self) -> None:
         for name, (lo, hi) in WORKLOAD_LIMITS.items():
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be a whole number, got {short_repr(value)}")
-            if not lo <= value <= hi:
-                raise ValueError(f"{name} must be between {lo} and {hi:,}, got {value:,}")
+            check_whole_number(name, value, lo, hi)
         if self.dtype not in DTYPE_BYTES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPE_BYTES)}; got {short_repr(self.dtype)}")
         if self.optimizer not in OPTIMIZERS:

@@ -22,13 +22,19 @@ not 4x. ALBERT follows the same rule with each of its L*K executed layers checkp
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from albert_core.checks import check_flag, check_number, check_whole_number
 from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig
 from albert_core.configuration.workload import check_seq_len
-from albert_core.counting.params import COMPONENT_INFO, components_frame, order_head_name
+from albert_core.counting.params import (
+    COMPONENT_INFO,
+    ParamBreakdown,
+    components_frame,
+    count_params,
+    order_head_name,
+)
 
 CONVENTIONS = ("matmul", "full")
 _ORDER = {name: i for i, name in enumerate(COMPONENT_INFO)}
@@ -199,15 +205,11 @@ class FlopBreakdown:
 def check_flop_args(batch: Any, seq_len: Any, convention: Any, mlm_fraction: Any) -> None:
     """Validate the workload arguments that do not depend on the config (ValueError naming them)."""
     for name, value in (("batch", batch), ("seq_len", seq_len)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name} must be a whole number, got {value!r:.40}")
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
+        check_whole_number(name, value)
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {', '.join(CONVENTIONS)}; got {convention!r:.40}")
     f = mlm_fraction
-    if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or not 0 < f <= 1:
-        raise ValueError(f"mlm_fraction must be a number in (0, 1], got {f!r:.40}")
+    check_number("mlm_fraction", f, 0, 1, lo_open=True)
 
 
 def count_flops(
@@ -224,8 +226,7 @@ def count_flops(
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
     check_flop_args(batch, seq_len, convention, mlm_fraction)
     check_seq_len(cfg, seq_len)
-    if not isinstance(recompute, bool):
-        raise ValueError(f"recompute must be True or False, got {recompute!r:.40}")
+    check_flag("recompute", recompute)
     masked = masked_tokens_per_sequence(seq_len, mlm_fraction)
     terms = sorted(flop_terms(cfg, batch, seq_len, masked, convention), key=lambda t: _ORDER[t[0]])
     comps = tuple(
@@ -233,3 +234,27 @@ def count_flops(
         for name, f in terms
     )
     return FlopBreakdown(cfg, batch, seq_len, convention, float(mlm_fraction), recompute, comps)
+
+
+# ----------------------------------------------------------------------------- the 6N rule of thumb
+SIX_N = 6  # 2 FLOPs per multiply-add x (forward + a backward of twice the forward)
+
+
+def six_n_params(params: ModelConfig | ParamBreakdown) -> int:
+    """N of the rule of thumb "training FLOPs ~ 6 x N x tokens", as the Explorer states it: the
+    non-embedding parameters a token passes through, i.e. the encoder's attention and feed-forward blocks
+    with their LayerNorms counted once per *executed* layer (L x K copies: a shared block run 12 times counts
+    12 times). Neither the unique parameters (what sharing saves) nor every executed parameter: the
+    embedding tables, ALBERT's E->H projection and the heads are left out, as are the attention scores
+    (matmuls without weights)."""
+    bd = count_params(params) if isinstance(params, ModelConfig) else params
+    if not isinstance(bd, ParamBreakdown):
+        raise ValueError(f"params must be a ModelConfig or a ParamBreakdown, got {type(params).__name__}")
+    return sum(c.unshared for c in bd.components if c.group == "encoder")
+
+
+def six_n_flops(params: ModelConfig | ParamBreakdown, tokens: int = 1) -> int:
+    """The 6N rule's training FLOPs for ``tokens`` tokens: 6 x `six_n_params` x tokens."""
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise ValueError(f"tokens must be a whole number >= 1, got {tokens!r:.40}")
+    return SIX_N * six_n_params(params) * tokens

@@ -43,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from albert_core.checks import check_flag, check_number, check_whole_number
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload, check_seq_len
 from albert_core.counting.params import count_params
@@ -318,22 +319,19 @@ def estimate_memory(
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
     Workload(batch=batch, seq_len=seq_len, dtype=dtype, optimizer=optimizer)  # validates all four
     check_seq_len(cfg, seq_len)
-    if not isinstance(training, bool):
-        raise ValueError(f"training must be True or False, got {training!r}")
+    check_flag("training", training)
     if training and dtype == "int8":
         raise ValueError("dtype 'int8' is inference-only: training needs fp32, fp16 or bf16 weights")
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r:.40}")
     if precision == "mixed" and dtype not in ("fp16", "bf16"):
         raise ValueError(f"precision 'mixed' needs dtype fp16 or bf16 (the compute dtype), got {dtype!r}")
-    if not isinstance(checkpointing, bool):
-        raise ValueError(f"checkpointing must be True or False, got {checkpointing!r:.40}")
+    check_flag("checkpointing", checkpointing)
     if checkpointing and not training:
         raise ValueError("checkpointing applies to training only, not to inference")
     if dropout is None:
         dropout = DEFAULT_DROPOUT[cfg.family]
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise ValueError(f"dropout must be a number in [0, 1), got {dropout!r}")
+    check_number("dropout", dropout, 0, 1, hi_open=True)
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
     if attention not in ATTENTIONS:
@@ -395,8 +393,7 @@ def _fit_total(
     training: bool = True,
     dropout: float | None = None,
 ) -> int:
-    if isinstance(batch, bool) or not isinstance(batch, int) or not 1 <= batch <= MAX_FIT_BATCH:
-        raise ValueError(f"batch must be a whole number between 1 and {MAX_FIT_BATCH:,}, got {batch!r:.40}")
+    check_whole_number("batch", batch, 1, MAX_FIT_BATCH)
     training = training and dtype != "int8"
     first = estimate_memory(cfg, 1, seq_len, dtype, optimizer, training, precision=precision,
                             checkpointing=checkpointing and training, dropout=dropout)  # validates the rest

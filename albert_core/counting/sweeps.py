@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from albert_core.checks import check_flag
 from albert_core.configuration.coerce import bert_fields, twin_fields
 from albert_core.configuration.config import CHOICE_FIELDS, LIMITS, ModelConfig
 from albert_core.configuration.workload import DTYPE_BYTES, Workload, check_seq_len
@@ -134,8 +135,7 @@ def sweep(
         _check_axis("y", y, y_values)
         if y == x:
             raise ValueError(f"y must differ from x, both are {x!r}")
-    if not isinstance(include_bert, bool):
-        raise ValueError(f"include_bert must be True or False, got {include_bert!r:.40}")
+    check_flag("include_bert", include_bert)
 
     # The grid, x varying slowest.
     xs = _column(x, values)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 import random
 import string
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from albert_core.checks import check_number, check_whole_number
 from albert_core.lab.spec import TASKS  # the one list of sentence tasks
 from albert_core.text import corpus as lab_corpus
 from albert_core.text import tokenizers as lab_tokenizers
@@ -97,11 +99,10 @@ def _word_starts(kind: str, vocab_size: int) -> np.ndarray:
 
 
 def _check(name: str, value, lo, hi=None, kind=int) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, kind) and value >= lo and (hi is None or value <= hi)
-    if not ok:
-        what = "a whole number" if kind is int else "a number"
-        rule = f">= {lo}" if hi is None else f"between {lo} and {hi}"
-        raise ValueError(f"{name} must be {what} {rule}, got {value!r:.40}")
+    if kind is int:
+        check_whole_number(name, value, lo, hi)
+    else:
+        check_number(name, value, lo, math.inf if hi is None else hi)
 
 
 class PretrainingData:

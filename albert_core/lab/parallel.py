@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from albert_core.checks import check_whole_number
+
 MAX_PROCESSES = 16
 LAUNCH_MARGIN_S = 300.0  # start-up (imports, tokenizing the corpus) on top of the run's own time limit
 
@@ -140,9 +142,7 @@ def torchrun_command(nproc: int, target: Sequence[str]) -> list[str]:
 
 
 def check_nproc(nproc: int) -> int:
-    if isinstance(nproc, bool) or not isinstance(nproc, int) or not 1 <= nproc <= MAX_PROCESSES:
-        raise ValueError(f"nproc must be a whole number from 1 to {MAX_PROCESSES}, got {nproc!r}")
-    return nproc
+    return check_whole_number("nproc", nproc, 1, MAX_PROCESSES)
 
 
 def launch(argv: Sequence[str], nproc: int, timeout_s: float) -> int:

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from albert_core.configuration.config import ModelConfig, check_field_names
+from albert_core.checks import check_field_names, check_number, check_whole_number, short_repr
+from albert_core.configuration.config import ModelConfig
 from albert_core.text import tokenizers as lab_tokenizers
 
 # Bump when a change to the trainer, the data pipeline or the checkpoint layout changes what a run
@@ -89,11 +90,6 @@ def width_scaled_std(hidden_size: int) -> float:
     return TRANSFORMERS_INIT_STD * math.sqrt(BERT_BASE_HIDDEN / hidden_size)
 
 
-def _show(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 @dataclass(frozen=True)
 class RunSpec:
     """One pretraining run. Invalid values raise ValueError naming the field and the rule.
@@ -128,7 +124,7 @@ class RunSpec:
         if self.config.vocab_size < MIN_VOCAB:
             raise ValueError(f"config.vocab_size must be at least {MIN_VOCAB}, got {self.config.vocab_size}")
         if not isinstance(self.task, str) or self.task not in TASKS:
-            raise ValueError(f"task must be one of {', '.join(TASKS)}; got {_show(self.task)}")
+            raise ValueError(f"task must be one of {', '.join(TASKS)}; got {short_repr(self.task)}")
         if isinstance(self.steps, int) and not isinstance(self.steps, bool) and self.steps >= 1:
             # one schedule rule for every front end: an unset warmup or interval is the recipe's, written
             # into the spec (and its key) as the number it stands for
@@ -140,10 +136,7 @@ class RunSpec:
             value = getattr(self, name)
             if name == "max_ngram" and value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{name} must be a whole number, got {_show(value)}")
-            if not lo <= value <= hi:
-                raise ValueError(f"{name} must be between {lo:,} and {hi:,}, got {value:,}")
+            check_whole_number(name, value, lo, hi)
         if self.warmup > self.steps:
             raise ValueError(f"warmup must be at most steps ({self.steps}), got {self.warmup}")
         if self.seq_len > self.config.max_position_embeddings:
@@ -151,22 +144,15 @@ class RunSpec:
                 f"seq_len ({self.seq_len}) must not exceed config.max_position_embeddings "
                 f"({self.config.max_position_embeddings})"
             )
-        for name, lo, hi in (("lr", 0.0, 1.0), ("weight_decay", 0.0, 1.0)):
-            value = getattr(self, name)
-            ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-            if not ok or not lo <= value < hi or (name == "lr" and value == 0):
-                rule = "in (0, 1)" if name == "lr" else "in [0, 1)"
-                raise ValueError(f"{name} must be a number {rule}, got {_show(value)}")
-            object.__setattr__(self, name, float(value))
+        object.__setattr__(self, "lr", check_number("lr", self.lr, 0, 1, lo_open=True, hi_open=True))
+        object.__setattr__(self, "weight_decay", check_number("weight_decay", self.weight_decay, 0, 1, hi_open=True))
         if self.init_std is not None:
-            ok = not isinstance(self.init_std, bool) and isinstance(self.init_std, (int, float))
-            if not ok or not math.isfinite(self.init_std) or not 0 < self.init_std <= 1:
-                raise ValueError(f"init_std must be a number in (0, 1] (or None), got {_show(self.init_std)}")
-            object.__setattr__(self, "init_std", float(self.init_std))
+            object.__setattr__(self, "init_std", check_number("init_std", self.init_std, 0, 1, lo_open=True,
+                                                              why=" (or None)"))
         if self.tokenizer is not None and self.tokenizer not in TOKENIZER_KINDS:
-            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); got {_show(self.tokenizer)}")
+            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); got {short_repr(self.tokenizer)}")
         if not isinstance(self.label, str) or len(self.label) > 80:
-            raise ValueError(f"label must be a text of at most 80 characters, got {_show(self.label)}")
+            raise ValueError(f"label must be a text of at most 80 characters, got {short_repr(self.label)}")
 
     # ----------------------------------------------------------------------------- derived values
     @property

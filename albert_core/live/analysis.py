@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from albert_core.configuration.config import ModelConfig, check_whole_number
+from albert_core.checks import check_number, check_whole_number
+from albert_core.configuration.config import ModelConfig
 from albert_core.live import fastpath
 from albert_core.text.encoding import Encoded
 from albert_core.text.pretraining_inputs import (
@@ -101,8 +103,7 @@ def achieved_gflops(cfg: ModelConfig, batch: int, seq: int, seconds: float) -> f
     """Analytic forward FLOPs (albert_core.counting.flops, matmul convention) per second, in GFLOP/s."""
     from albert_core.counting.flops import count_flops
 
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-        raise ValueError(f"seconds must be a positive number, got {seconds!r:.40}")
+    check_number("seconds", seconds, 0, math.inf, lo_open=True)
     return count_flops(cfg, batch, seq).forward / seconds / 1e9
 
 
@@ -152,8 +153,7 @@ def measure_matmul_gflops(budget_s: float = 0.5) -> float:
 
 
 def _check_budget(budget_s: Any) -> None:
-    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not 0 < budget_s <= 60:
-        raise ValueError(f"budget_s must be a number of seconds in (0, 60], got {budget_s!r:.40}")
+    check_number("budget_s", budget_s, 0, 60, lo_open=True)
 
 
 @functools.lru_cache(maxsize=8)
@@ -216,13 +216,10 @@ def attention_maps(
     attns = getattr(output, "attentions", None)
     if not attns:
         raise ValueError("output has no attentions: run the model with output_attentions=True")
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(attns):
-        raise ValueError(f"layer must be in 0..{len(attns) - 1}, got {layer!r:.40}")
+    check_whole_number("layer", layer, 0, len(attns) - 1)
     a = attns[layer]  # (B, nh, T, T)
-    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < a.shape[1]:
-        raise ValueError(f"head must be in 0..{a.shape[1] - 1}, got {head!r:.40}")
-    if isinstance(batch_index, bool) or not isinstance(batch_index, int) or not 0 <= batch_index < a.shape[0]:
-        raise ValueError(f"batch_index must be in 0..{a.shape[0] - 1}, got {batch_index!r:.40}")
+    check_whole_number("head", head, 0, a.shape[1] - 1)
+    check_whole_number("batch_index", batch_index, 0, a.shape[0] - 1)
     weights = a[batch_index, head].detach().to("cpu", torch.float32).numpy()
     T = weights.shape[0]
     if tokens is not None and len(tokens) != T:

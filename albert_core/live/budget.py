@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from albert_core import settings
+from albert_core.checks import check_whole_number
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import DTYPE_BYTES, Workload
 from albert_core.format import fmt_bytes
@@ -70,9 +71,7 @@ class Cancelled(RuntimeError):
 def memory_budget(budget_bytes: int | None = None) -> int:
     """The budget in bytes: the argument, else the server's setting (`albert_core.settings.memory_budget`)."""
     if budget_bytes is not None:
-        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) or budget_bytes <= 0:
-            raise ValueError(f"budget_bytes must be a positive whole number of bytes, got {budget_bytes!r}")
-        return budget_bytes
+        return check_whole_number("budget_bytes", budget_bytes)
     return settings.memory_budget()
 
 
@@ -152,8 +151,7 @@ class MemoryBudget:
     def reserve(self, nbytes: int, what: str = "work", *, wait_s: float = 0.0) -> Reservation:
         """Reserve ``nbytes`` (MemoryBudgetError if more than the whole budget; BusyError if the bytes are
         not free within ``wait_s`` seconds). Use as ``with budget.reserve(...):`` or keep and release."""
-        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-            raise ValueError(f"nbytes must be a whole number of bytes >= 0, got {nbytes!r}")
+        check_whole_number("nbytes", nbytes, 0)
         total = self.total
         if nbytes > total:
             raise MemoryBudgetError(

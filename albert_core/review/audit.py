@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
+from albert_core.checks import check_whole_number
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.hf_config import config_to_hf
 from albert_core.configuration.presets import config_name
@@ -990,8 +991,7 @@ def audit(
         raise ValueError(f"cfg must be a ModelConfig, got {type(cfg).__name__}")
     for name, value in (("batch", batch), ("seq_len", seq_len)):
         lo, hi = AUDIT_LIMITS[name]
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise ValueError(f"{name} must be a whole number between {lo} and {hi:,}, got {value!r:.40}")
+        check_whole_number(name, value, lo, hi)
     check_seq_len(cfg, seq_len)
     chosen = tuple(t for t in TOOLS if tools is None or tools(t))
     return Audit(cfg, batch, seq_len, tuple(_run_rows(cfg, batch, seq_len, chosen)))

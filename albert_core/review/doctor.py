@@ -16,8 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from albert_core.checks import check_whole_number, short_repr
 from albert_core.configuration.coerce import bert_twin, fit_heads
-from albert_core.configuration.config import ModelConfig, short_repr
+from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.hf_config import _HF_DEFAULTS, _hf_dict, config_from_hf, parse_config_json
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import count_flops
@@ -373,8 +374,8 @@ def diagnose(source: Mapping[str, Any] | bytes | str | Path, seq_len: int | None
     if not isinstance(data, Mapping):
         raise ValueError(f"a config must be a JSON object or a dict, got {type(data).__name__}")
     explicit = seq_len is not None
-    if explicit and (isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1):
-        raise ValueError(f"seq_len must be a whole number >= 1, got {seq_len!r:.40}")
+    if explicit:
+        check_whole_number("seq_len", seq_len)
     heads = _heads_finding(data)
     fixed_data = dict(data)
     if heads is not None:  # diagnose the rest with the fixed head count

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from albert_core.checks import check_whole_number
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import check_seq_len
 
@@ -67,11 +68,8 @@ def shipped_tokenizer(vocab_size: int):
     """The shipped WordPiece tokenizer with at most `vocab_size` entries (a `tokenizers.Tokenizer`)."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < len(SPECIAL_TOKENS):
-        raise ValueError(
-            f"vocab_size must be at least {len(SPECIAL_TOKENS)} to tokenize text "
-            f"(the special tokens {' '.join(SPECIAL_TOKENS)}), got {vocab_size!r}"
-        )
+    check_whole_number("vocab_size", vocab_size, len(SPECIAL_TOKENS),
+                       why=f" to tokenize text (the special tokens {' '.join(SPECIAL_TOKENS)})")
     pieces = _trained_pieces(shipped_vocab_size(vocab_size))
     # Specials first, then single characters (so a cut for a tiny V keeps the alphabet), then the rest.
     order = list(SPECIAL_TOKENS) + sorted(pieces - set(SPECIAL_TOKENS), key=lambda p: (len(p.lstrip("#")), p))
@@ -156,8 +154,7 @@ def encode(
     if not isinstance(text, str) or (text_pair is not None and not isinstance(text_pair, str)):
         raise ValueError("text and text_pair must be strings")
     specials = 3 if text_pair is not None else 2
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < specials:
-        raise ValueError(f"max_len must be a whole number >= {specials} (room for [CLS] and [SEP]), got {max_len!r}")
+    check_whole_number("max_len", max_len, specials, why=" (room for [CLS] and [SEP])")
     check_seq_len(cfg, max_len)
 
     hf = checkpoint_tokenizer(str(Path(checkpoint).resolve())) if checkpoint is not None else None

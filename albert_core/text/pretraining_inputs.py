@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from albert_core.configuration.config import check_whole_number
+from albert_core.checks import check_whole_number
 from albert_core.text.encoding import SPECIAL_TOKENS
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

@@ -32,6 +32,7 @@ import tokenizers
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from albert_core import settings
+from albert_core.checks import check_whole_number
 from albert_core.text import corpus as lab_corpus
 
 __all__ = [
@@ -99,12 +100,7 @@ def corpus_max_vocab() -> dict[str, int]:
 def _check_size(kind: str, vocab_size: int) -> None:
     if kind not in KINDS:
         raise ValueError(f"tokenizer kind must be one of {', '.join(KINDS)}, got {kind!r:.40}")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise ValueError(f"vocab_size must be a whole number, got {vocab_size!r:.40}")
-    if not MIN_VOCAB_SIZE <= vocab_size <= MAX_VOCAB_SIZE:
-        raise ValueError(
-            f"vocab_size must be between {MIN_VOCAB_SIZE} and {MAX_VOCAB_SIZE} for a lab tokenizer, got {vocab_size}"
-        )
+    check_whole_number("vocab_size", vocab_size, MIN_VOCAB_SIZE, MAX_VOCAB_SIZE, why=" for a lab tokenizer")
 
 
 def cache_dir() -> Path:
@@ -319,11 +315,7 @@ def model_tokenizer(family: str, vocab_size: int) -> Tokenizer:
     model page): the family's kind at ``vocab_size`` itself when that size ships trained, else the largest
     shipped size below it, so every id is < vocab_size whatever V is (no training at request time)."""
     kind = tokenizer_kind(family)
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < SHIPPED_VOCAB_SIZES[0]:
-        raise ValueError(
-            f"vocab_size must be a whole number of at least {SHIPPED_VOCAB_SIZES[0]} to use a lab tokenizer, "
-            f"got {vocab_size!r:.40}"
-        )
+    check_whole_number("vocab_size", vocab_size, SHIPPED_VOCAB_SIZES[0], why=" to use a lab tokenizer")
     return lab_tokenizer(kind, max(v for v in SHIPPED_VOCAB_SIZES if v <= vocab_size))
 
 
