@@ -62,13 +62,14 @@ def first_pieces(tok, answers: str) -> set[str]:
 
 def check(label: str, model, folder: Path, seq_len: int, sentences) -> tuple[int, int]:
     """(whole-word hits, first-piece hits) of ``sentences`` in the model's top 5, printing each line."""
-    from ui import live_lab
+    from albert_core.text.encoding import checkpoint_tokenizer
+    from ui.live_lab_demos import fill_mask
 
-    tok = live_lab.checkpoint_tokenizer(str(folder.resolve()))
+    tok = checkpoint_tokenizer(str(folder.resolve()))
     whole = piece = 0
     distinct = set()
     for text, answers in sentences:
-        top = live_lab.fill_mask(model, folder, text, seq_len)["token"].tolist()
+        top = fill_mask(model, folder, text, seq_len)["token"].tolist()
         words = {t.removeprefix("▁").removeprefix("##").lower() for t in top}
         w = bool(words & set(answers.split("|")))
         p = bool(words & first_pieces(tok, answers))

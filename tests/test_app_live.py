@@ -15,8 +15,9 @@ from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_m
 from albert_core.configuration.config import HEAD_LABELS
 from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes
+from albert_core.live.count_proof import MATCH
 from albert_core.settings import MEMORY_BUDGET
-from ui import live
+from ui import live_gate, live_models
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "live_model.py")
@@ -51,7 +52,7 @@ def test_page_reads_the_sidebar_config_from_the_url(app):
     assert not at.exception
     assert [t.value for t in at.title] == ["Live model"]
     df = match_table(at)
-    assert (df["match"] == live.MATCH).all()
+    assert (df["match"] == MATCH).all()
     assert df.iloc[-1]["live"] == count_params(cfg).total
 
 
@@ -65,7 +66,7 @@ def test_small_configs_build_run_and_match(cfg):
     at = run_page(cfg)
     assert not at.exception, at.exception
     df = match_table(at)
-    assert (df["match"] == live.MATCH).all()
+    assert (df["match"] == MATCH).all()
     assert df.iloc[-1]["analytic"] == df.iloc[-1]["live"] == count_params(cfg).total
     assert at.success and "Every component matches" in at.success[0].value
     metrics = {m.label: m.value for m in at.metric}
@@ -90,7 +91,7 @@ def test_config_change_updates_the_numbers():
     after = match_table(at)
     assert before == count_params(TINY).total
     assert after.iloc[-1]["live"] == count_params(cfg).total != before
-    assert (after["match"] == live.MATCH).all()
+    assert (after["match"] == MATCH).all()
 
 
 def test_text_and_selectors_update_tokens_and_heatmap():
@@ -136,7 +137,7 @@ def test_presets_over_budget_show_message_and_meta_proof(monkeypatch, name):
     shown = " ".join(e.value for e in [*at.error, *at.info, *at.warning, *at.caption, *at.markdown])
     assert "ALBERT_EXPLORER" not in shown  # visitors are told in their words, not the operator's setting names
     df = match_table(at)
-    assert (df["match"] == live.MATCH).all()
+    assert (df["match"] == MATCH).all()
     assert df.iloc[-1]["live"] == count_params(PRESETS[name]).total
     assert not at.text_area  # nothing is run without a real model
 
@@ -173,7 +174,7 @@ def test_checkpoint_folder_inside_roots_loads(monkeypatch, albert_folder):
     at.text_input(key="live_folder").input(str(folder)).run()
     assert not at.exception, at.exception
     df = match_table(at)
-    assert (df["match"] == live.MATCH).all()
+    assert (df["match"] == MATCH).all()
     assert df.iloc[-1]["live"] == n_params  # transformers' own count of the saved model
     assert "H=16 L=3 E=8" in at.subheader[0].value.replace("\\", "")  # markdown-escaped
     assert at.dataframe[1].value["token"].iloc[0] == "[CLS]"
@@ -209,7 +210,7 @@ def test_checkpoint_folder_with_an_empty_weights_file_is_a_message(monkeypatch, 
 def test_too_many_blocks_is_refused_before_any_build():
     # L*K = 1,000 unshared layers: 2,000 blocks, tiny weights (under budget) but too many modules
     cfg = TINY.replace(num_layers=500, inner_group_num=2, sharing="none")
-    assert cfg.attention_copies + cfg.ffn_copies > live.MAX_META_BLOCKS
+    assert cfg.attention_copies + cfg.ffn_copies > live_models.MAX_META_BLOCKS
     at = run_page(cfg)
     assert not at.exception
     assert any("meta device" in w.value for w in at.warning)
@@ -231,10 +232,10 @@ def test_heading_units_and_marks_read_for_people():
 
 
 def test_slow_model_waits_for_a_click_before_timing(monkeypatch):
-    monkeypatch.setattr(live, "AUTO_WORK_FLOPS", 0)  # nothing runs without a click
+    monkeypatch.setattr(live_gate, "AUTO_WORK_FLOPS", 0)  # nothing runs without a click
     at = run_page(TINY)
     assert not at.exception
-    assert (match_table(at)["match"] == live.MATCH).all()  # the proof and one run come at once
+    assert (match_table(at)["match"] == MATCH).all()  # the proof and one run come at once
     assert "Median latency" not in [m.label for m in at.metric]
     assert "Activations saved for backward, one sequence" not in charts(at)
     assert "Input vs output of every layer (paper Fig. 1)" in charts(at)  # from the one run
@@ -247,7 +248,7 @@ def test_slow_model_waits_for_a_click_before_timing(monkeypatch):
 
 
 def test_a_text_edit_after_timing_does_not_re_time_silently(monkeypatch):
-    monkeypatch.setattr(live, "AUTO_WORK_FLOPS", 0)  # nothing runs without a click
+    monkeypatch.setattr(live_gate, "AUTO_WORK_FLOPS", 0)  # nothing runs without a click
     at = run_page(TINY)
     at.button(key="live_time_button").click().run()
     assert "Median latency" in [m.label for m in at.metric]
@@ -263,14 +264,14 @@ def test_live_work_over_the_flop_cap_is_not_started(monkeypatch):
     from albert_core import count_flops
     from albert_core.settings import MAX_GFLOP
 
-    seq_cap = min(live.MAX_TOKENS, TINY.max_position_embeddings)
+    seq_cap = min(live_models.MAX_TOKENS, TINY.max_position_embeddings)
     forward = count_flops(TINY, 1, seq_cap).forward
     monkeypatch.setenv(MAX_GFLOP, str(forward / 2e9))  # half of one forward pass
     at = run_page(TINY)
     assert not at.exception
     assert any("Too costly to run here" in e.value and "cap of" in e.value for e in at.error)
     assert not any(MAX_GFLOP in e.value.replace("\\", "") for e in at.error)  # the visitor's words, not a setting
-    assert (match_table(at)["match"] == live.MATCH).all()  # the proof still holds, on the meta device
+    assert (match_table(at)["match"] == MATCH).all()  # the proof still holds, on the meta device
     assert not at.text_area
     monkeypatch.setenv(MAX_GFLOP, str(1.5 * forward / 1e9))  # one pass fits, a warm-up plus a timed one not
     at = run_page(TINY)
@@ -283,15 +284,15 @@ def test_live_work_over_the_flop_cap_is_not_started(monkeypatch):
 def test_a_full_server_says_busy_instead_of_over_allocating(monkeypatch):
     from albert_core.live import budget
 
-    monkeypatch.setattr(live, "WAIT_S", 0.0)
-    live._MODELS.clear()
+    monkeypatch.setattr(live_models, "WAIT_S", 0.0)
+    live_models._MODELS.clear()
     need = budget.check_budget(TINY, 1, 64).estimate
     free = budget.PROCESS_BUDGET.total - budget.PROCESS_BUDGET.used
     with budget.reserve(free - need // 4, "other visitors' models"):
         at = run_page(TINY.replace(vocab_size=301))  # a config nobody has built yet
         assert not at.exception
         assert any("the server is busy: 1 visitor ahead" in w.value.replace("\\", "") for w in at.warning)
-        assert (match_table(at)["match"] == live.MATCH).all()  # the proof on the meta device instead
+        assert (match_table(at)["match"] == MATCH).all()  # the proof on the meta device instead
         assert not at.text_area
     at = run_page(TINY.replace(vocab_size=301), at=at)  # the memory is free again
     assert not at.warning and at.text_area

@@ -273,9 +273,9 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
     long.query_params["mask"] = "[MASK] " + "x" * 500
     long.run()
     assert not long.exception
-    from ui import live_lab
+    from ui import live_lab_demos
 
-    assert long.text_input(key="live_lab_mask_text").value == live_lab.DEFAULT_MASK_TEXT
+    assert long.text_input(key="live_lab_mask_text").value == live_lab_demos.DEFAULT_MASK_TEXT
     # a link with values the page cannot use opens the defaults, no traceback
     odd = AppTest.from_file(LIVE_PAGE, default_timeout=120)
     odd.query_params["model"] = "nonsense"

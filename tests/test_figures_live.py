@@ -12,9 +12,10 @@ import torch
 
 from albert_core import ModelConfig, count_params, settings
 from albert_core.live.analysis import layer_smoothness
+from albert_core.live.count_proof import MATCH, MISMATCH, live_counts, match_table
 from albert_core.live.model import build_model
 from ui import figures_live as fl
-from ui import live
+from ui import live_models, live_runs, live_text
 
 TINY = dict(vocab_size=97, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,
             max_position_embeddings=64)
@@ -72,7 +73,7 @@ def test_tokens_frame_one_row_per_token():
 
     cfg = ModelConfig(**TINY)
     enc = encode("hello world", cfg, 32, "again")
-    df = live.tokens_frame(enc)
+    df = live_text.tokens_frame(enc)
     assert list(df.columns) == ["token", "id", "segment"] and len(df) == len(enc)
     assert df["token"].tolist() == list(enc.tokens) and df["id"].tolist() == [int(i) for i in enc.ids]
     sep = df["token"].tolist().index("[SEP]")
@@ -86,9 +87,9 @@ def test_set_torch_threads_applies_the_per_process_setting(monkeypatch):
     try:
         monkeypatch.delenv(TORCH_THREADS, raising=False)
         torch.set_num_threads(2)
-        assert live.set_torch_threads() == DEFAULT_TORCH_THREADS == torch.get_num_threads() == 1
+        assert live_runs.set_torch_threads() == DEFAULT_TORCH_THREADS == torch.get_num_threads() == 1
         monkeypatch.setenv(TORCH_THREADS, "2")
-        assert live.set_torch_threads() == 2 == torch.get_num_threads()
+        assert live_runs.set_torch_threads() == 2 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
 
@@ -103,8 +104,8 @@ def test_set_torch_threads_applies_the_per_process_setting(monkeypatch):
 def test_match_table_all_marks_on_meta_models(changes):
     cfg = ModelConfig(**TINY).replace(**changes)
     model = build_model(cfg, "meta")
-    table = live.match_table(count_params(cfg), live.live_counts(model))
-    assert (table["match"] == live.MATCH).all()
+    table = match_table(count_params(cfg), live_counts(model))
+    assert (table["match"] == MATCH).all()
     total = table.iloc[-1]
     assert total["component"] == "total"
     assert total["live"] == sum(p.numel() for p in model.parameters())  # independent of the grouping
@@ -112,16 +113,16 @@ def test_match_table_all_marks_on_meta_models(changes):
 
 def test_match_table_marks_a_mismatch():
     cfg = ModelConfig(**TINY)
-    counts = live.live_counts(build_model(cfg, "meta"))
+    counts = live_counts(build_model(cfg, "meta"))
     counts["pooler"] += 1
     counts["extra.module"] = 5
-    table = live.match_table(count_params(cfg), counts).set_index("component")
-    assert table.loc["pooler", "match"] == live.MISMATCH
-    assert table.loc["extra.module", "match"] == live.MISMATCH
+    table = match_table(count_params(cfg), counts).set_index("component")
+    assert table.loc["pooler", "match"] == MISMATCH
+    assert table.loc["extra.module", "match"] == MISMATCH
     assert pd.isna(table.loc["extra.module", "analytic"])
-    assert table.loc["total", "match"] == live.MISMATCH
-    assert {live.MATCH, live.MISMATCH} == {"match", "MISMATCH"}  # text: no emoji font needed
-    assert table.loc["embeddings.word_embeddings", "match"] == live.MATCH
+    assert table.loc["total", "match"] == MISMATCH
+    assert {MATCH, MISMATCH} == {"match", "MISMATCH"}  # text: no emoji font needed
+    assert table.loc["embeddings.word_embeddings", "match"] == MATCH
 
 
 def test_environment_switches(monkeypatch, tmp_path):
@@ -137,11 +138,11 @@ def test_environment_switches(monkeypatch, tmp_path):
 @pytest.mark.parametrize("bad", ["", "../etc", "a/b/c", "x" * 200, "owner/na me", "/abs/path", "a/..", "-x/y"])
 def test_check_hub_id_rejects(bad):
     with pytest.raises(ValueError, match="hub id"):
-        live.check_hub_id(bad)
+        live_models.check_hub_id(bad)
 
 
 def test_check_hub_id_accepts():
-    assert live.check_hub_id(" albert/albert-base-v2 ") == "albert/albert-base-v2"
+    assert live_models.check_hub_id(" albert/albert-base-v2 ") == "albert/albert-base-v2"
 
 
 def test_attention_takeaway_prints_peak_and_uniform_alike():

@@ -1,5 +1,5 @@
 """Streamlit-side helpers of the explorer app: sidebar, shared state and Plotly figure builders.
 
-Figure builders are pure functions (config or DataFrame in, plotly Figure out). Only `ui.sidebar`,
-`ui.state`, `ui.live` and the pages import streamlit.
+Figure builders are pure functions (config or DataFrame in, plotly Figure out); the pages, the sidebar, the
+shared state and the page helpers (`ui.live_*`, `ui.train_*`, ...) import streamlit.
 """
