@@ -15,6 +15,7 @@ from torch import nn
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.hf_config import config_to_hf
 from albert_core.live import analysis as an
+from albert_core.text import pretraining_inputs as pi
 from albert_core.text.encoding import encode
 
 TINY = ModelConfig(
@@ -191,8 +192,8 @@ DOC_SENTENCES = [["One starts.", "Two follows!", "Three ends?"], ["Four is elsew
 
 
 def test_sop_pairs_are_the_labs_segments_in_order_or_swapped():
-    pairs = an.make_pairs(DOCS, "sop", seed=0, max_words=50)  # no pair long enough to be trimmed
-    assert pairs == an.make_pairs(DOCS, "sop", seed=0, max_words=50)
+    pairs = pi.make_pairs(DOCS, "sop", seed=0, max_words=50)  # no pair long enough to be trimmed
+    assert pairs == pi.make_pairs(DOCS, "sop", seed=0, max_words=50)
     assert {p.label for p in pairs} == {0, 1} and len(set(pairs)) == len(pairs)
     for p in pairs:
         first, second = (p.a, p.b) if p.label == 0 else (p.b, p.a)
@@ -200,12 +201,12 @@ def test_sop_pairs_are_the_labs_segments_in_order_or_swapped():
         # A and B are whole sentences of one document, and in order they are consecutive: never across documents
         d = _run_of_sentences(f"{first} {second}", DOC_SENTENCES)
         assert d is not None and _run_of_sentences(first, DOC_SENTENCES) == d
-    assert an.make_pairs("Only one sentence.", "sop") == []  # no boundary to cut at
+    assert pi.make_pairs("Only one sentence.", "sop") == []  # no boundary to cut at
 
 
 def test_nsp_pairs_take_a_negative_b_from_another_document():
-    pairs = an.make_pairs(DOCS, "nsp", seed=1, max_words=50)
-    assert pairs == an.make_pairs(DOCS, "nsp", seed=1, max_words=50)
+    pairs = pi.make_pairs(DOCS, "nsp", seed=1, max_words=50)
+    assert pairs == pi.make_pairs(DOCS, "nsp", seed=1, max_words=50)
     assert {p.label for p in pairs} == {0, 1}
     for p in pairs:
         da, db = _run_of_sentences(p.a, DOC_SENTENCES), _run_of_sentences(p.b, DOC_SENTENCES)
@@ -215,25 +216,25 @@ def test_nsp_pairs_take_a_negative_b_from_another_document():
         else:
             assert p.kind == "random next" and db != da
     # one document: nowhere else to take B from, every pair is a positive
-    assert {p.label for p in an.make_pairs("A one. B two. C three. D four.", "nsp", seed=2)} == {0}
+    assert {p.label for p in pi.make_pairs("A one. B two. C three. D four.", "nsp", seed=2)} == {0}
 
 
 def test_pairs_respect_the_length_and_check_their_arguments():
     text = " ".join(f"Sentence number {i} is here." for i in range(30))
     for task in ("sop", "nsp"):
-        assert all(len(p.a.split()) + len(p.b.split()) <= 12 for p in an.make_pairs(text, task, max_words=12))
+        assert all(len(p.a.split()) + len(p.b.split()) <= 12 for p in pi.make_pairs(text, task, max_words=12))
     with pytest.raises(ValueError, match="task"):
-        an.make_pairs(DOCS, "mlm")
+        pi.make_pairs(DOCS, "mlm")
     with pytest.raises(ValueError, match="max_words"):
-        an.make_pairs(DOCS, "sop", max_words=1)
+        pi.make_pairs(DOCS, "sop", max_words=1)
 
 
 def test_ngram_mask_rules():
     enc = encode("Albert masks whole words of unbelievably long spans in the quixotic text " * 4, ModelConfig(), 128)
     tokens = enc.tokens
-    res = an.ngram_mask(tokens, seed=3)
-    assert res == an.ngram_mask(tokens, seed=3)
-    assert res.positions != an.ngram_mask(tokens, seed=4).positions
+    res = pi.ngram_mask(tokens, seed=3)
+    assert res == pi.ngram_mask(tokens, seed=3)
+    assert res.positions != pi.ngram_mask(tokens, seed=4).positions
     maskable = len(tokens) - 2
     assert len(res.positions) == round(0.15 * maskable)
     assert tokens[0] == res.tokens[0] == "[CLS]" and res.tokens[-1] == "[SEP]"
@@ -244,13 +245,13 @@ def test_ngram_mask_rules():
             assert i - 1 in res.positions
         if i + 1 < len(tokens) and tokens[i + 1].startswith("##"):
             assert i + 1 in res.positions
-    assert an.ngram_mask(["[CLS]", "[SEP]"], seed=0).positions == []
+    assert pi.ngram_mask(["[CLS]", "[SEP]"], seed=0).positions == []
 
 
 def test_ngram_lengths_follow_one_over_n():
-    assert an.ngram_length_probs(3) == pytest.approx([6 / 11, 3 / 11, 2 / 11])
+    assert pi.ngram_length_probs(3) == pytest.approx([6 / 11, 3 / 11, 2 / 11])
     words = [f"w{i}" for i in range(400)]
-    counts = Counter(n for seed in range(30) for _, n in an.ngram_mask(words, seed=seed).spans)
+    counts = Counter(n for seed in range(30) for _, n in pi.ngram_mask(words, seed=seed).spans)
     total = sum(counts.values())
-    for n, p in zip((1, 2, 3), an.ngram_length_probs(3), strict=True):
+    for n, p in zip((1, 2, 3), pi.ngram_length_probs(3), strict=True):
         assert counts[n] / total == pytest.approx(p, abs=0.05)

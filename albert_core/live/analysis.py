@@ -7,7 +7,6 @@
   and output hidden states of every layer).
 - `attention_maps`: one head's (T, T) attention weights with unique token labels for a heatmap.
 - `saved_activation_bytes`: bytes autograd really saves for backward in a training-mode forward.
-- `make_pairs`, `ngram_mask`: re-exported from `albert_core.text.pretraining_inputs` (no torch).
 """
 
 from __future__ import annotations
@@ -28,27 +27,15 @@ from albert_core.checks import check_number, check_whole_number
 from albert_core.configuration.config import ModelConfig
 from albert_core.live import fastpath
 from albert_core.text.encoding import Encoded
-from albert_core.text.pretraining_inputs import (
-    MaskResult,
-    Pair,
-    make_pairs,
-    ngram_length_probs,
-    ngram_mask,
-)
 
 __all__ = [
     "LatencyResult",
-    "MaskResult",
-    "Pair",
     "achieved_gflops",
     "attention_maps",
     "layer_smoothness",
-    "make_pairs",
     "matmul_peak_gflops",
     "measure_matmul_gflops",
     "measure_latency",
-    "ngram_length_probs",
-    "ngram_mask",
     "peak_fraction",
     "saved_activation_bytes",
 ]

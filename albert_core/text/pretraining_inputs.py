@@ -11,18 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from albert_core.checks import check_whole_number
+from albert_core.text.corpus import split_sentences
 from albert_core.text.encoding import SPECIAL_TOKENS
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _documents(text: str) -> list[list[str]]:
-    """Documents (paragraphs split by blank lines) as lists of sentences."""
+    """Documents (paragraphs split by blank lines) as lists of sentences, split as the lab's corpus is
+    (`albert_core.text.corpus.split_sentences`)."""
     if not isinstance(text, str):
         raise ValueError("text must be a string")
     docs = []
     for para in re.split(r"\n\s*\n", text):
-        sentences = [s.strip() for s in _SENTENCE_END.split(" ".join(para.split())) if s.strip()]
+        sentences = split_sentences(para)
         if sentences:
             docs.append(sentences)
     return docs
@@ -132,7 +132,7 @@ def segment_pairs(
 
 def make_pairs(text: str, task: str, seed: int = 0, max_words: int = 12, passes: int = 3) -> list[Pair]:
     """The lab's segment pairs (`segment_pairs`) on ``text``: documents separated by blank lines, sentences
-    ending with . ! or ?, a segment pair at most ``max_words`` words (the lab counts tokenizer pieces), ``passes``
+    split as the lab's corpus is (after . ! or ? before a capital or digit, not after e.g. or i.e.), a segment pair at most ``max_words`` words (the lab counts tokenizer pieces), ``passes``
     passes over the text as BERT's ``dupe_factor`` (each with its own seeded draws); the same pair once."""
     if task not in PAIR_KINDS:
         raise ValueError(f"task must be one of {', '.join(PAIR_KINDS)}, got {task!r:.20}")
