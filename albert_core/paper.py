@@ -24,6 +24,16 @@ PAPER_TABLE2_SPEEDUP: Mapping[str, float] = MappingProxyType({
     "bert-base": 4.7, "bert-large": 1.0, "albert-base": 5.6, "albert-large": 1.7,
     "albert-xlarge": 0.6, "albert-xxlarge": 0.3,
 })
+# Section 4.1: "Training was done on Cloud TPU V3. The number of TPUs used for training ranged from 64 to 512,
+# depending on model size." (fewest, most)
+PAPER_TPU_RANGE = (64, 512)
+# The same-training-time comparison ("What if we train for the same amount of time?"): BERT-large and
+# ALBERT-xxlarge trained for about the same wall-clock time on the same number of TPUs, at the batch 4,096 of
+# every run.
+PAPER_SAME_TIME: Mapping[str, Mapping[str, int]] = MappingProxyType({
+    "bert-large": MappingProxyType({"steps": 400_000, "hours": 34}),
+    "albert-xxlarge": MappingProxyType({"steps": 125_000, "hours": 32}),
+})
 # Table 3: ALBERT-base parameters per embedding size E, not-shared and all-shared.
 PAPER_TABLE3: Mapping[str, Mapping[int, float]] = MappingProxyType({
     "none": {64: 87e6, 128: 89e6, 256: 93e6, 768: 108e6},
@@ -65,6 +75,11 @@ QUOTED_BASELINE_ROW = (24_030_720, -0.025)
 QUOTED_ESTIMATES: Mapping[str, float] = MappingProxyType({
     "albert-base": 15.8e6, "albert-large": 21.8e6, "albert-xlarge": 63.0e6, "albert-xxlarge": 227.1e6,
 })
+
+# What users report as the largest training batch at sequence 512 on a 16 GB card with mixed precision (forum
+# and issue reports, rounded): BERT-large about twice ALBERT-xxlarge.
+QUOTED_CARD_GB = 16
+QUOTED_BATCH: Mapping[str, int] = MappingProxyType({"bert-large": 12, "albert-xxlarge": 6})
 
 # The layer-smoothness plot (L2 distance and angle between each layer's input and output, BERT-large vs
 # ALBERT-large): Figure 1 in the ICLR 2020 version (arXiv v6), Figure 2 in the first arXiv version.

@@ -10,7 +10,9 @@ import streamlit as st
 from albert_core import ModelConfig, Workload
 from albert_core.configuration.config import HEAD_LABELS
 from albert_core.configuration.presets import config_name
+from albert_core.counting.flops import six_n_flops, six_n_params
 from albert_core.counting.memory import MAX_FIT_BATCH
+from albert_core.counting.results import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
 from ui import exports, figures_architecture, figures_explorer, review, sidebar
 from ui.state import cached_result, current
@@ -24,7 +26,7 @@ def figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figure, go.Fi
     if cfg.family == "albert":
         twin = figures_explorer.twin_bars(res)
     else:
-        alt = figures_explorer.albert_counterpart(cfg)
+        alt = albert_counterpart(cfg)
         twin = None if alt is None else figures_explorer.twin_bars(
             cached_result(alt, wl), names=("ALBERT counterpart", "this BERT"))
     return (figures_explorer.breakdown_treemap(res.own.params),
@@ -38,8 +40,6 @@ fig_treemap, fig_flops, fig_twin = figures(cfg, wl)
 own, twin = res.own, res.twin
 bd, forward = own.params, own.flops_sequence.forward
 train_mem = own.training_memory
-# The 6·N rule's N: encoder (non-embedding) parameters as executed, one copy per executed layer.
-rule_params = sum(c.unshared for c in bd.components if c.group == "encoder")
 
 st.title("Explorer")
 st.caption(
@@ -93,8 +93,8 @@ with c[0]:
            delta=_delta(own.flops_batch.per_token_training, twin.flops_batch.per_token_training),
            help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length. The "
            "usual rule of thumb, 6 × N, takes N = the non-embedding parameters a token passes through: the "
-           f"encoder layers, once per executed layer (here N = {rule_params:,}, so 6N = "
-           f"{fmt_flops(6 * rule_params)}); it leaves out the attention scores, the embedding projection and "
+           f"encoder layers, once per executed layer (here N = {six_n_params(bd):,}, so 6N = "
+           f"{fmt_flops(six_n_flops(bd))}); it leaves out the attention scores, the embedding projection and "
            "the heads.")
 with c[1]:
     metric("metric_weights_memory", "Weights memory", fmt_bytes(own.inference_memory.weights),
@@ -176,7 +176,7 @@ with st.container(border=True, key="panel_vs_bert"):
     elif fig_twin is None:
         st.markdown("This config **is** a BERT, its own twin. Pick an ALBERT preset to compare.")
     else:
-        alt = figures_explorer.albert_counterpart(cfg)
+        alt = albert_counterpart(cfg)
         st.markdown(f"This config **is** a BERT. Its ALBERT counterpart, **{alt.label}** (E = "
                     f"{alt.embedding_size}, one layer shared by all {cfg.num_layers}), compares like this:")
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")

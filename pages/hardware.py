@@ -14,31 +14,34 @@ from albert_core.hardware.profiles import (
     DATASHEET_PROFILES,
     HARDWARE_NAMES,
     MEASURE_COMMAND,
+    PROBE_ABOUT_S,
     THIS_MACHINE,
     get_profile,
     load_measured,
 )
 from albert_core.hardware.time_model import (
-    PAPER_SPEEDUP,
+    CHIP_CHOICES,
     TABLE2_CHIPS,
     TABLE2_COMM_EFFICIENCY,
     TimeEstimate,
+    compare_speed,
     estimate_time,
     gradient_bytes,
-    inference_ratio,
     largest_batch,
     paper_table2,
+    table2_chip_checks,
     time_to_train,
+    timed_inputs,
 )
-from ui import figures_explorer, figures_hardware
+from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
+from ui import figures_hardware
 from ui.state import current, seed_from_url_once
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"
 HW_KEY, CHIPS_KEY, OVERLAP_KEY = "hw_hardware", "hw_chips", "hw_overlap"
-CHIP_CHOICES = figures_hardware.CHIP_CHOICES
 DEFAULT_HW, DEFAULT_CHIPS = "a100", 1
 _SEEDED = "_hw_seeded"
-LARGE_BATCH = 64
+BATCH_SEQ = 512  # the sequence length of "what batch fits" (the paper's and the users' reports)
 
 cfg, wl = current()
 ss = st.session_state
@@ -66,7 +69,7 @@ def measured_allreduce():
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def cached_table2():
-    return paper_table2()
+    return paper_table2(), table2_chip_checks()
 
 
 st.title("Hardware")
@@ -91,21 +94,14 @@ if any(st.query_params.get(k) != v for k, v in wanted.items()):
     st.query_params.update(wanted)
 
 if hw_name == THIS_MACHINE:
-    with st.spinner("Probing this machine's matmul throughput and memory bandwidth (once, about 2 s)..."):
+    with st.spinner("Probing this machine's matmul throughput and memory bandwidth "
+                    f"(once, about {fmt_duration(PROBE_ABOUT_S, 2)})..."):
         profile = get_profile(hw_name)
 else:
     profile = get_profile(hw_name)
-notes = []
-if wl.dtype not in profile.peak_flops:
-    notes.append(f"{profile.label} has no {wl.dtype} figure: timed in fp32.")
-    wl = wl.replace(dtype="fp32")
-if chips > 1 and not profile.link_bandwidth:
-    notes.append(f"{profile.label} is one chip: timed on 1.")
-    chips = 1
-if chips > wl.batch:
-    notes.append(f"{chips} chips need a batch of at least {chips}: timed on {wl.batch} chips.")
-    chips = max(c for c in CHIP_CHOICES if c <= wl.batch)
-for note in notes:
+timed = timed_inputs(wl, profile, chips)
+wl, chips = timed.workload, timed.chips
+for note in timed.notes:
     st.caption(escape_markdown(note))
 
 # ----------------------------------------------------------------------------- breakdown
@@ -135,30 +131,30 @@ with st.expander("Parts and assumptions"):
 st.subheader("Questions people ask")
 with st.container(border=True, key="hw_answer_speed"):
     st.markdown("**Is ALBERT faster than BERT on my device?**")
-    pair = (cfg, bert_twin(cfg)) if cfg.family == "albert" else (figures_explorer.albert_counterpart(cfg), cfg)
-    if pair[0] is None:
+    speed = compare_speed(cfg, wl, profile)
+    if speed is None:
         st.markdown("This BERT has no ALBERT counterpart (pick an ALBERT preset).")
     else:
-        seq = min(wl.seq_len, pair[0].max_position_embeddings)
-        ratios = {b: inference_ratio(pair[0], profile, b, seq, wl.dtype)[2] for b in (1, LARGE_BATCH)}
-        st.markdown(figures_hardware.speed_answer(pair[0].label, pair[1].label, ratios, profile.label))
+        st.markdown(figures_hardware.speed_answer(speed))
 
 with st.container(border=True, key="hw_answer_memory"):
-    st.markdown("**What is the largest batch that fits in N GB at sequence 512?** (training, AdamW, estimate)")
-    gb = st.number_input("GB per device", 1, 1024, 16, key="hw_gb")
+    st.markdown(f"**What is the largest batch that fits in N GB at sequence {BATCH_SEQ}?** (training, AdamW, "
+                "estimate)")
+    gb = st.number_input("GB per device", 1, 1024, QUOTED_CARD_GB, key="hw_gb")
     rows = []
-    for name in ("bert-large", "albert-xxlarge"):
+    for name in QUOTED_BATCH:
         row = {"model": name}
-        row["batch, fp16 mixed"] = largest_batch(PRESETS[name], gb * 1e9, 512, "fp16", precision="mixed")
-        row["batch, fp32"] = largest_batch(PRESETS[name], gb * 1e9, 512, "fp32")
+        row["batch, fp16 mixed"] = largest_batch(PRESETS[name], gb * 1e9, BATCH_SEQ, "fp16", precision="mixed")
+        row["batch, fp32"] = largest_batch(PRESETS[name], gb * 1e9, BATCH_SEQ, "fp32")
         rows.append(row)
     st.dataframe(rows, hide_index=True, key="hw_batch_table")
-    st.caption("From estimate_memory (weights, gradients and AdamW states exact; activations estimated). Users "
-               "report about 12 (BERT-large) vs 6 (ALBERT-xxlarge) on a 16 GB card with mixed precision; the "
+    reported = " vs ".join(f"{b} ({figures_hardware.paper_name(n)})" for n, b in QUOTED_BATCH.items())
+    st.caption(f"From estimate_memory (weights, gradients and AdamW states exact; activations estimated). Users "
+               f"report about {reported} on a {QUOTED_CARD_GB} GB card with mixed precision; the "
                "estimate (mixed: fp16 weights, gradients and activations, fp32 master weights and Adam moments) "
                "leaves out the framework's own memory (CUDA context, allocator slack), and gives the same "
                "ordering: ALBERT-xxlarge's activations "
-               "at H = 4096 outweigh the parameters sharing saves.")
+               f"at H = {PRESETS['albert-xxlarge'].hidden_size} outweigh the parameters sharing saves.")
 
 with st.container(border=True, key="hw_answer_train"):
     st.markdown(f"**How long does it take to train on N tokens with {chips} chip(s)?** (estimate)")
@@ -195,32 +191,12 @@ with st.container(border=True, key="hw_data_parallel"):
 
 # ----------------------------------------------------------------------------- Table 2
 st.subheader("The paper's speed column, recomputed")
-df = cached_table2()
+df, chip_checks = cached_table2()
 st.plotly_chart(figures_hardware.table2_bars(df), key="hw_table2_bars", width="stretch")
 st.dataframe(figures_hardware.table2_frame(df), hide_index=True, width="stretch", key="hw_table2")
 st.caption(figures_hardware.table2_takeaway(df, TABLE2_COMM_EFFICIENCY, TABLE2_CHIPS))
 with st.expander("How Table 2 is recomputed"):
-    st.markdown(
-        f"""
-- Setting of the paper: batch 4,096, sequence 512, Cloud TPU v3, pre-training heads, the MLM head on the
-  15% masked positions, LAMB (two states per weight, as AdamW). The paper says 64 to 512 TPUs depending
-  on size, and (its Table 5) BERT-large and ALBERT-xxlarge took 34 h for 400k steps and 32 h for 125k steps
-  on the same number of TPUs. Only {TABLE2_CHIPS} chips is consistent with both: on 256 chips
-  ALBERT-xxlarge's 0.92 s per step would need more than the chips' peak.
-- The **one calibrated constant**: the gradient all-reduce reaches {TABLE2_COMM_EFFICIENCY:.1%} of the
-  datasheet's all-reduce bandwidth (fitted once, least squares on all six log ratios). With the datasheet
-  figure the all-reduce is a few percent of a step and the model stays near the FLOPs-only column.
-- BERT-base's 4.7x is out of reach of any model built on these counts. A predicted speedup is a ratio of
-  sums of parts (matmuls, elementwise traffic, optimizer update, all-reduce), and a ratio of sums always
-  lies between the smallest and the largest ratio of its parts, whatever efficiency or bandwidth each part
-  is given: the column "any model on these parts" is that range. BERT-base's FLOPs, parameters and
-  activations are each about a third of BERT-large's, so its range ends near 3.4x, below the ±20% band
-  (3.76x). Something outside the counts (another pod size for that run, memory pressure, ...) would be
-  needed; the paper does not say.
-- Paper speedups ({", ".join(f"{k} {v}x" for k, v in PAPER_SPEEDUP.items())}) are the paper's measurements,
-  not ours.
-"""
-    )
+    st.markdown(figures_hardware.table2_method(df, chip_checks))
 
 # ----------------------------------------------------------------------------- profiles
 with st.expander("Hardware profiles and their sources"):

@@ -8,7 +8,7 @@ from app_helpers import charts
 from albert_core import PRESETS, Workload, count_params, estimate_memory
 from albert_core.configuration.coerce import bert_twin
 from albert_core.format import fmt_bytes, fmt_count, fmt_duration
-from albert_core.hardware.time_model import estimate_time, paper_table2
+from albert_core.hardware.time_model import TABLE2_CHIPS, estimate_time, paper_table2
 
 PAGE = "pages/hardware.py"
 
@@ -61,6 +61,29 @@ def test_more_chips_than_sequences_are_lowered_with_a_note(app):
     at = app({"hw": "tpu-v3", "chips": "64", "batch": "8"}, page=PAGE)
     assert not at.exception
     assert any("timed on 8 chips" in c.value for c in at.caption)
+
+
+def test_fewer_sequences_than_chips_time_the_chip_count_the_batch_feeds(app):
+    at = app({"hw": "tpu-v3", "chips": "8", "batch": "6", "dtype": "bf16"}, page=PAGE)
+    assert not at.exception
+    # 6 sequences feed at most 4 of the offered chip counts (powers of two), and the note says 4
+    assert any("8 chips need a batch of at least 8\\: timed on 4 chips" in c.value for c in at.caption)
+    est = estimate_time(PRESETS["albert-base"], Workload(batch=6, seq_len=128, dtype="bf16"), "tpu-v3", 4)
+    assert {m.label: m.value for m in at.metric}["Training step (estimate)"] == fmt_duration(est.training_s)
+
+
+def test_how_table2_is_recomputed_says_computed_numbers(app):
+    at = app(page=PAGE)
+    text = " ".join(" ".join(m.value for m in at.markdown).split())
+    # the paper: ALBERT-xxlarge 125k steps in 32 h, 0.92 s a step; its matmuls need more on 256 TPU v3 chips
+    assert f"Only {TABLE2_CHIPS} chips is consistent with both: on 256 chips ALBERT-xxlarge's " \
+           f"{fmt_duration(32 * 3600 / 125_000, 2)} per step" in text
+    assert "took 34 h for 400k steps and 32 h for 125k steps" in text and "64 to 512 TPUs" in text
+    assert "batch 4,096, sequence 512" in text and "the 15% masked positions" in text
+    share = max(paper_table2()["datasheet_allreduce_share"])
+    assert f"the all-reduce is at most {share:.0%} of a step" in text
+    # BERT-base's reachable range ends at 3.39x (the table's column), below 0.8 x 4.7 = 3.76x
+    assert "BERT-base's 4.70x is out of reach" in text and "ends at 3.39x, below the ±20% band (3.76x)" in text
 
 
 def test_table2_is_recomputed_beside_the_paper(app):

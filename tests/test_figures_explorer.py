@@ -8,7 +8,6 @@ import plotly.graph_objects as go
 import pytest
 
 from albert_core import PRESETS, Workload, count_params
-from albert_core.configuration.coerce import bert_twin
 from albert_core.counting.results import analyze
 from albert_core.format import fmt_bytes, fmt_flops
 from ui import figures_explorer
@@ -143,17 +142,6 @@ def test_flops_bars_hover_shares_and_axis_units():
     fig = figures_explorer.flops_bars(comps)
     assert list(fig.data[0].customdata) == [0.25, 0.75]
     assert "GFLOP" in fig.layout.xaxis.ticktext[1]
-
-
-def test_albert_counterpart_of_a_bert_is_its_twin():
-    bert = PRESETS["bert-base"]
-    alt = figures_explorer.albert_counterpart(bert)
-    assert alt.family == "albert" and alt.sharing == "all" and alt.embedding_size == 128
-    assert bert_twin(alt) == bert
-    # albert-base's closed form at BERT's vocabulary V = 30,522: 522 more rows of E = 128.
-    assert count_params(alt).total == 11_683_584 + 522 * 128
-    rep = analyze(alt, Workload())
-    assert rep.twin.params.total == 109_482_240  # transformers' exact count, BertModel
 
 
 def test_twin_summary_says_what_the_numbers_say():

@@ -11,16 +11,25 @@ import pytest
 from test_cli import fails, run
 
 from albert_core import PRESETS, Workload, count_flops, count_params, estimate_memory
+from albert_core.configuration.coerce import bert_twin
 from albert_core.format import fmt_duration
+from albert_core.hardware.profiles import get_profile, profile_from_probe
 from albert_core.hardware.time_model import (
     PAPER_SPEEDUP,
+    TABLE2_CHIPS,
     TABLE2_COMM_EFFICIENCY,
+    SpeedComparison,
     calibrate_table2,
+    compare_speed,
     estimate_time,
     inference_ratio,
     largest_batch,
     paper_table2,
+    speed_pair,
+    table2_chip_checks,
+    table2_size_ratios,
     time_to_train,
+    timed_inputs,
 )
 
 WL = Workload(batch=64, seq_len=128, dtype="bf16", optimizer="adamw")
@@ -222,6 +231,114 @@ def test_table2_reach_is_the_range_of_the_parts_ratios_and_bert_base_is_out_of_i
 
 def test_table2_constant_is_the_least_squares_fit():
     assert calibrate_table2() == pytest.approx(TABLE2_COMM_EFFICIENCY, rel=0.03)
+
+
+def test_table2_chip_checks_leave_only_the_pod_size_the_paper_s_step_times_allow():
+    # the paper: 64 to 512 TPUs; BERT-large 400k steps in 34 h, ALBERT-xxlarge 125k steps in 32 h (same TPUs)
+    checks = {c.chips: c for c in table2_chip_checks()}
+    assert list(checks) == [64, 128, 256, 512]
+    assert checks[512].paper_step_s == {"bert-large": 34 * 3600 / 400_000, "albert-xxlarge": 0.9216}
+    tpu_peak = 123e12  # Cloud TPU v3 datasheet, per chip
+    for chips, c in checks.items():
+        for name in ("bert-large", "albert-xxlarge"):
+            flops = count_flops(PRESETS[name].replace(head="pretraining"), 4096, 512, mlm_fraction=0.15).training
+            assert c.peak_step_s[name] == pytest.approx(flops / (chips * tpu_peak))
+    # roughly by hand: ALBERT-xxlarge runs 12 layers of ~12 H^2 = 201M weights, 6 FLOPs per weight per token,
+    # 4096 x 512 tokens a step: ~3.0e16 FLOPs, ~0.97 s at 256 chips' peak (> 0.92 s), ~0.48 s at 512
+    rough = 6 * 12 * 12 * 4096**2 * 4096 * 512
+    assert rough / (256 * tpu_peak) > 0.9216 > rough / (512 * tpu_peak)
+    assert checks[256].too_fast == ("albert-xxlarge",) and checks[64].too_fast == ("bert-large", "albert-xxlarge")
+    assert [n for n, c in checks.items() if c.consistent] == [TABLE2_CHIPS]
+
+
+def test_table2_size_ratios_are_the_counters_ratios_to_bert_large(table2):
+    base, large = (PRESETS[n].replace(head="pretraining") for n in ("bert-base", "bert-large"))
+    got = table2_size_ratios("bert-base")
+    assert got["flops"] == pytest.approx(count_flops(base, 4096, 512, mlm_fraction=0.15).training
+                                         / count_flops(large, 4096, 512, mlm_fraction=0.15).training)
+    assert got["params"] == count_params(base).total / count_params(large).total
+    # activations grow linearly with the batch, so batch 8 gives the same ratio as 4,096
+    assert got["activations"] == pytest.approx(estimate_memory(base, 8, 512).activations
+                                               / estimate_memory(large, 8, 512).activations)
+    assert all(0.25 < r < 0.45 for r in got.values())  # "about a third" each
+    assert table2_size_ratios("bert-large") == {"flops": 1.0, "params": 1.0, "activations": 1.0}
+
+
+def test_table2_datasheet_allreduce_share_is_the_uncalibrated_step_s():
+    df = paper_table2().set_index("preset")
+    est = estimate_time(PRESETS["bert-large"].replace(head="pretraining"),
+                        Workload(batch=4096, seq_len=512, dtype="fp32", optimizer="adamw"), "tpu-v3", 512,
+                        overlap=False, mlm_fraction=0.15)
+    assert df.loc["bert-large", "datasheet_allreduce_share"] == pytest.approx(
+        est.part("allreduce").seconds / est.training_s)
+
+
+# ----------------------------------------------------------------------------- what a profile can time
+PROBED = profile_from_probe({"matmul_flops": 2e11, "memory_bandwidth": 1e10, "cpu": "Test CPU", "threads": 2})
+
+
+def test_a_profile_without_the_dtype_is_timed_in_fp32_with_a_note_naming_it():
+    got = timed_inputs(Workload(batch=16, dtype="bf16"), PROBED, 1)
+    assert got.workload == Workload(batch=16, dtype="fp32") and got.chips == 1
+    assert got.notes == ("this machine (Test CPU, 2 threads) has no bf16 figure: timed in fp32.",)
+    # int8 is timed nowhere (estimate_time refuses it): lowered to fp32 on a datasheet GPU too
+    got = timed_inputs(Workload(batch=16, dtype="int8"), "a100", 1)
+    assert got.workload.dtype == "fp32" and got.notes == ("NVIDIA A100 SXM 80GB has no int8 figure: timed in fp32.",)
+    estimate_time(PRESETS["albert-base"], got.workload, "a100", got.chips)  # the lowered inputs are timeable
+
+
+def test_a_one_chip_profile_is_timed_on_one_chip():
+    got = timed_inputs(Workload(batch=16, dtype="fp32"), PROBED, 8)
+    assert got.chips == 1 and got.workload.dtype == "fp32"
+    assert got.notes == ("this machine (Test CPU, 2 threads) is one chip: timed on 1.",)
+
+
+def test_more_chips_than_sequences_are_lowered_to_a_chip_count_the_batch_feeds():
+    # batch 6 on 8 chips: the chip counts offered are powers of two, the largest that 6 sequences feed is 4
+    got = timed_inputs(Workload(batch=6, dtype="bf16"), "tpu-v3", 8)
+    assert got.chips == 4 and got.workload.dtype == "bf16"
+    assert got.notes == ("8 chips need a batch of at least 8: timed on 4 chips.",)
+    same = timed_inputs(Workload(batch=64, dtype="bf16"), "tpu-v3", 8)
+    assert (same.workload, same.chips, same.notes) == (Workload(batch=64, dtype="bf16"), 8, ())
+
+
+def test_speed_pair_is_albert_then_bert():
+    albert = PRESETS["albert-base"]
+    twin = speed_pair(albert)[1]
+    assert speed_pair(albert)[0] == albert
+    assert (twin.family, twin.sharing, twin.embedding_size, twin.hidden_size, twin.num_layers) == (
+        "bert", "none", 768, 768, 12)
+    bert = PRESETS["bert-base"]
+    alt, same = speed_pair(bert)
+    assert same == bert and alt.family == "albert" and alt.sharing == "all" and alt.embedding_size == 128
+    assert bert_twin(alt) == bert
+    assert speed_pair(bert.replace(hidden_act="relu")) is None  # no ALBERT has a ReLU BERT twin
+
+
+def test_compare_speed_is_bert_s_inference_time_over_albert_s_at_each_batch():
+    cfg = PRESETS["albert-large"]
+    got = compare_speed(cfg, Workload(batch=8, seq_len=128, dtype="bf16"), "h100")
+    assert (got.albert, got.bert, got.seq_len, got.dtype, got.hardware) == (
+        cfg, bert_twin(cfg), 128, "bf16", get_profile("h100"))
+    for b in (1, 64):
+        wl = Workload(batch=b, seq_len=128, dtype="bf16", optimizer="none")
+        assert got.ratios[b] == pytest.approx(estimate_time(bert_twin(cfg), wl, "h100").inference_s
+                                              / estimate_time(cfg, wl, "h100").inference_s)
+    assert list(got.ratios) == [1, 64] and not got.faster  # same executed layers: no faster
+    from_bert = compare_speed(bert_twin(cfg), Workload(batch=8, seq_len=128, dtype="bf16"), "h100")
+    assert from_bert.bert == bert_twin(cfg) and from_bert.albert.family == "albert"
+    assert compare_speed(PRESETS["bert-base"].replace(hidden_act="relu"), Workload(), "h100") is None
+
+
+def test_albert_is_called_faster_only_above_ten_percent_at_every_batch():
+    albert, bert = speed_pair(PRESETS["albert-base"])
+
+    def verdict(ratios):
+        return SpeedComparison(albert, bert, get_profile("h100"), 128, "fp32", ratios).faster
+
+    assert verdict({1: 1.5, 64: 1.2})
+    assert not verdict({1: 1.5, 64: 1.05})
+    assert not verdict({1: 1.1, 64: 1.1})
 
 
 # ----------------------------------------------------------------------------- questions

@@ -19,8 +19,6 @@ import plotly.graph_objects as go
 from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
-from albert_core import ModelConfig
-from albert_core.configuration.coerce import bert_twin, switch_family
 from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.counting.results import Result
@@ -144,17 +142,6 @@ def flops_takeaway(components: Mapping[str, int], forward: int, seq_len: int) ->
     return (f"Takeaway: at S = {seq_len}, the feed-forward block is {fmt_pct(ffn / forward)} of the "
             f"{fmt_flops(forward)} forward pass and the attention scores (QKᵀ and the weighted values, "
             f"4·S²·H per executed layer) {fmt_pct(scores / forward)}; the scores grow with S², the rest with S.")
-
-
-def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
-    """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.configuration.coerce`: E = 128
-    or H if smaller, all layers shared), so the "smaller or faster?" panel has something to compare;
-    None if there is no such ALBERT."""
-    try:
-        alt = switch_family(cfg, "albert")
-    except ValueError:
-        return None
-    return alt if bert_twin(alt) == cfg else None
 
 
 def twin_metrics(result: Result) -> list[tuple[str, float, float, Any]]:

@@ -12,12 +12,27 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.workload import DTYPE_BYTES
+from albert_core.counting.memory import OPTIMIZER_STATES
 from albert_core.format import fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_ratio
 from albert_core.hardware.profiles import HARDWARE_NAMES, HardwareProfile
-from albert_core.hardware.time_model import PART_LABELS, TimeEstimate, gradient_bytes
+from albert_core.hardware.time_model import (
+    CHIP_CHOICES,
+    PAPER_SPEEDUP,
+    PART_LABELS,
+    TABLE2_BAND,
+    TABLE2_COMM_EFFICIENCY,
+    TABLE2_MLM_FRACTION,
+    TABLE2_WORKLOAD,
+    ChipCheck,
+    SpeedComparison,
+    TimeEstimate,
+    gradient_bytes,
+    table2_size_ratios,
+)
+from albert_core.paper import PAPER_SAME_TIME, PAPER_TPU_RANGE
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT
 
-CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}
 SERIES_COLORS = {"paper": "#444444", "flops_only": "#bab0ac", "datasheet": "#9ecae9", "model": "#4c78a8"}
 SERIES_LABELS = {
@@ -150,17 +165,86 @@ def table2_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 def table2_takeaway(df: pd.DataFrame, constant: float, chips: int) -> str:
     hits = df[df["within_20pct"]]
+    band = f"±{fmt_pct(TABLE2_BAND, 0)}"
     misses = [f"{r.preset} ({fmt_ratio(r.model)} vs {fmt_ratio(r.paper)}"
               + ("" if r.reachable else f"; no weighting of its parts gives more than {fmt_ratio(r.reach_hi)}, "
-                 f"and the ±20% band starts at {fmt_ratio(0.8 * r.paper)}") + ")"
+                 f"and the {band} band starts at {fmt_ratio((1 - TABLE2_BAND) * r.paper)}") + ")"
               for r in df.itertuples() if not r.within_20pct]
-    text = (f"{len(hits)} of {len(df)} rows are within ±20% of the paper with one constant for all rows: the "
+    text = (f"{len(hits)} of {len(df)} rows are within {band} of the paper with one constant for all rows: the "
             f"all-reduce reaches {fmt_pct(constant, 1)} of the datasheet bandwidth, on {chips} chips. ")
     if misses:
         text += "Missed: " + ", ".join(misses) + ". "
     text += ("FLOPs alone predict ALBERT-large at "
              f"{fmt_ratio(float(df.loc[df['preset'] == 'albert-large', 'flops_only'].iloc[0]))}.")
     return text
+
+
+def paper_name(preset: str) -> str:
+    """A preset as the paper writes it: 'albert-xxlarge' -> 'ALBERT-xxlarge'."""
+    return preset.replace("albert", "ALBERT").replace("bert", "BERT")
+
+
+def _steps(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else f"{n:,}"
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def table2_method(df: pd.DataFrame, checks: Sequence[ChipCheck]) -> str:
+    """How Table 2 is recomputed (markdown bullets), every figure from the library: the paper's setting, the
+    pod size its step times allow (`time_model.table2_chip_checks`), the calibrated constant, why a row is
+    out of reach (`time_model.table2_size_ratios`)."""
+    wl = TABLE2_WORKLOAD
+    runs = list(PAPER_SAME_TIME.items())
+    took = " and ".join(f"{r['hours']} h for {_steps(r['steps'])} steps" for _, r in runs)
+    ok = [c.chips for c in checks if c.consistent]
+    ruled = [c for c in checks if not c.consistent]
+    pods = "No pod size in that range is consistent with both." if not ok else (
+        f"Only {_and([str(n) for n in ok])} chips {'is' if len(ok) == 1 else 'are'} consistent with both")
+    if ok and ruled:
+        last = max(ruled, key=lambda c: c.chips)
+        slow = last.too_fast[0]
+        pods += (f": on {last.chips} chips {paper_name(slow)}'s {fmt_duration(last.paper_step_s[slow], 2)} per "
+                 "step would need more than the chips' peak.")
+    elif ok:
+        pods += "."
+    datasheet_share = float(df["datasheet_allreduce_share"].max())
+    band = f"±{fmt_pct(TABLE2_BAND, 0)}"
+    out = [
+        f"- Setting of the paper: batch {wl.batch:,}, sequence {wl.seq_len}, Cloud TPU v3, pre-training heads, "
+        f"the MLM head on the {fmt_pct(TABLE2_MLM_FRACTION, 0)} masked positions, LAMB "
+        f"({OPTIMIZER_STATES[wl.optimizer]} states per weight, as {wl.optimizer.replace('adamw', 'AdamW')}). "
+        f"The paper says {PAPER_TPU_RANGE[0]} to {PAPER_TPU_RANGE[1]} TPUs depending on size, and (its Table 5) "
+        f"{_and([paper_name(n) for n, _ in runs])} took {took} on the same number of TPUs. {pods}",
+        f"- The **one calibrated constant**: the gradient all-reduce reaches {fmt_pct(TABLE2_COMM_EFFICIENCY, 1)} "
+        "of the datasheet's all-reduce bandwidth (fitted once, least squares on all "
+        f"{len(PAPER_SPEEDUP)} log ratios). With the datasheet figure the all-reduce is at most "
+        f"{fmt_pct(datasheet_share, 0)} of a step and the model stays near the FLOPs-only column.",
+    ]
+    for r in df.itertuples():
+        if r.reachable:
+            continue
+        name = paper_name(r.preset)
+        text = (f"- {name}'s {fmt_ratio(r.paper)} is out of reach of any model built on these counts. A predicted "
+                "speedup is a ratio of sums of parts (matmuls, elementwise traffic, optimizer update, all-reduce), "
+                "and a ratio of sums always lies between the smallest and the largest ratio of its parts, whatever "
+                "efficiency or bandwidth each part is given: the column \"any model on these parts\" is that range. ")
+        if r.reach_hi < (1 - TABLE2_BAND) * r.paper:
+            sizes = table2_size_ratios(r.preset)
+            text += (f"{name}'s FLOPs, parameters and activations are {fmt_pct(sizes['flops'], 0)}, "
+                     f"{fmt_pct(sizes['params'], 0)} and {fmt_pct(sizes['activations'], 0)} of BERT-large's, so "
+                     f"its range ends at {fmt_ratio(r.reach_hi)}, below the {band} band "
+                     f"({fmt_ratio((1 - TABLE2_BAND) * r.paper)}). ")
+        else:
+            text += (f"Its range starts at {fmt_ratio(r.reach_lo)}, above the {band} band "
+                     f"({fmt_ratio((1 + TABLE2_BAND) * r.paper)}). ")
+        out.append(text + "Something outside the counts (another pod size for that run, memory pressure, ...) "
+                   "would be needed; the paper does not say.")
+    out.append(f"- Paper speedups ({', '.join(f'{k} {v}x' for k, v in PAPER_SPEEDUP.items())}) are the paper's "
+               "measurements, not ours.")
+    return "\n".join(out)
 
 
 def profiles_frame(profiles: Sequence[HardwareProfile]) -> pd.DataFrame:
@@ -180,12 +264,11 @@ def profiles_frame(profiles: Sequence[HardwareProfile]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def speed_answer(name: str, twin: str, ratios: Mapping[int, float], hardware: str) -> str:
-    """'Is ALBERT faster than BERT here?' from inference ratios (twin time / this time) by batch."""
-    parts = [f"batch {b}: {fmt_ratio(r)} the speed of {twin}" for b, r in ratios.items()]
-    faster = all(r > 1.1 for r in ratios.values())
-    verdict = "Yes" if faster else "Not really"
-    return (f"**{verdict}** (estimate, {hardware}): {name} runs inference at " + "; ".join(parts)
+def speed_answer(cmp: SpeedComparison) -> str:
+    """'Is ALBERT faster than BERT here?' from `time_model.compare_speed` (its verdict and ratios by batch)."""
+    parts = [f"batch {b}: {fmt_ratio(r)} the speed of {cmp.bert.label}" for b, r in cmp.ratios.items()]
+    verdict = "Yes" if cmp.faster else "Not really"
+    return (f"**{verdict}** (estimate, {cmp.hardware.label}): {cmp.albert.label} runs inference at " + "; ".join(parts)
             + ". Sharing removes parameters, not the layers that run: every executed layer still reads "
             "its weights and does its FLOPs.")
 
@@ -216,9 +299,13 @@ def measured_allreduce_frame(measured: Mapping, highlight: str | None = None) ->
 
 def measured_takeaway(measured: Mapping) -> str:
     got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in measured["rows"]}
+    per = sorted({got[r["preset"]] / int(r["unique_params"]) for r in measured["rows"]})
+    model = DTYPE_BYTES["fp32"]  # the time model's fp32 gradient of each unique parameter (`gradient_bytes`)
     text = (f"Measured here ({measured['processes']} CPU processes, {measured['backend']}, torch {measured['torch']}, "
-            f"{measured['cpu']}; produced by `{measured['command']}`): DDP all-reduces exactly 4 bytes per unique "
-            "parameter every step in every row, the time model's gradient traffic.")
+            f"{measured['cpu']}; produced by `{measured['command']}`): DDP all-reduces "
+            + (f"exactly {per[0]:g} bytes per unique parameter every step in every row"
+               if len(per) == 1 else f"{per[0]:.3g} to {per[-1]:.3g} bytes per unique parameter")
+            + (", the time model's gradient traffic." if per == [model] else "."))
     if "albert-base" in got and "bert-base" in got:
         text += (f" ALBERT-base moves {fmt_bytes(got['albert-base'])} per step against BERT-base's "
                  f"{fmt_bytes(got['bert-base'])}, {got['bert-base'] / got['albert-base']:.1f} times less.")

@@ -39,7 +39,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.coerce import bert_twin, switch_family
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.presets import config_name
 from albert_core.configuration.workload import DTYPE_BYTES, Workload
@@ -167,6 +167,17 @@ def analyze(cfg: ModelConfig, wl: Workload) -> Result:
     twin_cfg = bert_twin(cfg)
     twin = own if twin_cfg == cfg else costs(twin_cfg, wl)
     return Result(cfg, wl, own, twin)
+
+
+def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
+    """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.configuration.coerce`:
+    E = 128 or H if smaller, all layers shared), so a "smaller or faster than BERT?" comparison has something
+    to compare; None if there is no such ALBERT."""
+    try:
+        alt = switch_family(cfg, "albert")
+    except ValueError:
+        return None
+    return alt if bert_twin(alt) == cfg else None
 
 
 def result_from_dict(data: dict[str, Any]) -> Result:

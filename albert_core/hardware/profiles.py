@@ -25,6 +25,8 @@ from albert_core import settings
 
 THIS_MACHINE = "this-machine"
 _COPY_BYTES = 256 * 2**20  # far past every CPU cache, so the copy runs at DRAM bandwidth
+PROBE_BUDGET_S = 1.0  # seconds the matmul kernels are timed for
+PROBE_ABOUT_S = PROBE_BUDGET_S + 1.0  # a whole probe: the kernels, then about 1 s for the copy
 _PROBE_VERSION = 3  # 3: the fastest of short repeats, CPU time at one thread
 TRAINING_KERNEL = "torch.matmul"  # what autograd's mm / addmm run on the CPU (oneDNN is inference-only here)
 
@@ -220,7 +222,8 @@ def measure_copy_bandwidth(nbytes: int = _COPY_BYTES, repeats: int = 5) -> float
     return 2 * nbytes / min(times)
 
 
-def measure_kernel_flops(budget_s: float = 1.0, clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
+def measure_kernel_flops(budget_s: float = PROBE_BUDGET_S,
+                         clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """fp32 FLOP/s of each matmul kernel of `albert_core.live.analysis.probe_kernels` (best over its
     PROBE_SHAPES of the fastest of several short repeats, about ``budget_s`` in all: a busy host only ever
     slows a run down, so the fastest is the machine's own rate), timed with ``clock`` (wall time by
@@ -248,7 +251,7 @@ def measure_kernel_flops(budget_s: float = 1.0, clock: Callable[[], float] = tim
     return best
 
 
-def probe_this_machine(budget_s: float = 1.0) -> dict[str, Any]:
+def probe_this_machine(budget_s: float = PROBE_BUDGET_S) -> dict[str, Any]:
     """Measure fp32 matmul throughput per kernel and copy bandwidth now (about ``budget_s`` + 1 s)."""
     import torch
 

@@ -35,8 +35,9 @@ from albert_core.configuration.workload import DTYPE_BYTES, WORKLOAD_LIMITS, Wor
 from albert_core.counting.flops import count_flops
 from albert_core.counting.memory import OPTIMIZER_STATES, estimate_memory, max_batch_that_fits
 from albert_core.counting.params import count_params
+from albert_core.counting.results import albert_counterpart
 from albert_core.hardware.profiles import HardwareProfile, get_profile
-from albert_core.paper import PAPER_TABLE2_SPEEDUP
+from albert_core.paper import PAPER_SAME_TIME, PAPER_TABLE2_SPEEDUP, PAPER_TPU_RANGE
 
 PARALLEL_MODES = ("data",)
 MAX_CHIPS = 65_536
@@ -292,6 +293,8 @@ TABLE2_HARDWARE = "tpu-v3"
 # The one calibrated constant: the fraction of the TPU v3 datasheet all-reduce bandwidth that makes the
 # recomputed speedups closest to the paper's (least squares on log ratios, all rows; see calibrate_table2).
 TABLE2_COMM_EFFICIENCY = 0.052
+# A recomputed speedup "meets" the paper's when it is within this fraction of it (either side).
+TABLE2_BAND = 0.2
 
 
 def _table2_estimates(chips: int) -> dict[str, TimeEstimate]:
@@ -330,7 +333,8 @@ def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM
     give, whatever efficiency or bandwidth it assumes for each part. A speedup is a ratio of sums,
     (sum of w_i * BERT-large part i) / (sum of w_i * this row's part i) with weights w_i >= 0, and such a
     ratio always lies between the smallest and the largest ratio of its parts. ``reachable``: whether
-    the paper's figure within +-20% overlaps that range."""
+    the paper's figure within +-`TABLE2_BAND` overlaps that range. ``allreduce_share``: the all-reduce's
+    share of the calibrated step; ``datasheet_allreduce_share``: of the step with datasheet links."""
     import pandas as pd
 
     _check_int("chips", chips, 1, TABLE2_WORKLOAD.batch)
@@ -349,13 +353,62 @@ def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM
             "preset": name, "paper": paper, "flops_only": flops_only, "flops_only_ratio": flops_only / paper,
             "datasheet": datasheet, "datasheet_ratio": datasheet / paper,
             "model": calibrated, "model_ratio": calibrated / paper,
-            "within_20pct": abs(calibrated / paper - 1) <= 0.2,
-            "reach_lo": lo, "reach_hi": hi, "reachable": lo <= 1.2 * paper and hi >= 0.8 * paper,
+            "within_20pct": abs(calibrated / paper - 1) <= TABLE2_BAND,
+            "reach_lo": lo, "reach_hi": hi,
+            "reachable": lo <= (1 + TABLE2_BAND) * paper and hi >= (1 - TABLE2_BAND) * paper,
             "step_s": _step_with(est, comm_efficiency),
             "allreduce_share": est.part("allreduce").seconds / comm_efficiency / _step_with(est, comm_efficiency),
+            "datasheet_allreduce_share": est.part("allreduce").seconds / est.training_s,
             "unique_params": count_params(est.config).total,
         })
     return pd.DataFrame(rows)
+
+
+def table2_size_ratios(name: str) -> dict[str, float]:
+    """``name``'s training FLOPs per step, unique parameters and saved activations as fractions of
+    BERT-large's, in the Table 2 setting (pre-training heads, MLM on `TABLE2_MLM_FRACTION` of the positions):
+    what the time model's parts scale with, so the largest of their inverses bounds any recomputed speedup."""
+    wl = TABLE2_WORKLOAD
+    cfgs = {n: PRESETS[n].replace(head="pretraining") for n in (name, "bert-large")}
+    flops = {n: count_flops(c, wl.batch, wl.seq_len, mlm_fraction=TABLE2_MLM_FRACTION).training
+             for n, c in cfgs.items()}
+    params = {n: count_params(c).total for n, c in cfgs.items()}
+    acts = {n: estimate_memory(c, wl.batch, wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer).activations
+            for n, c in cfgs.items()}
+    return {k: v[name] / v["bert-large"] for k, v in (("flops", flops), ("params", params), ("activations", acts))}
+
+
+@dataclass(frozen=True)
+class ChipCheck:
+    """One pod size for the paper's same-training-time runs (`albert_core.paper.PAPER_SAME_TIME`): each run's
+    seconds per step as the paper's hours and steps give it, against the least a step can take on ``chips``
+    chips (its training matmuls alone at 100% of the chips' peak)."""
+
+    chips: int
+    paper_step_s: Mapping[str, float]
+    peak_step_s: Mapping[str, float]
+
+    @property
+    def too_fast(self) -> tuple[str, ...]:
+        """The runs whose measured step is shorter than their matmuls at peak: impossible on this many chips."""
+        return tuple(n for n, s in self.paper_step_s.items() if s < self.peak_step_s[n])
+
+    @property
+    def consistent(self) -> bool:
+        return not self.too_fast
+
+
+def table2_chip_checks() -> tuple[ChipCheck, ...]:
+    """`ChipCheck` for every power of two in the paper's TPU range (`albert_core.paper.PAPER_TPU_RANGE`),
+    fewest chips first: the pod sizes the paper's own step times allow are the consistent ones."""
+    wl = TABLE2_WORKLOAD
+    peak = get_profile(TABLE2_HARDWARE).peak(wl.dtype, training=True)
+    paper_s = {n: r["hours"] * 3600 / r["steps"] for n, r in PAPER_SAME_TIME.items()}
+    flops = {n: count_flops(PRESETS[n].replace(head="pretraining"), wl.batch, wl.seq_len,
+                            mlm_fraction=TABLE2_MLM_FRACTION).training for n in PAPER_SAME_TIME}
+    lo, hi = PAPER_TPU_RANGE
+    sizes = [2**k for k in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 2**k <= hi]
+    return tuple(ChipCheck(n, paper_s, {m: f / (n * peak) for m, f in flops.items()}) for n in sizes)
 
 
 # ----------------------------------------------------------------------------- questions users ask
@@ -382,3 +435,88 @@ def inference_ratio(cfg: ModelConfig, hardware: str | HardwareProfile, batch: in
     mine = estimate_time(cfg, wl, hardware).inference_s
     twin = estimate_time(bert_twin(cfg), wl, hardware).inference_s
     return mine, twin, twin / mine
+
+
+
+# ----------------------------------------------------------------------------- what a profile can time
+CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the chip counts offered (data parallel)
+FALLBACK_DTYPE = "fp32"  # every profile has an fp32 figure
+
+
+@dataclass(frozen=True)
+class TimedInputs:
+    """The workload and chip count a profile is timed at, and one plain sentence per input it lowered."""
+
+    workload: Workload
+    chips: int
+    notes: tuple[str, ...]
+
+
+def timed_inputs(workload: Workload, hardware: str | HardwareProfile, chips: int,
+                 choices: tuple[int, ...] = CHIP_CHOICES) -> TimedInputs:
+    """What `estimate_time` can time of ``workload`` on ``chips`` x ``hardware``, each change with a note:
+
+    - a dtype the profile has no figure for (and int8, which the time model does not model) is timed in fp32;
+    - a profile without links (one chip, e.g. this machine) is timed on 1 chip;
+    - more chips than sequences in the batch: the most of ``choices`` the batch can feed (data parallelism
+      gives every chip at least one sequence).
+    """
+    hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
+    notes = []
+    if workload.dtype == "int8" or workload.dtype not in hw.peak_flops:
+        notes.append(f"{hw.label} has no {workload.dtype} figure: timed in {FALLBACK_DTYPE}.")
+        workload = workload.replace(dtype=FALLBACK_DTYPE)
+    if chips > 1 and not hw.link_bandwidth:
+        notes.append(f"{hw.label} is one chip: timed on 1.")
+        chips = 1
+    if chips > workload.batch:
+        fed = max(c for c in (1, *choices) if c <= workload.batch)
+        notes.append(f"{chips} chips need a batch of at least {chips}: timed on {fed} chips.")
+        chips = fed
+    return TimedInputs(workload, chips, tuple(notes))
+
+
+# ----------------------------------------------------------------------------- is ALBERT faster?
+SPEED_BATCHES = (1, 64)  # one sequence (latency) and a large batch (throughput)
+FASTER_ABOVE = 1.1  # "faster" only if BERT takes more than this many times as long at every batch
+
+
+def speed_pair(cfg: ModelConfig) -> tuple[ModelConfig, ModelConfig] | None:
+    """(ALBERT, BERT) for "is ALBERT faster than BERT?": an ALBERT and its BERT twin, or a BERT's ALBERT
+    counterpart (`albert_core.counting.results.albert_counterpart`) and the BERT; None for a BERT without one."""
+    if cfg.family == "albert":
+        return cfg, bert_twin(cfg)
+    alt = albert_counterpart(cfg)
+    return None if alt is None else (alt, cfg)
+
+
+@dataclass(frozen=True)
+class SpeedComparison:
+    """An ALBERT's inference against its BERT twin's on one chip: ``ratios`` maps a batch to BERT's seconds
+    over ALBERT's (above 1: ALBERT is faster). An estimate."""
+
+    albert: ModelConfig
+    bert: ModelConfig
+    hardware: HardwareProfile
+    seq_len: int
+    dtype: str
+    ratios: Mapping[int, float]
+
+    @property
+    def faster(self) -> bool:
+        """Whether ALBERT is clearly faster: more than `FASTER_ABOVE` x at every batch."""
+        return all(r > FASTER_ABOVE for r in self.ratios.values())
+
+
+def compare_speed(cfg: ModelConfig, workload: Workload, hardware: str | HardwareProfile,
+                  batches: tuple[int, ...] = SPEED_BATCHES) -> SpeedComparison | None:
+    """`speed_pair` of ``cfg`` timed at inference at ``batches`` (``workload``'s dtype and sequence length,
+    the sequence capped at the ALBERT's positions); None when `speed_pair` has no pair."""
+    pair = speed_pair(cfg)
+    if pair is None:
+        return None
+    hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
+    albert, bert = pair
+    seq = min(workload.seq_len, albert.max_position_embeddings)
+    ratios = {b: inference_ratio(albert, hw, b, seq, workload.dtype)[2] for b in batches}
+    return SpeedComparison(albert, bert, hw, seq, workload.dtype, MappingProxyType(ratios))
