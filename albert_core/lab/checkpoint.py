@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from albert_core.lab.frames import frame_from_data, frame_to_data
 from albert_core.lab.outcome import HISTORY_COLUMNS, RunResult
 from albert_core.lab.spec import CODE_VERSION, RunSpec
 
@@ -66,11 +67,15 @@ def _float(value: Any) -> float:
 
 
 def history_to_json(history: pd.DataFrame) -> str:
-    return history.to_json(orient="split", index=False, double_precision=10)
+    return json.dumps(frame_to_data(history, index=False))
 
 
 def history_from_json(text: str) -> pd.DataFrame:
-    frame = pd.read_json(io.StringIO(text), orient="split")
+    return history_from_frame(frame_from_data(json.loads(text)))
+
+
+def history_from_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run's history with exactly `HISTORY_COLUMNS` (steps and tokens whole numbers)."""
     if "val_order_ones" not in frame.columns:  # recorded before the share of "1" answers was logged
         frame["val_order_ones"] = math.nan
     missing = [c for c in HISTORY_COLUMNS if c not in frame.columns]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ import pandas as pd
 
 from albert_core.configuration.coerce import bert_twin
 from albert_core.lab.checkpoint import record, result_from_record
+from albert_core.lab.frames import from_plain, to_plain
 from albert_core.lab.spec import CODE_VERSION, corpus_fingerprint
 
 if TYPE_CHECKING:
@@ -64,45 +64,11 @@ KEEP_EVERY = 2  # every other logged row is kept, and every evaluation row
 DIGITS = 7
 
 
-def _round(value: Any) -> Any:
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return float(f"{value:.{DIGITS}g}")
-    return value
-
-
 def _encode(value: Any) -> Any:
-    if isinstance(value, pd.DataFrame):
-        data = value.to_dict(orient="split")
-        return {"__frame__": {
-            "columns": [str(c) for c in data["columns"]],
-            "index": [_round(i) if not isinstance(i, str) else i for i in data["index"]],
-            "index_name": value.index.name,
-            "data": [[_encode(v) for v in row] for row in data["data"]],
-        }}
-    if isinstance(value, dict):
-        return {str(k): _encode(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v) for v in value]
-    if value is pd.NA:
-        return None
-    if hasattr(value, "item"):  # numpy scalars
-        value = value.item()
-    return _round(value)
+    return to_plain(value, DIGITS)
 
 
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict) and "__frame__" in value:
-        f = value["__frame__"]
-        frame = pd.DataFrame(f["data"], columns=f["columns"], index=f["index"])
-        frame.index.name = f.get("index_name")
-        if list(frame.index) == list(range(len(frame))):
-            frame = frame.reset_index(drop=True)
-        return frame.fillna(value=math.nan) if not frame.empty else frame
-    if isinstance(value, dict):
-        return {k: _decode(v) for k, v in value.items()}
-    return value
+_decode = from_plain
 
 
 def thin_history(history: pd.DataFrame) -> pd.DataFrame:
@@ -256,15 +222,14 @@ def _path(name: str, folder: Path) -> Path:
 
 def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[RunResult]:
     """The shipped runs of one experiment as RunResults (thinned history, no checkpoint)."""
-    from albert_core.lab.checkpoint import history_from_json
+    from albert_core.lab.checkpoint import history_from_frame
 
     path = _path(name, Path(folder))
     if not path.is_file():
         return []
     out = []
     for run in _read(path)["runs"]:
-        frame = _decode(run["history"])
-        history = history_from_json(frame.to_json(orient="split", index=False))
+        history = history_from_frame(_decode(run["history"]))
         out.append(result_from_record(run, history, None))
     return out
 
