@@ -15,7 +15,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "albert_core"
 # Bottom to top. The base modules hold what every layer uses (number formats, operator settings, the
 # paper's printed figures, the whole-number rule); the package itself and `__main__` sit above everything.
 LAYERS = (
-    ("base", ("albert_core.format", "albert_core.settings", "albert_core.paper", "albert_core.checks")),
+    ("base", ("albert_core.format", "albert_core.settings", "albert_core.paper", "albert_core.checks",
+               "albert_core.disk_cache")),
     ("configuration", ("albert_core.configuration",)),
     ("counting", ("albert_core.counting",)),
     ("text", ("albert_core.text",)),

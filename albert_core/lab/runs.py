@@ -19,13 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from albert_core import settings
+from albert_core.disk_cache import evict, last_use, size_of, touch
 from albert_core.lab.checkpoint import RUN_FILE, load_run
 
 STAGING = ".staging"
-
-
-def _size(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
 class RunCache:
@@ -55,8 +52,7 @@ class RunCache:
             result = load_run(folder)
         except (ValueError, OSError, KeyError, TypeError):
             return None  # unreadable (an older layout, a damaged file): treated as absent
-        with contextlib.suppress(OSError):
-            os.utime(folder / RUN_FILE)  # recently used
+        touch(folder / RUN_FILE)
         return result
 
     def staging(self) -> Path:
@@ -95,22 +91,14 @@ class RunCache:
             run = folder / RUN_FILE
             if folder.name != STAGING and run.is_file():
                 with contextlib.suppress(OSError):
-                    out.append((run.stat().st_mtime, _size(folder), folder))
+                    out.append((last_use(run), size_of(folder), folder))
         return sorted(out)
 
     def total_bytes(self) -> int:
         return sum(size for _, size, _ in self.entries())
 
     def _evict(self, keep: Path) -> None:
-        entries = self.entries()
-        total = sum(size for _, size, _ in entries)
-        for _, size, folder in entries:
-            if total <= self.max_bytes:
-                break
-            if folder == keep:
-                continue
-            shutil.rmtree(folder, ignore_errors=True)
-            total -= size
+        evict(self.entries(), max_bytes=self.max_bytes, keep=keep)
         self.clean_staging()
 
     def clean_staging(self, older_than_s: float = 6 * 3600) -> None:

@@ -33,6 +33,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from albert_core import settings
 from albert_core.checks import check_whole_number
+from albert_core.disk_cache import evict, last_use, touch
 from albert_core.text import corpus as lab_corpus
 
 __all__ = [
@@ -220,9 +221,8 @@ def train_tokenizer(kind: str, vocab_size: int, sentences: list[str] | None = No
 
 # ----------------------------------------------------------------------------- cache
 def _evict(folder: Path, keep: Path) -> None:
-    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in [f for f in files if f != keep][MAX_CACHED_FILES - 1 :]:
-        old.unlink(missing_ok=True)
+    files = [(last_use(f), f.stat().st_size, f) for f in folder.glob("*.json")]
+    evict(files, max_entries=MAX_CACHED_FILES, keep=keep)
 
 
 def _shipped_file(kind: str, vocab_size: int) -> Path:
@@ -280,7 +280,7 @@ def _tokenizer_json(kind: str, vocab_size: int) -> str:
     try:
         text = path.read_text(encoding="utf-8")
         Tokenizer.from_str(text)  # a damaged file is retrained
-        os.utime(path)  # most recently used
+        touch(path)
         return text
     except Exception:  # missing, unreadable or damaged (tokenizers raises a bare Exception on bad JSON)
         pass
