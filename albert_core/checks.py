@@ -35,7 +35,12 @@ def check_number(name: str, value: Any, lo: float, hi: float, *, lo_open: bool =
     """``value`` if it is a finite real number (int or float, not a bool) in the interval from ``lo`` to
     ``hi``, open at an end when ``lo_open`` / ``hi_open``; else ValueError naming ``name`` and the interval
     written as in mathematics, e.g. "in (0, 1]"."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok:
+        try:
+            ok = math.isfinite(float(value))  # an int too large for a float is refused here too
+        except OverflowError:
+            ok = False
     if ok:
         ok = (value > lo if lo_open else value >= lo) and (value < hi if hi_open else value <= hi)
     if not ok:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
-from albert_core.checks import check_field_names, check_whole_number, short_repr
+from albert_core.checks import check_field_names, check_flag, check_number, check_whole_number, short_repr
 
 FAMILIES = ("albert", "bert")
 SHARING_MODES = ("none", "all", "attention", "ffn")
@@ -95,13 +95,9 @@ class ModelConfig:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {short_repr(value)}")
         for name in _INT_FIELDS:
             _check_int(name, getattr(self, name))
-        if not isinstance(self.tie_word_embeddings, bool):
-            raise ValueError(
-                f"tie_word_embeddings must be True or False, got {short_repr(self.tie_word_embeddings)}"
-            )
+        check_flag("tie_word_embeddings", self.tie_word_embeddings)
         eps = self.layer_norm_eps
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not (0 < eps < 1):
-            raise ValueError(f"layer_norm_eps must be a number between 0 and 1, got {short_repr(eps)}")
+        check_number("layer_norm_eps", eps, 0, 1, lo_open=True, hi_open=True)
         if self.family == "bert":
             if self.sharing != "none":
                 raise ValueError(

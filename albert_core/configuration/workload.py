@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from albert_core.checks import check_whole_number, short_repr
+from albert_core.checks import check_flag, check_whole_number, short_repr
 
 if TYPE_CHECKING:
     from albert_core.configuration.config import ModelConfig
@@ -47,8 +47,7 @@ class Workload:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {short_repr(self.precision)}")
         if self.precision == "mixed" and self.dtype not in MIXED_DTYPES:
             raise ValueError(f"precision 'mixed' needs dtype fp16 or bf16 (the compute dtype), got {self.dtype}")
-        if not isinstance(self.checkpointing, bool):
-            raise ValueError(f"checkpointing must be True or False, got {short_repr(self.checkpointing)}")
+        check_flag("checkpointing", self.checkpointing)
         if self.checkpointing and self.dtype == "int8":
             raise ValueError("checkpointing applies to training, and dtype int8 is inference-only")
 

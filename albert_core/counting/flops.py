@@ -255,6 +255,5 @@ def six_n_params(params: ModelConfig | ParamBreakdown) -> int:
 
 def six_n_flops(params: ModelConfig | ParamBreakdown, tokens: int = 1) -> int:
     """The 6N rule's training FLOPs for ``tokens`` tokens: 6 x `six_n_params` x tokens."""
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
-        raise ValueError(f"tokens must be a whole number >= 1, got {tokens!r:.40}")
+    check_whole_number("tokens", tokens)
     return SIX_N * six_n_params(params) * tokens

@@ -40,6 +40,7 @@ This module imports neither torch nor transformers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -410,8 +411,7 @@ def max_batch_that_fits(cfg: ModelConfig, seq_len: int, device_bytes: int, *args
     is reserved for the framework, the CUDA context or allocator fragmentation. int8 is inference.
     The other arguments: ``dtype="fp32", optimizer="adamw", precision="pure", checkpointing=False``,
     keywords ``training=True, dropout=None`` (as `estimate_memory`)."""
-    if isinstance(device_bytes, bool) or not isinstance(device_bytes, (int, float)) or device_bytes <= 0:
-        raise ValueError(f"device_bytes must be a positive number of bytes, got {device_bytes!r:.40}")
+    check_number("device_bytes", device_bytes, 0, math.inf, lo_open=True)
 
     def total(batch: int) -> int:
         return _fit_total(cfg, batch, seq_len, *args, **kwargs)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from albert_core.checks import check_flag, check_number, check_whole_number
 from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.presets import PRESETS
@@ -152,16 +153,8 @@ def _roofline(name: str, flops: float, nbytes: float, rate: float, bandwidth: fl
     return TimePart(name, flops, nbytes, compute, memory, max(compute, memory), bound)
 
 
-def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a whole number between {lo} and {hi:,}, got {value!r:.40}")
-    return value
-
-
 def _check_fraction(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r:.40}")
-    return float(value)
+    return check_number(name, value, 0, 1, lo_open=True)
 
 
 def weight_read_params(cfg: ModelConfig) -> int:
@@ -208,14 +201,13 @@ def estimate_time(
     hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
     if parallel not in PARALLEL_MODES:
         raise ValueError(f"parallel must be one of {', '.join(PARALLEL_MODES)}; got {parallel!r:.40}")
-    _check_int("chips", chips, 1, MAX_CHIPS)
+    check_whole_number("chips", chips, 1, MAX_CHIPS)
     if chips > workload.batch:
         raise ValueError(f"chips ({chips}) must not exceed batch ({workload.batch}): data parallelism gives "
                          "every chip at least one sequence")
     if chips > 1 and not hw.link_bandwidth:
         raise ValueError(f"chips must be 1 on {hw.label} (no interconnect is modelled), got {chips}")
-    if not isinstance(overlap, bool):
-        raise ValueError(f"overlap must be True or False, got {overlap!r:.40}")
+    check_flag("overlap", overlap)
     eff = hw.efficiency if efficiency is None else _check_fraction("efficiency", efficiency)
     comm_eff = _check_fraction("comm_efficiency", comm_efficiency)
     check_seq_len(cfg, workload.seq_len)
@@ -337,7 +329,7 @@ def paper_table2(chips: int = TABLE2_CHIPS, comm_efficiency: float = TABLE2_COMM
     share of the calibrated step; ``datasheet_allreduce_share``: of the step with datasheet links."""
     import pandas as pd
 
-    _check_int("chips", chips, 1, TABLE2_WORKLOAD.batch)
+    check_whole_number("chips", chips, 1, TABLE2_WORKLOAD.batch)
     _check_fraction("comm_efficiency", comm_efficiency)
     ests = _table2_estimates(chips)
     ref = ests["bert-large"]
@@ -416,15 +408,13 @@ def largest_batch(cfg: ModelConfig, memory_bytes: float, seq_len: int = 512, dty
                   optimizer: str = "adamw", precision: str = "pure") -> int:
     """The largest training batch whose `estimate_memory` total fits ``memory_bytes`` (0 if none):
     `memory.max_batch_that_fits`, capped at the workload's batch limit."""
-    if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)) or not memory_bytes > 0:
-        raise ValueError(f"memory_bytes must be a positive number, got {memory_bytes!r:.40}")
+    check_number("memory_bytes", memory_bytes, 0, math.inf, lo_open=True)
     return min(WORKLOAD_LIMITS["batch"][1], max_batch_that_fits(cfg, seq_len, memory_bytes, dtype, optimizer, precision))
 
 
 def time_to_train(est: TimeEstimate, tokens: float) -> float:
     """Seconds to train on ``tokens`` tokens at the estimate's step time (whole steps)."""
-    if isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or not 0 < tokens <= 1e16:
-        raise ValueError(f"tokens must be a positive number up to 1e16, got {tokens!r:.40}")
+    check_number("tokens", tokens, 0, 1e16, lo_open=True)
     return math.ceil(tokens / (est.batch * est.seq_len)) * est.training_s
 
 

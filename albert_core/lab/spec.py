@@ -20,7 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from albert_core.checks import check_field_names, check_number, check_whole_number, short_repr
+from albert_core.checks import (
+    check_field_names,
+    check_number,
+    check_whole_number,
+    is_whole_number,
+    short_repr,
+)
 from albert_core.configuration.config import ModelConfig
 from albert_core.text import tokenizers as lab_tokenizers
 
@@ -125,7 +131,7 @@ class RunSpec:
             raise ValueError(f"config.vocab_size must be at least {MIN_VOCAB}, got {self.config.vocab_size}")
         if not isinstance(self.task, str) or self.task not in TASKS:
             raise ValueError(f"task must be one of {', '.join(TASKS)}; got {short_repr(self.task)}")
-        if isinstance(self.steps, int) and not isinstance(self.steps, bool) and self.steps >= 1:
+        if is_whole_number(self.steps) and self.steps >= 1:
             # one schedule rule for every front end: an unset warmup or interval is the recipe's, written
             # into the spec (and its key) as the number it stands for
             if self.warmup is None:

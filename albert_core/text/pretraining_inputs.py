@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from albert_core.checks import check_whole_number
+from albert_core.checks import check_number, check_whole_number
 from albert_core.text.corpus import split_sentences
 from albert_core.text.encoding import SPECIAL_TOKENS
 
@@ -204,8 +204,7 @@ def ngram_mask(tokens: Sequence[str], seed: int = 0, max_n: int = 3, rate: float
     """
     check_whole_number("seed", seed, lo=0)
     ngram_length_probs(max_n)  # validates max_n
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
-        raise ValueError(f"rate must be a number in (0, 1], got {rate!r:.40}")
+    check_number("rate", rate, 0, 1, lo_open=True)
     tokens = list(tokens)
     words: list[list[int]] = []  # positions of each maskable word
     for i, tok in enumerate(tokens):
