@@ -22,13 +22,18 @@ cd "$work"
 env -u PYTHONPATH "$work/venv/bin/python" - <<'PY'
 import albert_core, sys
 assert albert_core.__file__.startswith(sys.prefix), albert_core.__file__  # the installed copy, not the checkout
-# the lab's shipped data came with the wheel: corpus, a trained tokenizer, the reference runs
+# the shipped data came with the wheel: the lab's corpus, a trained tokenizer, the reference runs
 from albert_core.text.corpus import load_corpus
 from albert_core.lab.reference import load_reference
 from albert_core.text.tokenizers import lab_tokenizer
 assert len(load_corpus().train) > 100
 assert lab_tokenizer("unigram", 2048).get_vocab_size() == 2048
 assert load_reference()
+# the small shipped WordPiece's text (text/data) and the measured DDP bytes (hardware/data)
+from albert_core.hardware.profiles import load_measured
+from albert_core.text.encoding import shipped_tokenizer
+assert shipped_tokenizer(300).get_vocab_size() <= 300
+assert load_measured()["rows"]
 PY
 out=$(env -u PYTHONPATH "$work/venv/bin/albert-explorer" params --preset albert-base --json)
 env -u PYTHONPATH "$work/venv/bin/python" -c 'import json, sys; assert json.load(sys.stdin)["total"] == 11_683_584' <<<"$out"
