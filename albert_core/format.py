@@ -125,4 +125,5 @@ def fmt_duration(seconds: float, digits: int = 3) -> str:
     if days < 1000:
         return f"{_significant(days, digits)} days"
     years = days / 365.25
-    return f"{days:,.0f} days ({years:,.0f} years)" if years >= 100 else f"{days:,.0f} days ({_significant(years, 3)} years)"
+    return (f"{days:,.0f} days ({years:,.0f} years)" if years >= 100
+            else f"{days:,.0f} days ({_significant(years, 3)} years)")

@@ -64,7 +64,8 @@ PAPER_TABLE5: Mapping[str, Mapping[str, float]] = MappingProxyType({
     "sop": {"MLM": 54.0, "NSP": 78.9, "SOP": 86.5},
 })
 # accuracy on each other's task (NSP-trained on SOP, SOP-trained on NSP)
-PAPER_TABLE5_CROSS = MappingProxyType({"nsp_on_sop": PAPER_TABLE5["nsp"]["SOP"], "sop_on_nsp": PAPER_TABLE5["sop"]["NSP"]})
+PAPER_TABLE5_CROSS = MappingProxyType({"nsp_on_sop": PAPER_TABLE5["nsp"]["SOP"],
+                                       "sop_on_nsp": PAPER_TABLE5["sop"]["NSP"]})
 
 # Two figures that circulate about ALBERT's size, both at BERT's vocabulary V = 30,522 and E = 128:
 # an embedding table (V·H against V·E + E·H, with a "BERT-Base (baseline) 24,030,720, −2.5%" first row)

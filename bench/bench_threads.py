@@ -4,7 +4,7 @@ Run: `python -m bench.bench_threads` (prints the dict) or `python -m bench threa
 forward pass (batch 1, 32 and 128 tokens, the live page's sizes) is timed with 1 and with 2 threads in
 interleaved rounds, while 0, 1 or 2 other processes keep a core busy each (a pure-Python loop: the
 "another visitor's process" of a host serving several Streamlit processes, or a neighbour on a shared
-VM). The figures decide `albert_core.live.budget.DEFAULT_TORCH_THREADS`.
+VM). The figures decide `albert_core.settings.DEFAULT_TORCH_THREADS`.
 """
 
 from __future__ import annotations

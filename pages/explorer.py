@@ -220,20 +220,24 @@ with c[0]:
                        help="`AlbertConfig` / `BertConfig` JSON: `from_pretrained` of its folder builds this model.",
                        **DL)
 with c[1]:
-    st.download_button("Breakdown CSV", partial(exports.breakdown_csv, bd), file_name=exports.file_name(cfg, "params", "csv"),
+    st.download_button("Breakdown CSV", partial(exports.breakdown_csv, bd),
+                       file_name=exports.file_name(cfg, "params", "csv"),
                        mime="text/csv", key="dl_breakdown_csv", help="The parameter breakdown table above.", **DL)
 with c[2]:
-    st.download_button("JSON report", partial(exports.report_json, res), file_name=exports.file_name(cfg, "report", "json"),
+    st.download_button("JSON report", partial(exports.report_json, res),
+                       file_name=exports.file_name(cfg, "report", "json"),
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
 c = st.columns(4)
 with c[0]:
-    st.download_button("FLOP breakdown CSV", partial(exports.flops_csv, res), file_name=exports.file_name(cfg, "flops", "csv"),
+    st.download_button("FLOP breakdown CSV", partial(exports.flops_csv, res),
+                       file_name=exports.file_name(cfg, "flops", "csv"),
                        mime="text/csv", key="dl_flops_csv",
                        help="Forward FLOPs per component for one sequence and the batch, training FLOPs for the batch.",
                        **DL)
 with c[1]:
-    st.download_button("Memory breakdown CSV", partial(exports.memory_csv, res), file_name=exports.file_name(cfg, "memory", "csv"),
+    st.download_button("Memory breakdown CSV", partial(exports.memory_csv, res),
+                       file_name=exports.file_name(cfg, "memory", "csv"),
                        mime="text/csv", key="dl_memory_csv",
                        help="Weights, gradients, optimizer states, activations (estimate): training and inference.",
                        **DL)

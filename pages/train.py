@@ -24,8 +24,9 @@ ids = train_view.run_ids()
 st.title("Train")
 st.caption(
     "Pretrain small BERT and ALBERT encoders on this machine, on real English (Python's documentation and the World "
-    "English Bible) with a real tokenizer: masked-language-model loss plus sentence order (SOP) or next sentence (NSP). Runs train in a background worker; "
-    "the curves update while they run. Everything here is measured on this server, never copied from the paper."
+    "English Bible) with a real tokenizer: masked-language-model loss plus sentence order (SOP) or next sentence "
+    "(NSP). Runs train in a background worker; the curves update while they run. Everything here is measured on "
+    "this server, never copied from the paper."
 )
 
 # ----------------------------------------------------------------------------- experiments
@@ -39,8 +40,8 @@ mode = st.segmented_control("What to train", ["twins", "custom"], key="train_mod
 c = st.columns(2)
 size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="train_size",
                   help="Tiny twins: the lab's small base model, the size of the shipped reference runs (a few minutes "
-                  "per run at the default steps, measured: see Steps). The sidebar's own size is checked against the lab's limits (steps, compute, "
-                  "training memory, vocabulary) before anything starts.")
+                  "per run at the default steps, measured: see Steps). The sidebar's own size is checked against "
+                  "the lab's limits (steps, compute, training memory, vocabulary) before anything starts.")
 task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",
                       help="SOP: two consecutive segments, swapped half the time (ALBERT). NSP: the second "
                       "segment follows the first or comes from another document (BERT).")
@@ -74,7 +75,8 @@ try:
         e_text = c[3].text_input("E values", f"{tr.factorized_size(base)}, {base.hidden_size}", key="train_e",
                                  max_chars=40, help="One run per embedding size (comma separated).")
         specs = tr.custom_specs(base, sharing=sharing, groups=int(groups), inner=int(inner),
-                                embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1, hi=base.hidden_size * 4),
+                                embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1,
+                                                              hi=base.hidden_size * 4),
                                 task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq)
 except ValueError as exc:
     st.error(escape_markdown(f"Cannot plan these runs: {exc}"))

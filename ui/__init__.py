@@ -1,5 +1,9 @@
-"""Streamlit-side helpers of the explorer app: sidebar, shared state and Plotly figure builders.
+"""Streamlit-side helpers of the explorer app: sidebar, shared state, page helpers and Plotly figure builders.
 
-Figure builders are pure functions (config or DataFrame in, plotly Figure out); the pages, the sidebar, the
-shared state and the page helpers (`ui.live_*`, `ui.train_*`, ...) import streamlit.
+`albert_core` imports no streamlit; here the pure modules import none either (tests call them without a
+server): the figure and table builders (`ui.figures_*`, config or DataFrame in, plotly Figure out),
+`ui.exports`, `ui.scaling_takeaways`, `ui.train_runs`, `ui.colors` and `ui.plotly_dicts`. The sidebar and
+shared state (`ui.sidebar`, `ui.state`, `ui.pages_mode`), `ui.render`, `ui.review`, the Live model page's
+helpers (`ui.live_*`) and the Train page's (`ui.train_view`, `ui.train_experiments`) import streamlit, as do
+app.py and the pages.
 """

@@ -18,7 +18,7 @@ from albert_core.counting.results import Result
 
 def file_name(cfg: ModelConfig, what: str, ext: str) -> str:
     """A download's file name after the config: 'bert-base_params.csv', 'albert-h768-l12-e128-all-shared-
-    v50000_report.json' (`ModelConfig.name`, lower case, every run of other characters one '-')."""
+    v50000_report.json' (`config_name`, lower case, every run of other characters one '-')."""
     slug = re.sub(r"[^a-z0-9]+", "-", config_name(cfg).lower().replace("=", "")).strip("-")
     return f"{slug}_{what}.{ext}"
 

@@ -1,8 +1,8 @@
 """Pure Plotly builders for the Explorer and Compare pages (no streamlit import).
 
-Inputs are a `ParamBreakdown`, a `ui.exports.report` dict or a DataFrame of pinned configs; every
-figure's numbers are exactly those inputs, so tests compare trace values with the breakdown. The
-one-line takeaways under the charts are built here too, from the same numbers.
+Inputs are a `ParamBreakdown`, a `Result` (`albert_core.counting.results.analyze`), per-component FLOPs or the
+rows / DataFrame of pinned configs; every figure's numbers are exactly those inputs, so tests compare trace
+values with the breakdown. The one-line takeaways under the charts are built here too, from the same numbers.
 """
 
 from __future__ import annotations

@@ -275,8 +275,8 @@ def speed_answer(cmp: SpeedComparison) -> str:
 
 # ----------------------------------------------------------------------------- measured gradient traffic
 def measured_allreduce_frame(measured: Mapping, highlight: str | None = None) -> pd.DataFrame:
-    """The shipped DDP measurement (`albert_core.hardware.allreduce.load_measured`) beside the time model's
-    prediction (`timing.gradient_bytes`, fp32) for each preset, with each ALBERT's share of its BERT's bytes
+    """The shipped DDP measurement (`albert_core.hardware.profiles.load_measured`) beside the time model's
+    prediction (`time_model.gradient_bytes`, fp32) for each preset, with each ALBERT's share of its BERT's bytes
     (BERT-base for base, BERT-large for the larger ones). ``highlight``: the preset marked as the sidebar's."""
     rows = measured["rows"]
     got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in rows}

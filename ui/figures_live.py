@@ -57,7 +57,8 @@ def smoothness_figure(df: pd.DataFrame, title: str = "") -> go.Figure:
     # at most ~6 ticks a panel: two panels side by side on a phone had 13 labels each, run together
     fig.update_xaxes(title_text="layer (executed)", dtick=max(1, -(-len(layers) // 6)))
     fig.update_annotations(font=dict(size=13))
-    fig.update_layout(title=dict(text=title or f"Input vs output of every layer ({SMOOTHNESS_FIGURE_SHORT})", font=TITLE_FONT),
+    fig.update_layout(title=dict(text=title or f"Input vs output of every layer ({SMOOTHNESS_FIGURE_SHORT})",
+                                 font=TITLE_FONT),
                       showlegend=False,
                       margin=dict(l=10, r=10, t=70, b=10))
     return fig
@@ -73,7 +74,8 @@ def attention_heatmap(weights: np.ndarray, labels: Sequence[str], layer: int, he
     ))
     fig.update_yaxes(autorange="reversed", title_text="query token", type="category")
     fig.update_xaxes(title_text="key token", type="category", tickangle=-60)
-    fig.update_layout(title=dict(text=f"Attention weights, executed layer {layer + 1}, head {head + 1}", font=TITLE_FONT),
+    fig.update_layout(title=dict(text=f"Attention weights, executed layer {layer + 1}, head {head + 1}",
+                                 font=TITLE_FONT),
                       margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
@@ -88,7 +90,8 @@ def activation_bars(measured: int, estimate: int) -> go.Figure:
         hovertemplate="%{x}<br>%{y:,} bytes<extra></extra>", cliponaxis=False,
     ))
     tickvals, ticktext = si_ticks(max(values), fmt_bytes)
-    fig.update_layout(title=dict(text="Activations saved for backward, one sequence", font=TITLE_FONT), margin=dict(l=10, r=10, t=50, b=10),
+    fig.update_layout(title=dict(text="Activations saved for backward, one sequence", font=TITLE_FONT),
+                      margin=dict(l=10, r=10, t=50, b=10),
                       yaxis=dict(title="memory saved for backward", tickvals=tickvals, ticktext=ticktext,
                                  range=[0, max(max(values), 1) * 1.15]),
                       xaxis_title="source", height=360)

@@ -306,7 +306,8 @@ def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
             x=part["params"].tolist(), y=part["forward_flops"].tolist(), mode="markers+text",
             name=str(model), text=part["label"].tolist(), textposition="top center", cliponaxis=False,
             marker=dict(size=12, color=FAMILY_COLORS.get(str(model))),
-            customdata=[[fmt_params(p), fmt_flops(f)] for p, f in zip(part["params"], part["forward_flops"], strict=True)],
+            customdata=[[fmt_params(p), fmt_flops(f)]
+                        for p, f in zip(part["params"], part["forward_flops"], strict=True)],
             hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>",
         ))
     return _layout(fig, "Forward FLOPs per sequence vs parameters", "parameters (log scale)",

@@ -101,7 +101,8 @@ def variant_styles(configs: Mapping[str, ModelConfig]) -> dict[str, tuple[str, s
     albert_sizes = sorted({c.embedding_size for c in configs.values() if c.family != "bert"})
     out = {}
     for label, c in configs.items():
-        color = BERT_LINE if c.family == "bert" else ALBERT_LINES[albert_sizes.index(c.embedding_size) % len(ALBERT_LINES)]
+        color = (BERT_LINE if c.family == "bert"
+                 else ALBERT_LINES[albert_sizes.index(c.embedding_size) % len(ALBERT_LINES)])
         out[label] = (color, SHARING_DASH.get(c.sharing, "dot"))
     return out
 
@@ -147,18 +148,19 @@ def curves_figure(
     log_x: bool = False,
     styles: Mapping[str, tuple[str, str]] | None = None,
 ) -> go.Figure:
-    """Curves of several runs on one chart: for each label its median over seeds (one seed: the run
-    itself), with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the
-    validation value solid and the training value dotted (loss and MLM accuracy). ``separation`` marks the step where two runs
+    """Curves of several runs on one chart: for each label its median over seeds (one seed: the run itself),
+    with a min-max seed band when two or more seeds logged the step. ``mlm_loss`` draws the validation value
+    solid and the training value dotted (loss and MLM accuracy). ``separation`` marks the step where two runs
     separate beyond their seed ranges, or says honestly that they have not. ``baselines`` (of the held-out
-    batches the runs were scored on) draws the levels the metric must beat as labelled horizontal lines:
-    the frequency-only and neighbour models for MLM, the majority class for the sentence task.
-    ``training`` False leaves the training curves out (many runs on one chart).
+    batches the runs were scored on) draws the levels the metric must beat as labelled horizontal lines: the
+    frequency-only and neighbour models for MLM, the majority class for the sentence task. ``training`` False
+    leaves the training curves out (many runs on one chart).
 
     Dashboard conventions: ``smoothing`` (an EMA weight below 1, as TensorBoard's) draws each training curve
-    smoothed with its raw points faint behind it (validation points stay as measured); ``x`` is "step", "tokens" or "elapsed_s" (measured wall time);
-    ``log_y`` / ``log_x`` use log axes; ``styles`` gives a label its (colour, dash) (e.g. colour by family,
-    dash by sharing), else the palette in order. A legend click hides a run, a double click isolates it."""
+    smoothed with its raw points faint behind it (validation points stay as measured); ``x`` is "step",
+    "tokens" or "elapsed_s" (measured wall time); ``log_y`` / ``log_x`` use log axes; ``styles`` gives a label
+    its (colour, dash) (e.g. colour by family, dash by sharing), else the palette in order. A legend click
+    hides a run, a double click isolates it."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {', '.join(METRICS)}; got {metric!r:.40}")
     title, y_title, columns = METRICS[metric]

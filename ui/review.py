@@ -80,8 +80,9 @@ def render_audit(cfg: ModelConfig, wl: Workload) -> None:
     batch = min(wl.batch, AUDIT_LIMITS["batch"][1])
     st.caption(
         f"torchinfo, fvcore, thop, ptflops, calflops, torch's FlopCounterMode, parameter sums and the 6N rule on "
-        f"transformers' model of this config (meta device, full size; ptflops on a small CPU twin), batch {batch} × "
-        f"{wl.seq_len} tokens, beside the exact figures. Every difference is the sum of causes computed from the config."
+        f"transformers' model of this config (meta device, full size; ptflops on a small CPU twin), "
+        f"batch {batch} × {wl.seq_len} tokens, beside the exact figures. Every difference is the sum of causes "
+        f"computed from the config."
     )
     key = ("audit", cfg, batch, wl.seq_len)
     st.button(
@@ -139,7 +140,8 @@ def render_doctor(name: str, diagnosis: Diagnosis, key: str = "doctor", heading:
                 f"{SEVERITY_ICONS[f.severity]} **{f.severity}: {escape_markdown(f.code)}**: {escape_markdown(f.what)}"
             )
             st.caption(
-                f"Changes {escape_markdown(f.changes)}: {escape_markdown(f.number)} · Fix: {escape_markdown(f.fix)} · "
+                f"Changes {escape_markdown(f.changes)}: {escape_markdown(f.number)} · "
+                f"Fix: {escape_markdown(f.fix)} · "
                 f"Effect: {escape_markdown(f.effect)} · From: {escape_markdown(f.source)}"
             )
 

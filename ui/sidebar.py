@@ -7,7 +7,7 @@ widgets are set to the result before they are drawn.
 
 URL codec (`albert_core.configuration.urls`): on the first run of a session the query string is decoded with
 `parse_query` / `parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
-visible warning); after every run the URL is rewritten with the full state (`to_query`), so the
+visible warning); after every run the URL is rewritten with the full state (`share_query`), so the
 address bar always reproduces the view. We use this codec rather than `bind="query-params"` because
 bound widgets drop invalid values silently and omit defaults from the link.
 

@@ -95,7 +95,8 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
         st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
-            f"{escape_markdown(a)} vs {escape_markdown(b)}: " + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
+            f"{escape_markdown(a)} vs {escape_markdown(b)}: "
+            + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
             for a, b, s in seps[["a", "b", "step"]].itertuples(index=False)))
 
 

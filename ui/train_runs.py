@@ -184,9 +184,10 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
 
 # the results first (what a reader compares), then the baselines, then what the run cost, then what it was
 RUNS_COLUMNS = ["run", "seed", "state", "val_mlm_loss", "best_val_mlm_loss", "below_frequency", "mlm_verdict",
-                "val_mlm_acc", "val_order_acc", "best_val_order_acc", "order_verdict", "frequency_loss", "neighbour_loss",
-                "frequency_acc", "val_order_ones", "train_mlm_loss", "params", "train_flops_per_step", "flops_per_step",
-                "step_ms", "steps", "tokens", "seconds", "config", "task", "run_id"]
+                "val_mlm_acc", "val_order_acc", "best_val_order_acc", "order_verdict",
+                "frequency_loss", "neighbour_loss", "frequency_acc", "val_order_ones", "train_mlm_loss",
+                "params", "train_flops_per_step", "flops_per_step", "step_ms", "steps", "tokens", "seconds",
+                "config", "task", "run_id"]
 KEY_COLUMNS = ("run", "seed", "state", "val_mlm_loss", "below_frequency", "mlm_verdict")  # always shown
 
 

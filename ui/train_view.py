@@ -115,7 +115,8 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
 def _measured_on() -> str:
     from albert_core.lab.reference import reference_cpus
 
-    return f"measured on {' and '.join(reference_cpus()) or 'an unrecorded CPU'}, one thread per run, two runs at a time"
+    return (f"measured on {' and '.join(reference_cpus()) or 'an unrecorded CPU'}, "
+            "one thread per run, two runs at a time")
 
 
 @st.cache_data(show_spinner=False)
@@ -144,7 +145,8 @@ def reference_outcome(steps: int) -> str:
         return ""
     minutes = [r.seconds / 60 for r in runs]
     return (f"{steps:,} steps went {min(below):.2f}-{max(below):.2f} nat below the frequency-only model in the "
-            f"{len(runs)} shipped reference runs ({min(minutes):.1f}-{max(minutes):.1f} minutes each, {_measured_on()}).")
+            f"{len(runs)} shipped reference runs ({min(minutes):.1f}-{max(minutes):.1f} minutes each, "
+            f"{_measured_on()}).")
 
 
 def queue_note(specs: Sequence[RunSpec]) -> str:
@@ -403,7 +405,8 @@ def summary(rows: Sequence[tr.RunRow]) -> str:
         speed = ""
         if ms:
             lo, hi = min(ms), max(ms)
-            speed = f", {lo:.0f} ms/step measured" if round(lo) == round(hi) else f", {lo:.0f}-{hi:.0f} ms/step measured"
+            speed = (f", {lo:.0f} ms/step measured" if round(lo) == round(hi)
+                     else f", {lo:.0f}-{hi:.0f} ms/step measured")
         parts.append(f"{label}: {fmt_params(r.params)} params, {fmt_flops(r.flops_per_step)}/step{speed}")
     return "; ".join(parts)
 

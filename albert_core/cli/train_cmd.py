@@ -65,13 +65,17 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
                      help=f"sequences per step (default {RUN_DEFAULTS['batch_size']})")
     run.add_argument("--seq-len", type=whole, default=RUN_DEFAULTS["seq_len"], metavar="N",
                      help=f"(default {RUN_DEFAULTS['seq_len']})")
-    run.add_argument("--lr", type=_number, default=RUN_DEFAULTS["lr"], help=f"peak learning rate (default {RUN_DEFAULTS['lr']})")
+    run.add_argument("--lr", type=_number, default=RUN_DEFAULTS["lr"],
+                     help=f"peak learning rate (default {RUN_DEFAULTS['lr']})")
     run.add_argument("--warmup", type=whole, metavar="N", help="warmup steps (default 5%% of steps, as the page)")
     run.add_argument("--eval-every", type=whole, metavar="N",
-                     help="steps between evaluations (default: 15 evaluations from 1,500 steps on, as the page)")
-    run.add_argument("--tokenizer", choices=TOKENIZER_KINDS, help="default: the family's (ALBERT unigram, BERT wordpiece)")
+                     help="steps between evaluations "
+                          "(default: 15 evaluations from 1,500 steps on, as the page)")
+    run.add_argument("--tokenizer", choices=TOKENIZER_KINDS,
+                     help="default: the family's (ALBERT unigram, BERT wordpiece)")
     run.add_argument("--threads", type=whole, metavar="N", help="torch threads for the run (default 1)")
-    run.add_argument("--out", metavar="DIR", help="save the checkpoint here (a new or empty folder) instead of the cache")
+    run.add_argument("--out", metavar="DIR",
+                     help="save the checkpoint here (a new or empty folder) instead of the cache")
     run.add_argument("--nproc", type=whole, default=1, metavar="N",
                      help="data-parallel processes on this machine: launches torchrun (loopback) with N processes, "
                      "each training batch/N sequences of every batch (default 1)")
@@ -133,7 +137,8 @@ def report(result: Any, cost: Any) -> dict[str, Any]:
     if base is not None:  # the levels this run must beat, on the same held-out batches
         verdicts = {"mlm": mlm_verdict(result.final["val_mlm_loss"], base)}
         if result.spec.task != "none":
-            verdicts["order"] = order_verdict(result.final["val_order_acc"], result.final.get("val_order_ones", math.nan),
+            verdicts["order"] = order_verdict(result.final["val_order_acc"],
+                                              result.final.get("val_order_ones", math.nan),
                                               base.order_majority if base.order_majority is not None else 0.5)
         data["baselines"] = {k: _clean(v) for k, v in base.to_dict().items()}
         data["below_frequency_only"] = _clean(base.frequency_loss - result.final["val_mlm_loss"])

@@ -1,6 +1,8 @@
 """transformers configuration codec: `config.json` (or a config object) <-> `ModelConfig`.
 
-`ModelConfig.from_hf` and `ModelConfig.to_hf` call these. No torch or transformers import.
+`config_from_hf` reads a config (the sidebar upload, the CLI's ``--hf-config``, the config doctor, a pretrained
+folder), `config_to_hf` writes one (the Explorer's download, the live model's transformers export, the audit).
+No torch or transformers import.
 """
 
 from __future__ import annotations

@@ -200,7 +200,7 @@ def share_query(cfg: ModelConfig, wl: Workload, extra: Mapping[str, str] | None 
 # optionally followed by `~name.<name>`, the name a visitor gave the pin (e.g. `bert-base~name.baseline`).
 # None of the separators occurs in a URL key or value (a name is letters, digits, space, `-` and `_`),
 # so decoding is a plain split. A pin's identity is its config (one pin per config); the name is
-# what the page shows, the config's own unique name (`ModelConfig.name`) when none was given.
+# what the page shows, the config's own unique name (`presets.config_name`) when none was given.
 PIN_PARAM = "pin"
 MAX_PINS = 8
 MAX_PIN_NAME = 32

@@ -16,7 +16,8 @@ once more (their element-wise work too, in the "full" convention); the embedding
 projection and the heads are not recomputed. For bert-base at 128 tokens that is 3.78x the forward,
 not 4x. ALBERT follows the same rule with each of its L*K executed layers checkpointed
 (transformers 5.24's ALBERT does not support gradient checkpointing; the tests wrap each
-``AlbertLayer`` in ``torch.utils.checkpoint``). The recomputed FLOPs equal FlopCounterMode's extra count exactly (`RECOMPUTED`).
+``AlbertLayer`` in ``torch.utils.checkpoint``). The recomputed FLOPs equal FlopCounterMode's extra
+count exactly (`RECOMPUTED`).
 `flop_terms` is plain arithmetic on config numbers and also runs on numpy columns (sweeps).
 """
 
@@ -94,7 +95,8 @@ def flop_terms(c: Any, batch: int, seq_len: int, masked: int, convention: str = 
 def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
     """ELECTRA-style element-wise work per forward, summed per group."""
     N = B * S
-    V, E, H, I, A = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size, c.num_heads  # noqa: E741 (paper notation)
+    # single-letter names in the paper's notation (I = intermediate size, hence the E741 exception)
+    V, E, H, I, A = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size, c.num_heads  # noqa: E741
     C, X, act = NUM_ORDER_LABELS, c.executed_layers, ACTIVATION_FLOPS[c.hidden_act]
     # embeddings: two adds (word + position + token type), LayerNorm, dropout, projection bias
     emb = N * E * (2 * RESIDUAL_FLOPS + LAYER_NORM_FLOPS + DROPOUT_FLOPS)

@@ -7,7 +7,7 @@ below, version `SCHEMA_VERSION`). No torch import.
 JSON schema (version 2; every count an exact integer unless noted)::
 
     version                   2
-    config                    {label, name, <every ModelConfig field>}   (name: `ModelConfig.name`, unique)
+    config                    {label, name, <every ModelConfig field>}   (name: `config_name`, unique)
     workload                  {batch, seq_len, dtype, optimizer, precision, checkpointing}
     params                    {total, without_sharing, saved_by_sharing,
                                groups: {embeddings, encoder, heads},
@@ -28,7 +28,7 @@ Version 1 held the dtype name under ``bytes_per_element`` and had no ``memory.dt
 ``config.name``. Every byte count is in bytes (the app prints them in GB = 10^9 bytes).
 
 Activation bytes are estimates; everything else is exact. The twin is the paper's BERT of the
-config's size (`ModelConfig.bert_twin`: GELU, no factorization or sharing) with BERT's dropout 0.1,
+config's size (`coerce.bert_twin`: GELU, no factorization or sharing) with BERT's dropout 0.1,
 so it shows the same memory as that BERT pinned on Compare or counted by the CLI.
 """
 

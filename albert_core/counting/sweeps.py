@@ -115,7 +115,7 @@ def sweep(
     include_bert: bool = True,
 ) -> pd.DataFrame:
     """One row per config of the grid ``values`` (x ``y_values``) around ``base``, plus (with
-    ``include_bert``) one per ALBERT row's BERT twin (`ModelConfig.bert_twin`).
+    ``include_bert``) one per ALBERT row's BERT twin (`albert_core.configuration.coerce.bert_twin`).
 
     Columns: ``model`` ("ALBERT" / "BERT"), ``x`` (and ``y``): the swept value the row came from (a
     BERT twin keeps its ALBERT row's value, though e.g. its embedding_size is H), every ModelConfig
@@ -160,7 +160,7 @@ def sweep(
     if include_bert:
         albert = _is(rows["family"], "albert", m)
         twin = {f: (v[albert] if isinstance(v, np.ndarray) else v) for f, v in rows.items()}
-        twin |= twin_fields(twin["hidden_size"])  # ModelConfig.bert_twin, per column
+        twin |= twin_fields(twin["hidden_size"])  # coerce.bert_twin, per column
         parts.append(_columns(twin, {k: v[albert] for k, v in swept.items()}, int(albert.sum()),
                               batch, seq_len, dtype, optimizer))
     data = {k: _concat([p[k] for p in parts]) for k in parts[0]}

@@ -250,7 +250,8 @@ def estimate_time(
         "An estimate from exact FLOP, parameter and byte counts; not a measurement.",
         f"{hw.label}: {_si(hw.peak(dtype))}FLOP/s dense {dtype} peak x {eff:.0%} achievable, "
         f"{_si(bw)}B/s memory"
-        + (f", training matmuls at {_si(hw.peak(dtype, training=True))}FLOP/s" if train_rate != rate else "") + (f", {_si(hw.ring_bandwidth(n))}B/s per-chip ring link" if n > 1 else "")
+        + (f", training matmuls at {_si(hw.peak(dtype, training=True))}FLOP/s" if train_rate != rate else "")
+        + (f", {_si(hw.ring_bandwidth(n))}B/s per-chip ring link" if n > 1 else "")
         + (" (measured here)" if hw.measured else " (datasheet)") + ".",
         f"Data parallelism over {n} chip{'s' if n > 1 else ''}: {B / n:g} sequences of {S} tokens per chip, "
         "every chip holds the whole model.",
@@ -409,7 +410,8 @@ def largest_batch(cfg: ModelConfig, memory_bytes: float, seq_len: int = 512, dty
     """The largest training batch whose `estimate_memory` total fits ``memory_bytes`` (0 if none):
     `memory.max_batch_that_fits`, capped at the workload's batch limit."""
     check_number("memory_bytes", memory_bytes, 0, math.inf, lo_open=True)
-    return min(WORKLOAD_LIMITS["batch"][1], max_batch_that_fits(cfg, seq_len, memory_bytes, dtype, optimizer, precision))
+    return min(WORKLOAD_LIMITS["batch"][1],
+               max_batch_that_fits(cfg, seq_len, memory_bytes, dtype, optimizer, precision))
 
 
 def time_to_train(est: TimeEstimate, tokens: float) -> float:

@@ -141,7 +141,9 @@ def _visible(token: int) -> bool:
     return token >= N_SPECIAL  # not [PAD], [UNK], [CLS], [SEP] or [MASK]
 
 
-def neighbour_distribution(counts: Counts, left: int | None, right: int | None, p: np.ndarray | None = None) -> np.ndarray:
+def neighbour_distribution(
+    counts: Counts, left: int | None, right: int | None, p: np.ndarray | None = None
+) -> np.ndarray:
     """p(x | l, r) of the neighbour model over every piece (specials 0); ``left`` / ``right`` None when that
     neighbour is not visible (masked, special or missing): then its factor is left out."""
     p = frequency_probs(counts) if p is None else p

@@ -137,7 +137,8 @@ def write_tensorboard(result: RunResult, folder: Path) -> Path:
         base = result.baselines
         if base is not None and len(history):
             ends = (history.iloc[0], history.iloc[-1])
-            levels = {"baseline/frequency_only_loss": base.frequency_loss, "baseline/neighbour_loss": base.neighbour_loss,
+            levels = {"baseline/frequency_only_loss": base.frequency_loss,
+                      "baseline/neighbour_loss": base.neighbour_loss,
                       "baseline/always_most_frequent_accuracy": base.frequency_acc,
                       "baseline/sentence_majority_accuracy": base.order_majority}
             for tag, value in levels.items():

@@ -2,8 +2,9 @@
 
 Instances (one pass over the documents per epoch, in a seeded order): for each document a target length
 (``seq_len - 3``, or with probability ``short_seq_prob`` a random length from 2), consecutive sentences
-are gathered (`albert_core.text.pretraining_inputs.segment_pairs`, which the Paper page shows on a visitor's text) into a chunk until it reaches the target, and the chunk is cut at a random sentence boundary
-into segment A and segment B. Sentence task:
+are gathered (`albert_core.text.pretraining_inputs.segment_pairs`, which the Paper page shows on a
+visitor's text) into a chunk until it reaches the target, and the chunk is cut at a random sentence
+boundary into segment A and segment B. Sentence task:
 
 - ``"sop"`` (ALBERT): with probability 1/2 the two segments are swapped (label 1), else kept (label 0).
   A chunk of a single sentence has no boundary to cut and is left out (ALBERT's code would take B from
@@ -18,8 +19,9 @@ The pair is trimmed to ``seq_len - 3`` tokens (from the longer segment, at a ran
 at least one) in n-gram spans of whole words, n <= ``max_ngram`` with p(n) proportional to 1/n
 (`albert_core.text.pretraining_inputs.ngram_spans`); each chosen token becomes [MASK] with probability 0.8, a random
 non-special token 0.1, itself 0.1 (training); on the validation split every chosen token is [MASK], so a
-held-out score measures what a model infers from context, not the copy of a piece left visible. Words: a WordPiece "##" piece continues the word before it; a Unigram
-piece continues it unless it starts with "▁" or is punctuation (ALBERT's ``_is_start_piece``).
+held-out score measures what a model infers from context, not the copy of a piece left visible.
+Words: a WordPiece "##" piece continues the word before it; a Unigram piece continues it unless it
+starts with "▁" or is punctuation (ALBERT's ``_is_start_piece``).
 ``whole_word=False`` masks single tokens (original BERT, with ``max_ngram=1``).
 
 Every draw comes from generators seeded by (seed, epoch) and (seed, example index), so ``batch(step, B)``

@@ -66,7 +66,9 @@ PAPER_TABLE4 = pd.DataFrame(
     columns=["E", "sharing", "params_M"],
 )
 # Table 5: intrinsic (pretraining-task) accuracies in percent; row = trained with, columns = evaluated on.
-PAPER_TABLE5 = pd.DataFrame.from_dict({k: dict(v) for k, v in REF_TABLE5.items()}, orient="index").rename_axis("trained")
+PAPER_TABLE5 = pd.DataFrame.from_dict(
+    {k: dict(v) for k, v in REF_TABLE5.items()}, orient="index"
+).rename_axis("trained")
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,9 @@ def separation_step(
     return int(after[0])
 
 
-def separations(results: Sequence[RunResult], baseline: str | None = None, column: str = "val_mlm_loss") -> pd.DataFrame:
+def separations(
+    results: Sequence[RunResult], baseline: str | None = None, column: str = "val_mlm_loss"
+) -> pd.DataFrame:
     """Each variant against ``baseline`` (default: the first variant): separation step or None."""
     groups: dict[str, list[pd.DataFrame]] = {}
     for r in results:
@@ -233,10 +237,7 @@ def separations(results: Sequence[RunResult], baseline: str | None = None, colum
     for label, hs in groups.items():
         if label == baseline:
             continue
-        if min(len(hs), len(groups[baseline])) < 2:
-            step = None
-        else:
-            step = separation_step(groups[baseline], hs, column)
+        step = None if min(len(hs), len(groups[baseline])) < 2 else separation_step(groups[baseline], hs, column)
         rows.append({"a": baseline, "b": label, "step": step})
     frame = pd.DataFrame(rows, columns=["a", "b", "step"])
     frame["step"] = pd.array(frame["step"].tolist(), dtype="Int64")  # <NA>: not separated (yet)
@@ -328,7 +329,8 @@ def depth_dial(result: RunResult, depths: Sequence[int] | None = None) -> pd.Dat
     for d in depths:
         model = _model_of(result, cfg.replace(num_layers=d)) if d != L else _model_of(result)
         m = evaluate(model, batches, "none")
-        rows.append({"depth": d, "trained_depth": L, "val_mlm_loss": m["val_mlm_loss"], "val_mlm_acc": m["val_mlm_acc"]})
+        rows.append({"depth": d, "trained_depth": L,
+                     "val_mlm_loss": m["val_mlm_loss"], "val_mlm_acc": m["val_mlm_acc"]})
     return pd.DataFrame(rows)
 
 

@@ -40,7 +40,8 @@ class Finding:
     verdict: str  # "agrees", "disagrees", "not separated yet", "separated here; ..." or "not learned ..."
 
     def sentence(self) -> str:
-        return f"{self.question} Paper: {self.paper}. Here: {self.measured}. **{self.verdict[:1].upper()}{self.verdict[1:]}.**"
+        return (f"{self.question} Paper: {self.paper}. Here: {self.measured}. "
+                f"**{self.verdict[:1].upper()}{self.verdict[1:]}.**")
 
 
 def _finals(results: Sequence[RunResult], label: str, column: str = "val_mlm_loss") -> list[float]:
@@ -73,7 +74,8 @@ def compare_losses(results: Sequence[RunResult], a: str, b: str, paper_a: float,
         return Finding(question, paper, measured, "not separated yet (the seed ranges overlap)")
     if abs(paper_a - paper_b) < PAPER_TIE:
         better = a if ours == 1 else b
-        return Finding(question, paper, measured, f"separated here ({better} better); the paper found no clear difference")
+        return Finding(question, paper, measured,
+                       f"separated here ({better} better); the paper found no clear difference")
     theirs = 1 if paper_a > paper_b else -1
     return Finding(question, paper, measured, "agrees with the paper" if ours == theirs else "disagrees with the paper")
 
@@ -83,7 +85,8 @@ def table3(results: Sequence[RunResult]) -> list[Finding]:
     ratios of E to H)."""
     out = []
     for sharing, word in (("none", "not shared"), ("all", "all-shared")):
-        mine = sorted({(r.spec.config.embedding_size, r.spec.label) for r in results if r.spec.config.sharing == sharing})
+        mine = sorted({(r.spec.config.embedding_size, r.spec.label)
+                       for r in results if r.spec.config.sharing == sharing})
         if not mine:
             continue
         (e_lo, small), (e_hi, large) = mine[0], mine[-1]
@@ -106,7 +109,8 @@ def table4(results: Sequence[RunResult]) -> list[Finding]:
     out = []
     for a, b, question in pairs:
         if a in by_mode and b in by_mode:
-            out.append(compare_losses(results, by_mode[a], by_mode[b], PAPER_TABLE4_AVG[(128, a)], PAPER_TABLE4_AVG[(128, b)],
+            out.append(compare_losses(results, by_mode[a], by_mode[b],
+                                      PAPER_TABLE4_AVG[(128, a)], PAPER_TABLE4_AVG[(128, b)],
                                       question=question, paper_names=(names[a], names[b])))
     return out
 

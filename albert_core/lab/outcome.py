@@ -14,10 +14,12 @@ import pandas as pd
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
 
+# One row per logged step: what the Train page's curves, the CLI's log and a checkpoint's history read.
+# The val_* columns are NaN on steps without an evaluation.
 HISTORY_COLUMNS = (
     "step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss",
     "val_mlm_loss", "val_mlm_acc", "val_order_acc", "tokens_per_s",
-    "train_mlm_acc",  # beyond the page contract's columns: MLM accuracy on the training batches
+    "train_mlm_acc",  # MLM accuracy on the training batches: the training curve beside the validation one
     "val_order_ones",  # the share of "1" answers on the held-out sentence pairs (a constant answer: 0 or 1)
 )
 FINAL_KEYS = (
@@ -86,7 +88,8 @@ def baselines_from_final(final: dict[str, float]) -> Baselines | None:
 
 
 def final_metrics(history: pd.DataFrame, seconds: float) -> dict[str, float]:
-    """The contract's final dict from a history: last training loss, last evaluation, totals."""
+    """A run's ``final`` dict (`RunResult.final`) from its history: last training loss and MLM accuracy,
+    last evaluation, totals."""
     trained = history[history["step"] > 0]
     evals = history.dropna(subset=["val_mlm_loss"])
     last_eval = evals.iloc[-1] if len(evals) else None

@@ -147,8 +147,9 @@ def check_nproc(nproc: int) -> int:
 
 def launch(argv: Sequence[str], nproc: int, timeout_s: float) -> int:
     """Run ``python -m albert_core <argv>`` in ``nproc`` processes on this machine through
-    `torch.distributed.run` (`torchrun_command`: a loopback rendezvous on a port the OS picks), at most ``timeout_s`` seconds; the
-    processes' output passes through (rank 0 alone prints the run). Returns the exit code (124 on time-out)."""
+    `torch.distributed.run` (`torchrun_command`: a loopback rendezvous on a port the OS picks), at most
+    ``timeout_s`` seconds; the processes' output passes through (rank 0 alone prints the run). Returns the
+    exit code (124 on time-out)."""
     cmd = torchrun_command(nproc, ["-m", "albert_core", *argv])
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)  # its own group: a time-out ends every rank

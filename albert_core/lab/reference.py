@@ -7,8 +7,9 @@ metrics, seconds and a thinned history (every evaluation row plus every few logg
 7 significant digits), and the experiment's evaluation (cross-accuracy, smoothness, depth dial,
 summaries). With ``with_live`` (the command's default) it also trains the Live model page's two twins
 (`live_twins`, longer runs) and ships their weights in albert_core/lab/reference/checkpoints/<key> (a
-checkpoint folder as albert_core.lab.checkpoint writes it), so a fresh install has trained models. Deterministic from the seeds: the same command on the same code
-and corpus gives the same losses (times differ: they are measured).
+checkpoint folder as albert_core.lab.checkpoint writes it), so a fresh install has trained models.
+Deterministic from the seeds: the same command on the same code and corpus gives the same losses (times
+differ: they are measured).
 
 `load_reference()` -> {experiment: [RunResult, ...]} (checkpoint None); `load_evaluation(name)` ->
 the experiment's stored measurements (DataFrames).

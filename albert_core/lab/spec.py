@@ -156,7 +156,8 @@ class RunSpec:
             object.__setattr__(self, "init_std", check_number("init_std", self.init_std, 0, 1, lo_open=True,
                                                               why=" (or None)"))
         if self.tokenizer is not None and self.tokenizer not in TOKENIZER_KINDS:
-            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); got {short_repr(self.tokenizer)}")
+            raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); "
+                             f"got {short_repr(self.tokenizer)}")
         if not isinstance(self.label, str) or len(self.label) > 80:
             raise ValueError(f"label must be a text of at most 80 characters, got {short_repr(self.label)}")
 

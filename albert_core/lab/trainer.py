@@ -179,7 +179,8 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
     if cost.flops > limits.max_flops:
         raise LabLimitError(
             f"the run needs {fmt_flops(cost.flops)} of compute ({fmt_flops(cost.flops_per_step)} per "
-            f"step x {spec.steps:,} steps, plus at most {fmt_flops(cost.eval_flops)} for its evaluations), over the lab's limit of {fmt_flops(limits.max_flops)} per run "
+            f"step x {spec.steps:,} steps, plus at most {fmt_flops(cost.eval_flops)} for its evaluations), "
+            f"over the lab's limit of {fmt_flops(limits.max_flops)} per run "
             f"on this server; use fewer steps or a smaller model, batch or sequence"
         )
     return cost

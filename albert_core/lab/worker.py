@@ -21,8 +21,9 @@ each run uses its own torch threads, see albert_core.lab.trainer), $ALBERT_EXPLO
 runs waiting at most (default 16). A run taken from the queue first reserves its training memory in the
 process-wide budget (`albert_core.live.budget`, shared with the Live model page), waiting at most
 $ALBERT_EXPLORER_LAB_MEMORY_WAIT_S seconds (default 600) while others hold it: it stays "queued" (next,
-its message says why) meanwhile, and fails with the budget's message after that. The worker remembers at most ``max_statuses`` runs; the oldest
-finished ones are forgotten first (a finished run comes back from the disk cache).
+its message says why) meanwhile, and fails with the budget's message after that. The worker remembers at
+most ``max_statuses`` runs; the oldest finished ones are forgotten first (a finished run comes back from
+the disk cache).
 """
 
 from __future__ import annotations

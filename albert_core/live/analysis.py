@@ -99,8 +99,9 @@ PROBE_SHAPES = ((512, 768, 2304), (512, 768, 3072), (512, 3072, 768), (1024, 102
 
 
 def matmul_peak_gflops(budget_s: float = 0.5) -> float:
-    """Best median fp32 matmul throughput (GFLOP/s; torch.matmul or oneDNN, see probe_kernels) over PROBE_SHAPES, in about `budget_s`
-    seconds. Cached per thread count and budget: the first call of a process pays for it."""
+    """Best median fp32 matmul throughput (GFLOP/s; torch.matmul or oneDNN, see probe_kernels) over
+    PROBE_SHAPES, in about `budget_s` seconds. Cached per thread count and budget: the first call of a
+    process pays for it."""
     _check_budget(budget_s)
     return _cached_probe(torch.get_num_threads(), float(budget_s))
 

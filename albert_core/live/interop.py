@@ -102,7 +102,8 @@ def _param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
         if not cfg.tie_word_embeddings:
             pair("predictions.decoder", f"{mlm}.decoder")
     if cfg.has_order_head:
-        pair(*(("sop_classifier", "sop_classifier.classifier") if albert else ("nsp_classifier", "cls.seq_relationship")))
+        pair(*(("sop_classifier", "sop_classifier.classifier") if albert
+               else ("nsp_classifier", "cls.seq_relationship")))
     return out
 
 

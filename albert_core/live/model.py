@@ -2,9 +2,11 @@
 
 One module per architectural part, named exactly as `count_params` names its components
 (docs/architecture.md), so `component_of(name)` of every parameter is a component of the breakdown.
-The model is for inference and analysis: there is no dropout anywhere (outputs equal transformers'
-models in eval mode). Attention runs through `scaled_dot_product_attention` with one fused Q/K/V
-projection; when attention maps are requested they are computed explicitly instead.
+The model serves inference and analysis (the Live model and Paper pages) and is the model the lab trains
+(`albert_core.lab.trainer`, MLM + SOP/NSP). There is no dropout anywhere: outputs equal transformers'
+models in eval mode, and training runs without dropout (as ALBERT pretrains). Attention runs through
+`scaled_dot_product_attention` with one fused Q/K/V projection; when attention maps are requested they
+are computed explicitly instead.
 
 Nothing big is allocated without a budget check: `build_model` on a real device first estimates the
 bytes of the weights plus one forward pass and refuses above the memory budget (`check_budget`), and
@@ -215,7 +217,7 @@ class MLMHead(nn.Module):
 
 
 class EncoderModel(nn.Module):
-    """A BERT- or ALBERT-style encoder with the heads of ``cfg.head``; inference only (no dropout).
+    """A BERT- or ALBERT-style encoder with the heads of ``cfg.head``; no dropout (inference and training).
 
     ``forward(input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False,
     output_attentions=False, mlm_mask=None) -> EncoderOutput``. ``attention_mask`` is 1 for tokens to attend to
@@ -345,8 +347,8 @@ def build_model(
     On a real device the bytes of the weights plus one forward pass at (batch, seq_len) are checked
     against the memory budget first (MemoryBudgetError above it); weights are then initialised
     deterministically from ``seed`` as transformers does (normal(0, ``init_std``, default transformers'
-    0.02), LayerNorm ones/zeros, biases zero), and the model refuses inputs larger than (batch, seq_len). ``seq_len`` defaults
-    to 128, or the position table's length if that is shorter.
+    0.02), LayerNorm ones/zeros, biases zero), and the model refuses inputs larger than (batch, seq_len).
+    ``seq_len`` defaults to 128, or the position table's length if that is shorter.
 
     Without ``budget_bytes`` the bytes are also reserved in the process-wide ledger
     (`albert_core.live.budget.PROCESS_BUDGET`): the weights for the model's lifetime, each forward pass's

@@ -1,9 +1,9 @@
 """Config doctor: ALBERT's known traps in a transformers ``config.json``, each with its numbers for that config.
 
-`diagnose` reads the JSON object of a config (`albert_core.configuration.hf_config.parse_config_json` for raw bytes: only
-`json.loads`, nothing evaluated) with the same parser as the sidebar upload (`config_from_hf`), and returns a
-`Finding` for every trap that applies: its severity, what it means, the number it changes (parameters, FLOPs,
-memory, or which layers share weights), the fix and the fix's effect, computed with the exact counters.
+`diagnose` reads the JSON object of a config (`albert_core.configuration.hf_config.parse_config_json` for raw
+bytes: only `json.loads`, nothing evaluated) with the same parser as the sidebar upload (`config_from_hf`), and
+returns a `Finding` for every trap that applies: its severity, what it means, the number it changes (parameters,
+FLOPs, memory, or which layers share weights), the fix and the fix's effect, computed with the exact counters.
 
 Dropout is read from the raw keys (`ModelConfig` does not model it); absent keys take transformers' defaults
 (ALBERT 0, BERT 0.1).
@@ -178,7 +178,8 @@ def _sharing_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
             Finding(
                 "groups-partial",
                 "info",
-                f"num_hidden_groups = {G}: {G} weight sets, each run by {L // G} consecutive layers ({_layer_plan(cfg)})",
+                f"num_hidden_groups = {G}: {G} weight sets, each run by {L // G} consecutive layers "
+                f"({_layer_plan(cfg)})",
                 "sharing",
                 f"{fmt_params(_params(cfg))} parameters",
                 "num_hidden_groups = 1 shares all layers; = num_hidden_layers shares none",
@@ -307,7 +308,8 @@ def _sanity_findings(
             Finding(
                 "ffn-not-4h",
                 "info",
-                f"intermediate_size I = {I:,} is {fmt_ratio(I / H)} H, not 4H = {4 * H:,} (every published BERT and ALBERT)",
+                f"intermediate_size I = {I:,} is {fmt_ratio(I / H)} H, not 4H = {4 * H:,} "
+                "(every published BERT and ALBERT)",
                 "parameters",
                 f"FFN {fmt_params(cfg.ffn_copies * (2 * H * I + I + H))} parameters",
                 f"intermediate_size = {4 * H:,}",

@@ -75,8 +75,9 @@ def segment_pairs(
     probability 1/2 (label 1), a single-sentence chunk left out; "nsp": with probability 1/2 (always for a
     single sentence) B is taken from a random point of another document (label 1) and the unused sentences go
     back; "none": A and B in order. The pair is trimmed to ``seq_len - 3`` tokens (`truncate_pair`) and the
-    pass shuffled. The lab trains on exactly these (`albert_core.lab.examples`). ``balanced`` (held-out pairs): the label alternates 0, 1, 0, ... instead of
-    a coin flip, and single-sentence chunks (which could only be NSP negatives) are left out, so exactly
+    pass shuffled. The lab trains on exactly these (`albert_core.lab.examples`). ``balanced`` (held-out
+    pairs): the label alternates 0, 1, 0, ... instead of a coin flip, and single-sentence chunks (which
+    could only be NSP negatives) are left out, so exactly
     half the pairs (+-1) are positives and a constant answer scores 50 %."""
     max_tokens = seq_len - 3
     out: list[Instance] = []
@@ -132,8 +133,9 @@ def segment_pairs(
 
 def make_pairs(text: str, task: str, seed: int = 0, max_words: int = 12, passes: int = 3) -> list[Pair]:
     """The lab's segment pairs (`segment_pairs`) on ``text``: documents separated by blank lines, sentences
-    split as the lab's corpus is (after . ! or ? before a capital or digit, not after e.g. or i.e.), a segment pair at most ``max_words`` words (the lab counts tokenizer pieces), ``passes``
-    passes over the text as BERT's ``dupe_factor`` (each with its own seeded draws); the same pair once."""
+    split as the lab's corpus is (after . ! or ? before a capital or digit, not after e.g. or i.e.), a
+    segment pair at most ``max_words`` words (the lab counts tokenizer pieces), ``passes`` passes over the
+    text as BERT's ``dupe_factor`` (each with its own seeded draws); the same pair once."""
     if task not in PAIR_KINDS:
         raise ValueError(f"task must be one of {', '.join(PAIR_KINDS)}, got {task!r:.20}")
     check_whole_number("seed", seed, lo=0)

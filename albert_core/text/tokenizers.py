@@ -161,7 +161,8 @@ def _canonical(tok: Tokenizer, kind: str) -> Tokenizer:
         model["vocab"] = {p: i for i, p in enumerate([*SPECIAL_TOKENS, *rest])}
     else:
         scores = {p: s for p, s in model["vocab"]}
-        rest = sorted(((round(s, 8), p) for p, s in scores.items() if p not in SPECIAL_TOKENS), key=lambda t: (-t[0], t[1]))
+        rest = sorted(((round(s, 8), p) for p, s in scores.items() if p not in SPECIAL_TOKENS),
+                      key=lambda t: (-t[0], t[1]))
         model["vocab"] = [[p, 0.0] for p in SPECIAL_TOKENS] + [[p, s] for s, p in rest]
         model["unk_id"] = UNK_ID
     return Tokenizer.from_str(json.dumps(spec))
