@@ -1,4 +1,5 @@
-"""Shared AppTest fixture for the Streamlit app tests, and one torch thread per test process under xdist."""
+"""The shared fixtures (`app`: an AppTest of the Streamlit app; `runs_dir`: an isolated lab run cache), and
+one torch thread per test process under xdist. Shared non-fixture helpers live in tests/helpers/."""
 
 from __future__ import annotations
 
@@ -34,3 +35,11 @@ def app():
         return at
 
     return make
+
+
+@pytest.fixture
+def runs_dir(tmp_path, monkeypatch):
+    """Every lab test gets its own run cache folder."""
+    folder = tmp_path / "runs"
+    monkeypatch.setenv("ALBERT_EXPLORER_RUNS_DIR", str(folder))
+    return folder

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from facts import MODEL_COUNTS as FACTS_MODEL
+from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 
 PAGE = "pages/compare.py"
 

@@ -1,16 +1,17 @@
-"""Explorer page: loads for the default and every preset, numbers match independent oracles, exports."""
+"""Explorer page: loads for the default and every preset, numbers match the reference facts and closed forms
+(tests/helpers/facts.py), the BERT twin agrees with the other pages and the CLI, exports."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from facts import MODEL_COUNTS as FACTS_MODEL
-from facts import albert_model_closed_form, forward_flops_closed_form
 
 from albert_core import PRESETS, Workload
 from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
+from tests.helpers.facts import SHARING_COUNTS, albert_model_closed_form, forward_flops_closed_form
 
 METRIC_LABELS = [
     "Total parameters", "Embedding parameters", "Encoder parameters", "Forward FLOPs / sequence",
@@ -69,7 +70,7 @@ def test_partial_sharing_explains_missing_hf_export(app):
     hf = at.get("download_button")[0]
     assert hf.disabled if hasattr(hf, "disabled") else hf.proto.disabled
     assert any("transformers" in c.value and "not available" in c.value for c in at.caption)
-    assert metrics(at)["Total parameters"].value == fmt_params(63_647_232)  # transformers' exact count, Table 4 mode
+    assert metrics(at)["Total parameters"].value == fmt_params(SHARING_COUNTS["attention"])  # Table 4 mode
 
 
 def test_bert_twin_panel_numbers(app):

@@ -3,12 +3,11 @@ the library's estimates (labelled as estimates), Table 2 is recomputed beside th
 
 from __future__ import annotations
 
-from app_helpers import charts
-
 from albert_core import PRESETS, Workload, count_params, estimate_memory
 from albert_core.configuration.coerce import bert_twin
 from albert_core.format import fmt_bytes, fmt_count, fmt_duration
 from albert_core.hardware.time_model import TABLE2_CHIPS, estimate_time, paper_table2
+from tests.helpers.app import charts
 
 PAGE = "pages/hardware.py"
 

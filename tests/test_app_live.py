@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory, settings
@@ -17,6 +16,7 @@ from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes
 from albert_core.live.count_proof import MATCH
 from albert_core.settings import MEMORY_BUDGET
+from tests.helpers.app import charts
 from ui import live_gate, live_models
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from facts import MODEL_COUNTS as FACTS_MODEL
+
+from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
+from tests.helpers.facts import (
+    PAPER_TABLE1,
+    SEED_000_BASELINE_ROW,
+    SEED_000_FACTORIZED,
+    SEED_000_STANDARD,
+    SHARING_COUNTS,
+)
 
 PAGE = "pages/paper.py"
 
@@ -18,19 +26,22 @@ def test_paper_page_tables(app):
     # Table 1 at the paper's V = 30,000; ALBERT rows need no vocabulary change.
     row = t1.set_index("model")
     assert row.loc["albert-base", "recomputed"] == FACTS_MODEL["albert-base"]
-    assert row.loc["albert-xxlarge", "printed"] == 235e6
+    printed = PAPER_TABLE1["albert-xxlarge"] * 1e6  # 235M
+    assert row.loc["albert-xxlarge", "printed"] == printed
     # the difference in percent, as its column shows it (format "%+.2f%%": -5.28%)
-    assert row.loc["albert-xxlarge", "difference"] == pytest.approx((FACTS_MODEL["albert-xxlarge"] / 235e6 - 1) * 100)
+    difference = (FACTS_MODEL["albert-xxlarge"] / printed - 1) * 100
+    assert row.loc["albert-xxlarge", "difference"] == pytest.approx(difference)
     assert row.loc["bert-base", "recomputed"] == FACTS_MODEL["bert-base"] - 522 * 768
-    # Table 4 partial-sharing figures (tests/facts.py).
+    # Table 4 partial-sharing figures (tests/helpers/facts.py).
     t4 = t4.set_index("model")["recomputed"]
-    assert t4["E = 128, shared-attention"] == 63_647_232 and t4["E = 128, shared-FFN"] == 37_686_528
+    assert t4["E = 128, shared-attention"] == SHARING_COUNTS["attention"]
+    assert t4["E = 128, shared-FFN"] == SHARING_COUNTS["ffn"]
     assert t4["E = 128, all-shared"] == FACTS_MODEL["albert-base"]
     assert (t3["difference"].abs() < 4).all() and (t4.index.size == 8)
     # The embedding table: 23,440,896 vs 4,005,120 (83% less).
     s0 = seed000.set_index("model").loc["albert-base"]
-    assert (s0["V·H (BERT)"], s0["V·E + E·H (ALBERT)"]) == (23_440_896, 4_005_120)
-    assert any("24,030,720" in md.value for md in at.markdown)
+    assert (s0["V·H (BERT)"], s0["V·E + E·H (ALBERT)"]) == (SEED_000_STANDARD, SEED_000_FACTORIZED[768])
+    assert any(f"{SEED_000_BASELINE_ROW:,}" in md.value for md in at.markdown)
     # The estimate helper: its corrected formula reproduces the quoted estimates to 0.1M.
     assert ((seed003["= quoted formula"] / 1e6).round(1) == seed003["quoted"] / 1e6).all()
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from test_audit import TINY
-from test_doctor import official
-
 from albert_core.review import audit as audit_mod
 from albert_core.review.audit import audit
+from tests.helpers.audit import TINY
+from tests.helpers.facts import official
 from ui import review
 
 

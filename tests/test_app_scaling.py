@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from app_helpers import charts
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
 from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_params
+from tests.helpers.app import charts
+from tests.helpers.facts import MODEL_COUNTS
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "scaling.py")
@@ -42,7 +43,7 @@ def test_page_reads_the_sidebar_config_from_the_url(app):
     assert [t.value for t in at.title] == ["Scaling"]
     specs = charts(at)
     assert len(specs) == N_CHARTS
-    assert star(specs["Parameters vs hidden size H"]) == (1024, 17_683_968)  # transformers' exact count
+    assert star(specs["Parameters vs hidden size H"]) == (1024, MODEL_COUNTS["albert-large"])
 
 
 @pytest.mark.parametrize("name", ["default", *PRESETS])
@@ -67,7 +68,7 @@ def test_config_change_updates_the_numbers():
     after = charts(at)
     total = count_params(cfg).total
     assert star(after["Parameters vs hidden size H"]) == (1024, total)
-    assert star(before["Parameters vs hidden size H"]) == (768, 11_683_584)
+    assert star(before["Parameters vs hidden size H"]) == (768, MODEL_COUNTS["albert-base"])
     # shared-FFN: the attention block is held once per layer, so params grow with L
     albert_l = trace_y(after["Parameters vs number of layers L"], "ALBERT")
     assert albert_l == sorted(albert_l) and albert_l[0] < albert_l[-1]
@@ -85,7 +86,7 @@ def test_workload_changes_memory_bars_not_params():
     m = estimate_memory(cfg, 32, 128, "fp32", "adamw", dropout=0.0)
     assert trace_y(big, "activations (estimate)")[0] == m.activations
     assert trace_y(big, "activations (estimate)")[0] > trace_y(small, "activations (estimate)")[0]
-    assert star(charts(at)["Parameters vs hidden size H"])[1] == 11_683_584
+    assert star(charts(at)["Parameters vs hidden size H"])[1] == MODEL_COUNTS["albert-base"]
 
 
 def test_int8_workload_shows_inference_memory():
@@ -94,7 +95,7 @@ def test_int8_workload_shows_inference_memory():
     spec = charts(at)["Inference memory by part"]  # titled for what it shows
     assert spec["layout"]["yaxis"]["title"]["text"] == "inference memory"
     assert trace_y(spec, "gradients") == [0, 0]
-    assert trace_y(spec, "weights")[0] == 11_683_584  # one byte per weight
+    assert trace_y(spec, "weights")[0] == MODEL_COUNTS["albert-base"]  # one byte per weight
     assert any("inference-only" in c.value for c in at.caption)
 
 

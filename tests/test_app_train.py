@@ -11,8 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-from app_helpers import charts
-from lab_helpers import TINY, V
 from streamlit.testing.v1 import AppTest
 
 from albert_core import count_flops, count_params
@@ -24,6 +22,8 @@ from albert_core.lab.experiments import EXPERIMENTS
 from albert_core.lab.reference import load_reference
 from albert_core.lab.runs import RunCache
 from albert_core.settings import RUNS_DIR
+from tests.helpers.app import charts
+from tests.helpers.lab import TINY, V
 from ui import train_runs as tr
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def test_plan_shows_exact_params_and_flops_of_each_twin(worker):
     at = plan_twins(open_page(), list(tr.TWINS))
     plan = frame(at, "limits")
     assert list(plan["run"]) == list(tr.TWINS)
-    # independent oracle: the twins as the paper describes them, counted by albert_core
+    # not an independent oracle: the page shows what albert_core counts for the paper's four twins
     bert = bert_twin(TINY)
     expected = {"BERT": bert, "factorized only": TINY.replace(sharing="none"),
                 "shared only": TINY.replace(embedding_size=TINY.hidden_size), "ALBERT": TINY}

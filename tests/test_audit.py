@@ -1,6 +1,6 @@
 """The counter audit: on a grid of configs (families, sharing modes, G and K, heads, activations) every tool runs
 and its difference from the exact figure equals the sum of the causes computed from the config; a few figures
-against hand arithmetic (tests/facts.py); a missing tool is a row, not an error; the CLI."""
+against hand arithmetic (tests/helpers/facts.py); a missing tool is a row, not an error; the CLI."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import importlib.util
 import json
 
 import pytest
-from facts import EXACT_COUNTS, forward_flops_closed_form
 
 from albert_core import PRESETS, ModelConfig
 from albert_core.cli.main import main
@@ -16,16 +15,9 @@ from albert_core.counting.flops import count_flops
 from albert_core.counting.params import count_params
 from albert_core.review import audit as audit_mod
 from albert_core.review.audit import PER_MODULE, TOOLS, audit
+from tests.helpers.audit import TINY
+from tests.helpers.facts import EXACT_COUNTS, forward_flops_closed_form
 
-TINY = dict(
-    vocab_size=50,
-    embedding_size=8,
-    hidden_size=16,
-    num_layers=4,
-    num_heads=2,
-    intermediate_size=24,
-    max_position_embeddings=32,
-)
 GRID = [
     *(
         dict(

@@ -1,5 +1,6 @@
-"""`python -m albert_core`: numbers against the closed forms and exact counts of transformers (tests/facts.py),
-exports against transformers, and bad input -> exit code 2 with one line on stderr."""
+"""`python -m albert_core`: numbers against the closed forms and exact counts of transformers
+(tests/helpers/facts.py), exports against transformers, and bad input -> exit code 2 with one line on
+stderr."""
 
 from __future__ import annotations
 
@@ -10,38 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from facts import EXACT_COUNTS
 
 from albert_core import PRESETS
 from albert_core.cli.main import main
 from albert_core.configuration.hf_config import config_from_hf
+from tests.helpers.cli import fails, run, run_json
+from tests.helpers.facts import EXACT_COUNTS, SHARING_COUNTS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(capsys, *argv: str) -> str:
-    assert main(list(argv)) == 0
-    return capsys.readouterr().out
-
-
-def run_json(capsys, *argv: str):
-    return json.loads(run(capsys, *argv, "--json"))
-
-
-def fails(capsys, *argv: str) -> str:
-    """Run a bad command line: exit code 2, exactly one line on stderr, nothing on stdout."""
-    with pytest.raises(SystemExit) as exc:
-        main(list(argv))
-    assert exc.value.code == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.count("\n") == 1 and err.strip(), err
-    assert "Traceback" not in err
-    return err
-
-
 # ----------------------------------------------------------------------------- params
-# Exact transformers counts (tests/facts.py) (XModel, XForPreTraining).
+# Exact transformers counts (tests/helpers/facts.py) (XModel, XForPreTraining).
 FACTS = EXACT_COUNTS
 
 
@@ -63,8 +44,8 @@ def test_params_overrides_rebuild_a_preset(capsys):
 
 def test_params_partial_sharing_matches_paper_table_4_counts(capsys):
     # transformers' exact count: ALBERT-base E=128 shared-attention 63,647,232, shared-FFN 37,686,528.
-    assert run_json(capsys, "params", "--sharing", "attention")["total"] == 63_647_232
-    assert run_json(capsys, "params", "--sharing", "ffn")["total"] == 37_686_528
+    assert run_json(capsys, "params", "--sharing", "attention")["total"] == SHARING_COUNTS["attention"]
+    assert run_json(capsys, "params", "--sharing", "ffn")["total"] == SHARING_COUNTS["ffn"]
     comps = run_json(capsys, "params")["components"]
     assert sum(c["unshared"] for c in comps) > sum(c["params"] for c in comps)
 
@@ -76,7 +57,7 @@ def test_params_closed_form_with_groups_inner_groups_and_untied_decoder(capsys):
             "--inner-groups", str(K), "--head", "masked-lm")
     layer = 4 * H * H + 2 * H * F + 9 * H + F
     model = (V + P + T) * E + 2 * E + (E * H + H) + G * K * layer + (H * H + H)
-    masked_lm = model - (H * H + H) + H * E + 3 * E + V  # closed form (tests/facts.py)
+    masked_lm = model - (H * H + H) + H * E + 3 * E + V  # closed form (tests/helpers/facts.py)
     assert run_json(capsys, *argv)["total"] == masked_lm
     # Untied, transformers' decoder holds its own weight [V, E] and its own bias [V].
     assert run_json(capsys, *argv, "--untied")["total"] == masked_lm + V * E + V

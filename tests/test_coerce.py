@@ -7,13 +7,14 @@ import json
 
 import pytest
 from hypothesis import given, settings
-from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, coerce, count_params, parse_query
 from albert_core.cli.args import config_from_args
 from albert_core.cli.main import build_parser, main
 from albert_core.configuration.coerce import bert_twin, fit_heads, switch_family
 from albert_core.configuration.urls import config_from_query
+from tests.helpers.facts import MODEL_COUNTS
+from tests.helpers.strategies import configs
 from ui.state import CONFIG_KEY
 
 BERT_BASE_AS_ALBERT = ModelConfig(vocab_size=30_522, hidden_act="gelu")  # E = 128, all-shared: ALBERT's defaults
@@ -67,7 +68,7 @@ def test_sidebar_gives_the_config(app, name, argv, query, base, actions, expecte
 
 def test_bert_base_as_albert_counts_as_albert_base_with_bert_vocabulary():
     # transformers' exact count: ALBERT-base 11,683,584 at V = 30,000; BERT's 522 extra words cost E = 128 each.
-    assert count_params(BERT_BASE_AS_ALBERT).total == 11_683_584 + 522 * 128
+    assert count_params(BERT_BASE_AS_ALBERT).total == MODEL_COUNTS["albert-base"] + 522 * 128
 
 
 def test_url_bert_with_sharing_gives_a_bert_and_names_the_reset_field(app):

@@ -12,7 +12,6 @@ import math
 
 import pytest
 from hypothesis import given, settings
-from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, Workload, parse_query, parse_workload_query
 from albert_core.configuration.coerce import bert_twin
@@ -26,6 +25,8 @@ from albert_core.configuration.urls import (
     config_to_query,
     workload_to_query,
 )
+from tests.helpers.facts import PAPER_SHAPES
+from tests.helpers.strategies import configs
 
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
@@ -110,17 +111,7 @@ def test_from_dict_round_trip_and_rejections():
 
 
 # ----------------------------------------------------------------------------- presets
-# Paper Table 1 (+ heads / intermediate from its text); V (tests/facts.py).
-PAPER_SHAPES = {
-    "bert-base": ("bert", 30_522, 768, 12, 768, 12, 3072, "none"),
-    "bert-large": ("bert", 30_522, 1024, 24, 1024, 16, 4096, "none"),
-    "albert-base": ("albert", 30_000, 128, 12, 768, 12, 3072, "all"),
-    "albert-large": ("albert", 30_000, 128, 24, 1024, 16, 4096, "all"),
-    "albert-xlarge": ("albert", 30_000, 128, 24, 2048, 16, 8192, "all"),
-    "albert-xxlarge": ("albert", 30_000, 128, 12, 4096, 64, 16384, "all"),
-}
-
-
+# The paper's Table 1 shapes (tests/helpers/facts.py).
 def test_presets_are_the_papers_shapes():
     assert set(PRESETS) == set(PAPER_SHAPES)
     for name, shape in PAPER_SHAPES.items():

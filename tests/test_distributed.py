@@ -10,18 +10,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ddp_worker import CONFIGS
 
 from albert_core import count_params
 from albert_core.lab.parallel import torchrun_command
+from tests.helpers.ddp_worker import CONFIGS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def results():
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
-    cmd = torchrun_command(2, [str(ROOT / "tests" / "ddp_worker.py")])
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    cmd = torchrun_command(2, ["-m", "tests.helpers.ddp_worker"])
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

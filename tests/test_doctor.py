@@ -1,5 +1,6 @@
-"""The config doctor on the official ALBERT v1 and v2 configs (written here from their published values) and on
-hand-made configs with one trap each: every applicable trap flagged, none that does not apply."""
+"""The config doctor on the official ALBERT v1 and v2 configs (tests/helpers/facts.py, from their published
+values) and on hand-made configs with one trap each: every applicable trap flagged, none that does not
+apply."""
 
 from __future__ import annotations
 
@@ -9,50 +10,13 @@ import pytest
 
 from albert_core.cli.main import main
 from albert_core.review.doctor import diagnose
-
-# The published transformers config.json of ALBERT v1 / v2 base, large, xlarge and xxlarge (architectures
-# AlbertForMaskedLM). v1 uses dropout 0.1 except xxlarge (0); v2 uses 0 everywhere.
-SIZES = {
-    "base": dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12),
-    "large": dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=16, num_hidden_layers=24),
-    "xlarge": dict(hidden_size=2048, intermediate_size=8192, num_attention_heads=16, num_hidden_layers=24),
-    "xxlarge": dict(hidden_size=4096, intermediate_size=16384, num_attention_heads=64, num_hidden_layers=12),
-}
-
-
-def official(version: str, size: str) -> dict:
-    dropout = 0.1 if version == "v1" and size != "xxlarge" else 0
-    return {
-        "architectures": ["AlbertForMaskedLM"],
-        "model_type": "albert",
-        "attention_probs_dropout_prob": dropout,
-        "hidden_dropout_prob": dropout,
-        "classifier_dropout_prob": 0.1,
-        "hidden_act": "gelu" if version == "v1" else "gelu_new",
-        "embedding_size": 128,
-        "vocab_size": 30000,
-        "max_position_embeddings": 512,
-        "type_vocab_size": 2,
-        "num_hidden_groups": 1,
-        "inner_group_num": 1,
-        "initializer_range": 0.02,
-        "layer_norm_eps": 1e-12,
-        "bos_token_id": 2,
-        "eos_token_id": 3,
-        "pad_token_id": 0,
-        "down_scale_factor": 1,
-        "gap_size": 0,
-        "net_structure_type": 0,
-        "num_memory_blocks": 0,
-        **SIZES[size],
-    }
-
+from tests.helpers.facts import OFFICIAL_SIZES, official
 
 ALWAYS = {"groups-all-shared", "inputs-embeds-width", "vocab-table-peak", "params-vs-compute"}
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("size", list(OFFICIAL_SIZES))
 def test_official_configs(version, size):
     result = diagnose(official(version, size))
     zero_dropout = version == "v2" or size == "xxlarge"

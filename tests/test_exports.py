@@ -10,17 +10,17 @@ import pandas as pd
 import pytest
 import torch
 import transformers
-from facts import MODEL_COUNTS as FACTS_MODEL
-from facts import albert_model_closed_form, forward_flops_closed_form
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import configs
 
 from albert_core import PRESETS, ModelConfig, Workload
 from albert_core.configuration import urls
 from albert_core.configuration.hf_config import config_from_hf
 from albert_core.configuration.presets import config_name
 from albert_core.counting.results import analyze, result_from_dict
+from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
+from tests.helpers.facts import albert_model_closed_form, forward_flops_closed_form
+from tests.helpers.strategies import configs
 from ui import exports
 
 
@@ -185,14 +185,9 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
 
 
 def test_flop_and_memory_csvs_against_closed_forms():
-    import io
-
-    import pandas as pd
-    from facts import MODEL_COUNTS
-
     from ui.exports import flops_csv, memory_csv
 
-    n = MODEL_COUNTS["bert-base"]
+    n = FACTS_MODEL["bert-base"]
     S, H, I, L, B = 128, 768, 3072, 12, 8  # noqa: E741
     res = analyze(PRESETS["bert-base"], Workload(batch=B, seq_len=S, dtype="bf16", precision="mixed",
                                                  checkpointing=True))

@@ -10,6 +10,7 @@ import pytest
 from albert_core import PRESETS, Workload, count_params
 from albert_core.counting.results import analyze
 from albert_core.format import fmt_bytes, fmt_flops
+from tests.helpers.facts import MODEL_COUNTS
 from ui import figures_explorer
 
 
@@ -54,7 +55,8 @@ def test_twin_bars_relative_to_bert_twin():
     cfg_trace, twin_trace = fig.data
     assert fig.layout.barmode == "group" and list(twin_trace.x) == [1.0] * 4
     assert cfg_trace.orientation == "h" and fig.layout.legend.yref == "container" and fig.layout.legend.y == 0  # readable on a phone
-    assert cfg_trace.x[0] == pytest.approx(11_683_584 / (109_482_240 - 522 * 768))
+    bert_at_albert_vocabulary = MODEL_COUNTS["bert-base"] - 522 * 768
+    assert cfg_trace.x[0] == pytest.approx(MODEL_COUNTS["albert-base"] / bert_at_albert_vocabulary)
     assert cfg_trace.x[1] == pytest.approx(1.0, abs=0.01)  # sharing saves no compute
     assert list(cfg_trace.customdata) == [r[1] for r in figures_explorer.twin_metrics(rep)]
 
@@ -62,7 +64,7 @@ def test_twin_bars_relative_to_bert_twin():
 def test_twin_metrics_int8_uses_inference_memory():
     rep = analyze(PRESETS["albert-base"], Workload(dtype="int8"))
     rows = figures_explorer.twin_metrics(rep)
-    assert rows[3][1] == 11_683_584  # int8 weights: one byte each
+    assert rows[3][1] == MODEL_COUNTS["albert-base"]  # int8 weights: one byte each
 
 
 def test_compare_frame_and_bars():

@@ -9,9 +9,18 @@ from albert_core import PRESETS, ModelConfig, count_flops, count_params
 from albert_core.configuration.coerce import bert_twin
 from albert_core.counting.sweeps import sweep
 from albert_core.format import fmt_bytes
+from tests.helpers.facts import (
+    MODEL_COUNTS,
+    PAPER_TABLES_3_4,
+    SEED_000_FACTORIZED,
+    SEED_000_REDUCTION,
+    SEED_000_STANDARD,
+    SHARING_COUNTS,
+)
 from ui import figures_scaling as fs
 
 WL = dict(batch=2, seq_len=64, dtype="fp32", optimizer="adamw")
+ALBERT_BASE = MODEL_COUNTS["albert-base"]  # transformers' exact count
 
 
 def trace(fig, name):
@@ -45,7 +54,7 @@ def test_params_vs_hidden_matches_count_params_per_config():
     assert list(albert.x) == hs and list(bert.x) == hs
     assert list(albert.y) == [count_params(cfg.replace(hidden_size=h)).total for h in hs]
     assert list(bert.y) == [count_params(bert_twin(cfg.replace(hidden_size=h))).total for h in hs]
-    assert current(fig) == (768, 11_683_584)  # ALBERT-base, transformers' exact count
+    assert current(fig) == (768, ALBERT_BASE)
     # 1-2-5 ticks labelled in params (no Plotly minor labels "2, 5" between decades), spanning the data
     vals, text = list(fig.layout.yaxis.tickvals), list(fig.layout.yaxis.ticktext)
     assert text[:3] == ["2M", "5M", "10M"] and text[-1] == "200M"
@@ -58,12 +67,12 @@ def test_params_vs_layers_flat_for_all_shared_albert():
     df = sweep(cfg, "num_layers", layers, **WL)
     fig = fs.params_vs_layers(df, cfg, count_params(cfg).total)
     albert, bert = trace(fig, "ALBERT"), trace(fig, "BERT")
-    assert set(albert.y) == {11_683_584}  # full sharing: depth adds no parameters
+    assert set(albert.y) == {ALBERT_BASE}  # full sharing: depth adds no parameters
     layer = 4 * 768**2 + 2 * 768 * 3072 + 9 * 768 + 3072  # closed form per layer
     assert [b - a for a, b in zip(bert.y, bert.y[1:], strict=False)] == [
         (l2 - l1) * layer for l1, l2 in zip(layers, layers[1:], strict=False)
     ]
-    assert current(fig) == (12, 11_683_584)
+    assert current(fig) == (12, ALBERT_BASE)
 
 
 def test_embedding_vs_vocab_closed_forms():
@@ -87,9 +96,10 @@ def test_seed_embedding_table_reproduces_the_seed_document():
     sizes = {n: p for n, p in PRESETS.items() if p.family == "albert"}
     df = fs.seed_embedding_table(sizes).set_index("label")
     # The seed's printed figures (shared/seeds/000_*): V = 30,522, E = 128.
-    assert df.loc["albert-base", "standard"] == 23_440_896
-    assert list(df["factorized"]) == [4_005_120, 4_037_888, 4_168_960, 4_431_104]
-    assert [round(r * 100, 1) for r in df["reduction"]] == [82.9, 87.1, 93.3, 96.5]
+    assert df.loc["albert-base", "standard"] == SEED_000_STANDARD
+    assert list(df["factorized"]) == list(SEED_000_FACTORIZED.values())
+    reductions = [float(pct.rstrip("%")) for pct in SEED_000_REDUCTION.values()]  # 82.9, 87.1, 93.3, 96.5
+    assert [round(r * 100, 1) for r in df["reduction"]] == reductions
 
 
 def test_embedding_reduction_bars_outline_current():
@@ -110,12 +120,13 @@ def test_flops_vs_params_presets_and_current():
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     bert = trace(fig, "BERT")
     assert list(bert.text) == ["bert-base", "bert-large"]
-    assert list(bert.x) == [109_482_240, 335_141_888]  # transformers' exact counts
+    assert list(bert.x) == [MODEL_COUNTS["bert-base"], MODEL_COUNTS["bert-large"]]
     # BERT-base forward, the published closed form: L*(8SH^2 + 4S^2H + 4SHI) + 2H^2 (pooler), S = 128
     S, H, FF = 128, 768, 3072
     assert bert.y[0] == 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * FF) + 2 * H * H
     albert = trace(fig, "ALBERT")
-    assert list(albert.x) == [11_683_584, 17_683_968, 58_724_864, 222_595_584]
+    albert_presets = ("albert-base", "albert-large", "albert-xlarge", "albert-xxlarge")
+    assert list(albert.x) == [MODEL_COUNTS[n] for n in albert_presets]
     # FLOPs in FLOP units (Plotly alone wrote "100B"); under two decades of params: 1-2-5 steps
     ys = dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext, strict=True))
     assert ys[1e11] == "100 GFLOP" and all(t.endswith("FLOP") for t in ys.values())
@@ -150,27 +161,29 @@ def test_params_heatmap_without_current_cell_has_no_star():
 def test_table4_exact_and_paper_values():
     df = fs.table4_frame().set_index(["embedding_size", "sharing"])
     # transformers' exact count: ALBERT-base E=128 with pooler
-    assert df.loc[(128, "all"), "exact"] == 11_683_584
-    assert df.loc[(128, "attention"), "exact"] == 63_647_232
-    assert df.loc[(128, "ffn"), "exact"] == 37_686_528
-    assert df.loc[(768, "none"), "paper"] == 108e6 and df.loc[(128, "ffn"), "paper"] == 38e6
+    assert df.loc[(128, "all"), "exact"] == SHARING_COUNTS["all"]
+    assert df.loc[(128, "attention"), "exact"] == SHARING_COUNTS["attention"]
+    assert df.loc[(128, "ffn"), "exact"] == SHARING_COUNTS["ffn"]
+    assert df.loc[(768, "none"), "paper"] == PAPER_TABLES_3_4["none", 768] * 1e6  # 108M
+    assert df.loc[(128, "ffn"), "paper"] == PAPER_TABLES_3_4["ffn", 128] * 1e6  # 38M
     # the printed figures are rounded versions of the exact ones (within 4%)
     assert ((df["exact"] - df["paper"]).abs() / df["paper"] < 0.04).all()
 
 
 def test_sharing_modes_figure():
     df = fs.table4_frame()
-    fig = fs.sharing_modes(df, 11_683_584, "ALBERT-base")
+    fig = fs.sharing_modes(df, ALBERT_BASE, "ALBERT-base")
     bars = [t for t in fig.data if t.type == "bar"]
     marks = [t for t in fig.data if t.type == "scatter" and t.mode == "markers"]
     assert len(bars) == 2 and len(marks) == 2
     e128 = trace(fig, "exact, E=128")
     assert list(e128.x) == ["all-shared", "shared-attention", "shared-FFN", "not shared"]
-    assert list(e128.y) == [11_683_584, 63_647_232, 37_686_528,
+    assert list(e128.y) == [SHARING_COUNTS["all"], SHARING_COUNTS["attention"], SHARING_COUNTS["ffn"],
                             count_params(ModelConfig(sharing="none")).total]
-    assert list(trace(fig, "paper, E=768").y) == [31e6, 83e6, 57e6, 108e6]
+    paper_e768 = [PAPER_TABLES_3_4[s, 768] * 1e6 for s in ("all", "attention", "ffn", "none")]  # 31 ... 108M
+    assert list(trace(fig, "paper, E=768").y) == paper_e768
     line = fig.layout.shapes[0]
-    assert line.y0 == line.y1 == 11_683_584
+    assert line.y0 == line.y1 == ALBERT_BASE
     assert not fig.layout.annotations  # named in the legend, not over the bar labels
     assert trace(fig, "current config: 11.68M").mode == "lines"
 
@@ -191,12 +204,12 @@ def test_memory_bars_stack_the_four_parts():
     w = trace(fig, "weights")
     V, P, T, H, L, FF = 30_000, 512, 2, 768, 12, 3072
     bert = (V + P + T) * H + 2 * H + L * (4 * H * H + 2 * H * FF + 9 * H + FF) + H * H + H  # BertModel closed form
-    assert list(w.y) == [11_683_584 * 4, bert * 4]
-    assert list(trace(fig, "optimizer").y) == [11_683_584 * 8, bert * 8]  # AdamW: two states
+    assert list(w.y) == [ALBERT_BASE * 4, bert * 4]
+    assert list(trace(fig, "optimizer").y) == [ALBERT_BASE * 8, bert * 8]  # AdamW: two states
     assert_outlined(fig, 0, sum(rows[0][k] for k in fs.MEMORY_PARTS))
     assert fig.layout.yaxis.ticktext[1].endswith(" GB")  # bytes in people's units, not Plotly's "1B"
     # no label on a segment too thin to hold one (ALBERT's weights): hover still has it
-    assert w.text[0] == "" and w.customdata[0] == fmt_bytes(11_683_584 * 4)
+    assert w.text[0] == "" and w.customdata[0] == fmt_bytes(ALBERT_BASE * 4)
     assert trace(fig, "activations (estimate)").text[0] == fmt_bytes(rows[0]["activations"])
     total = trace(fig, "total")
     assert total.y[0] == sum(rows[0][k] for k in fs.MEMORY_PARTS)
@@ -225,7 +238,6 @@ def test_short_params_three_digits():
 
 def test_workload_frames_and_charts_against_closed_forms():
     from albert_core import PRESETS, Workload
-    from tests.facts import MODEL_COUNTS
     from ui.figures_scaling import (
         flops_vs_batch,
         flops_vs_seq,

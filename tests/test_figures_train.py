@@ -186,7 +186,7 @@ def real_runs():
     from albert_core.lab.trainer import train
 
     torch.set_num_threads(1)
-    from lab_helpers import TINY as cfg
+    from tests.helpers.lab import TINY as cfg
     runs = {}
     for label, lr in (("learning", 1e-2), ("frozen", 1e-9)):
         runs[label] = [train(RunSpec(cfg, task="sop", steps=30, batch_size=8, seq_len=32, seed=s, lr=lr, warmup=0,

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from checkpointing import checkpoint_layers
-from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import configs
 from torch.utils.flop_counter import FlopCounterMode
 
 from albert_core import PRESETS, ModelConfig, count_flops
+from tests.helpers.checkpointing import checkpoint_layers
+from tests.helpers.hf_models import hf_model
+from tests.helpers.strategies import configs
 
 pytestmark = pytest.mark.slow  # FlopCounterMode on transformers' models: the oracle, slow
 

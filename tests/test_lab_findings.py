@@ -5,11 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pandas as pd
-from lab_helpers import TINY
 
 from albert_core.lab import findings
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
+from tests.helpers.lab import TINY
 
 
 def run(label: str, loss: float, sharing: str = "all", e: int = 16, task: str = "sop", acc: float = 0.5,

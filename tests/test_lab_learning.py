@@ -9,17 +9,17 @@ from collections import Counter
 import numpy as np
 import pytest
 import torch
-from lab_helpers import runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
 from albert_core.lab import baselines, trainer
 from albert_core.lab.spec import LAB_BASE, RunSpec
 from albert_core.live import losses as lab_losses
 from albert_core.live.model import build_model
 from albert_core.text.tokenizers import MASK_ID, SPECIAL_TOKENS
+from tests.helpers.lab import tiny_spec
 
 
 @pytest.fixture(autouse=True)
-def _isolated(runs_dir):  # noqa: F811
+def _isolated(runs_dir):
     return runs_dir
 
 
@@ -161,7 +161,7 @@ def test_a_copy_task_that_needs_attention_is_solved():
 
 
 def test_a_short_real_run_learns_context_every_weight_moves_and_attention_leaves_uniform():
-    from lab_helpers import TINY
+    from tests.helpers.lab import TINY
 
     spec = RunSpec(TINY.replace(embedding_size=32), task="none", steps=600, batch_size=16, seq_len=32, seed=0,
                    warmup=20, tokenizer="unigram", max_ngram=3)

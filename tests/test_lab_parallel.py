@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from lab_helpers import TINY, runs_dir, tiny_spec  # noqa: F401
 
 from albert_core import count_params, settings
 from albert_core.lab.parallel import torchrun_command
@@ -21,6 +20,7 @@ from albert_core.lab.trainer import run_cost, train
 from albert_core.lab.worker import Worker
 from albert_core.live import budget
 from albert_core.live.model import build_model
+from tests.helpers.lab import TINY, tiny_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 LIVE = TINY.replace(head="model")  # what a Live-model visitor builds
@@ -53,7 +53,7 @@ def small_budget(monkeypatch):
     return spec, run_bytes, total
 
 
-def test_a_run_over_what_the_live_model_left_is_refused_with_the_budgets_message(small_budget, runs_dir):  # noqa: F811
+def test_a_run_over_what_the_live_model_left_is_refused_with_the_budgets_message(small_budget, runs_dir):
     spec, run_bytes, total = small_budget
     with budget.reserve(total - run_bytes + 1, what="a Live-model build"):
         with pytest.raises(budget.BusyError, match="the server is busy: 1 visitor ahead"):
@@ -68,7 +68,7 @@ def test_a_run_over_what_the_live_model_left_is_refused_with_the_budgets_message
     assert budget.PROCESS_BUDGET.used == 0
 
 
-def test_a_live_model_and_a_run_that_fit_together_both_run(small_budget, runs_dir):  # noqa: F811
+def test_a_live_model_and_a_run_that_fit_together_both_run(small_budget, runs_dir):
     spec, run_bytes, total = small_budget
     live = build_model(LIVE, batch=1, seq_len=16)  # holds its weights in the process budget while it lives
     seen = []
@@ -90,7 +90,7 @@ def test_a_live_model_and_a_run_that_fit_together_both_run(small_budget, runs_di
     assert budget.PROCESS_BUDGET.used == 0
 
 
-def test_a_run_that_does_not_fit_now_waits_in_the_queue_and_runs_when_the_memory_is_free(small_budget, runs_dir):  # noqa: F811
+def test_a_run_that_does_not_fit_now_waits_in_the_queue_and_runs_when_the_memory_is_free(small_budget, runs_dir):
     spec, run_bytes, total = small_budget
     held = budget.reserve(total - run_bytes + 1, what="a Live-model build")
     w = Worker(cache=None, wait_s=120.0)
@@ -109,7 +109,7 @@ def test_a_run_that_does_not_fit_now_waits_in_the_queue_and_runs_when_the_memory
     assert status.state == "done" and status.final["steps"] == spec.steps
 
 
-def test_a_run_waiting_for_memory_can_be_cancelled_by_its_owner(small_budget, runs_dir):  # noqa: F811
+def test_a_run_waiting_for_memory_can_be_cancelled_by_its_owner(small_budget, runs_dir):
     spec, run_bytes, total = small_budget
     held = budget.reserve(total - run_bytes + 1, what="a Live-model build")
     w = Worker(cache=None, wait_s=120.0)
@@ -143,7 +143,7 @@ def test_nproc_must_divide_the_batch_and_is_bounded(capsys):
 
 # ----------------------------------------------------------------------------- data parallel
 def _env() -> dict[str, str]:
-    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}
+    return {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
 
 
 CLI = ["train", "--vocab-size", "512", "--embedding-size", "16", "--hidden-size", "32", "--num-layers", "2",
@@ -151,7 +151,7 @@ CLI = ["train", "--vocab-size", "512", "--embedding-size", "16", "--hidden-size"
        "--seq-len", "32", "--lr", "3e-3", "--warmup", "2", "--eval-every", "5", "--tokenizer", "unigram", "--json"]
 
 
-def test_two_processes_give_the_one_process_curve_and_move_four_bytes_per_parameter(tmp_path, runs_dir):  # noqa: F811
+def test_two_processes_give_the_one_process_curve_and_move_four_bytes_per_parameter(tmp_path, runs_dir):
     out = tmp_path / "run"
     done = subprocess.run([sys.executable, "-m", "albert_core", *CLI, "--nproc", "2", "--out", str(out)],
                           capture_output=True, text=True, env=_env(), timeout=240, cwd=ROOT)
@@ -177,10 +177,10 @@ def test_two_processes_give_the_one_process_curve_and_move_four_bytes_per_parame
     assert sum(n.startswith("events.out.tfevents.") for n in names) == 1
 
 
-def test_every_sharing_mode_all_reduces_four_bytes_per_trained_parameter(runs_dir):  # noqa: F811
-    from lab_ddp_worker import RUNS
+def test_every_sharing_mode_all_reduces_four_bytes_per_trained_parameter(runs_dir):
+    from tests.helpers.lab_ddp_worker import RUNS
 
-    cmd = torchrun_command(2, [str(ROOT / "tests" / "lab_ddp_worker.py")])
+    cmd = torchrun_command(2, ["-m", "tests.helpers.lab_ddp_worker"])
     done = subprocess.run(cmd, capture_output=True, text=True, env=_env(), timeout=240, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = {r["name"]: r for r in map(json.loads, (x for x in done.stdout.splitlines() if x.startswith("{")))}

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from lab_helpers import TINY, CountingTrain, V, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
 from albert_core.cli.main import main as cli_main
 from albert_core.configuration.coerce import bert_twin
@@ -20,12 +19,13 @@ from albert_core.lab.experiments import EXPERIMENTS, depth_dial, separation_step
 from albert_core.lab.runs import RunCache, run_cached
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.trainer import LabLimitError, LabLimits, check_run, train
+from tests.helpers.lab import TINY, CountingTrain, V, tiny_spec
 
 LOSS_COLUMNS = ["train_mlm_loss", "train_order_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc"]
 
 
 @pytest.fixture(autouse=True)
-def _isolated(runs_dir):  # noqa: F811
+def _isolated(runs_dir):
     return runs_dir
 
 
@@ -193,7 +193,7 @@ def test_an_empty_lab_weights_file_is_refused_naming_it(tmp_path):
 
 
 # ----------------------------------------------------------------------------- cache
-def test_a_cache_hit_does_not_train_again(monkeypatch, runs_dir):  # noqa: F811
+def test_a_cache_hit_does_not_train_again(monkeypatch, runs_dir):
     counter = CountingTrain(monkeypatch)
     spec = tiny_spec(steps=3)
     first = run_cached(spec)
@@ -313,7 +313,7 @@ def test_cli_train_json(tmp_path, capsys):
     assert run["environment"]["cpu"] and run["environment"]["torch_threads"] >= 1
 
 
-def test_a_runs_zip_opens_in_tensorboard_even_for_a_run_saved_before_the_exports(tmp_path, runs_dir):  # noqa: F811
+def test_a_runs_zip_opens_in_tensorboard_even_for_a_run_saved_before_the_exports(tmp_path, runs_dir):
     import zipfile
 
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

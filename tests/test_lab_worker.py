@@ -6,18 +6,18 @@ import os
 import time
 
 import pytest
-from lab_helpers import CountingTrain, runs_dir, tiny_spec  # noqa: F401 (runs_dir is a fixture)
 
 from albert_core.lab import worker as lab_worker
 from albert_core.lab.runs import RunCache, run_cached
 from albert_core.lab.trainer import LabLimitError, LabLimits
 from albert_core.lab.worker import QueueFullError, Worker, get_worker
+from tests.helpers.lab import CountingTrain, tiny_spec
 
 LIMITS = LabLimits(max_steps=2000)
 
 
 @pytest.fixture
-def worker(runs_dir):  # noqa: F811
+def worker(runs_dir):
     w = Worker(workers=1, max_queue=4, cache=RunCache(runs_dir), limits=LIMITS)
     yield w
     w.close()
@@ -72,7 +72,7 @@ def test_a_queued_run_cancelled_never_trains(worker, monkeypatch):
     assert [s.key for s in counter.calls] == [long_id]
 
 
-def test_a_full_queue_refuses_with_the_number_of_runs_ahead(runs_dir):  # noqa: F811
+def test_a_full_queue_refuses_with_the_number_of_runs_ahead(runs_dir):
     w = Worker(workers=1, max_queue=1, cache=RunCache(runs_dir), limits=LIMITS)
     try:
         running = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10))
@@ -90,7 +90,7 @@ def test_submit_checks_the_limits_first(worker):
     assert worker.queue_length() == 0
 
 
-def test_the_same_spec_shares_one_run_and_a_cached_run_is_done_at_once(worker, monkeypatch, runs_dir):  # noqa: F811
+def test_the_same_spec_shares_one_run_and_a_cached_run_is_done_at_once(worker, monkeypatch, runs_dir):
     counter = CountingTrain(monkeypatch)
     spec = tiny_spec(steps=4)
     assert worker.submit(spec) == worker.submit(spec.replace(label="a second visitor"))
@@ -104,7 +104,7 @@ def test_the_same_spec_shares_one_run_and_a_cached_run_is_done_at_once(worker, m
     assert fresh.status("0" * 20) is None and fresh.status("../etc") is None
 
 
-def test_statuses_stay_bounded(runs_dir, monkeypatch):  # noqa: F811
+def test_statuses_stay_bounded(runs_dir, monkeypatch):
     specs = [tiny_spec(steps=1, seed=s) for s in range(5)]
     for s in specs:
         run_cached(s, RunCache(runs_dir))
@@ -136,7 +136,7 @@ def test_only_an_owner_cancels_and_a_shared_run_stops_when_its_last_owner_cancel
     assert st.state == "cancelled" and st.message == "cancelled"
 
 
-def test_a_visitor_holds_at_most_their_share_and_others_still_get_in(runs_dir):  # noqa: F811
+def test_a_visitor_holds_at_most_their_share_and_others_still_get_in(runs_dir):
     w = Worker(workers=1, max_queue=8, share=2, cache=RunCache(runs_dir), limits=LIMITS)
     try:
         first = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="greedy")
@@ -154,7 +154,7 @@ def test_a_visitor_holds_at_most_their_share_and_others_still_get_in(runs_dir): 
         w.close()
 
 
-def test_the_queue_is_served_round_robin_between_visitors(runs_dir, monkeypatch):  # noqa: F811
+def test_the_queue_is_served_round_robin_between_visitors(runs_dir, monkeypatch):
     counter = CountingTrain(monkeypatch)
     w = Worker(workers=1, max_queue=8, share=8, cache=RunCache(runs_dir), limits=LIMITS)
     try:
@@ -172,7 +172,7 @@ def test_the_queue_is_served_round_robin_between_visitors(runs_dir, monkeypatch)
     assert [s.key for s in counter.calls][1:] == [b1, a1, a2, a3]
 
 
-def test_a_run_nobody_watches_stops_unless_nearly_done(runs_dir, monkeypatch):  # noqa: F811
+def test_a_run_nobody_watches_stops_unless_nearly_done(runs_dir, monkeypatch):
     w = Worker(workers=1, max_queue=4, idle_s=1, cache=RunCache(runs_dir), limits=LIMITS)
     try:
         run_id = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="gone")
@@ -207,7 +207,7 @@ def test_a_queued_run_shows_an_estimated_wait_once_a_run_has_been_measured(worke
     worker.cancel(running)
 
 
-def test_a_new_worker_deletes_the_staging_folders_of_stopped_processes(runs_dir):  # noqa: F811
+def test_a_new_worker_deletes_the_staging_folders_of_stopped_processes(runs_dir):
     import subprocess
     import sys
 
@@ -232,11 +232,10 @@ def test_a_process_that_exits_during_a_run_stops_it_cleanly(tmp_path):
     import sys
     from pathlib import Path
 
-    tests = Path(__file__).resolve().parent
-    script = f"""
+    root = Path(__file__).resolve().parents[1]
+    script = """
 import sys, time
-sys.path.insert(0, {str(tests)!r})
-from lab_helpers import tiny_spec
+from tests.helpers.lab import tiny_spec
 from albert_core.lab import worker
 w = worker.get_worker()
 run_id = w.submit(tiny_spec(steps=1900, eval_every=500, warmup=10), owner="x")
@@ -245,7 +244,7 @@ while w.status(run_id).step < 2:
 sys.exit(0)
 """
     env = {**os.environ, "ALBERT_EXPLORER_CACHE_DIR": str(tmp_path), "ALBERT_EXPLORER_RUNS_DIR": str(tmp_path / "runs"),
-           "PYTHONPATH": str(tests.parent)}
+           "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-2000:]
     staging = tmp_path / "runs" / ".staging"

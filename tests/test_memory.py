@@ -18,8 +18,6 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from checkpointing import checkpoint_layers
-from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -29,6 +27,9 @@ from albert_core import PRESETS, ModelConfig, estimate_memory
 from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.hf_config import config_to_hf
 from albert_core.counting.memory import DEFAULT_DROPOUT, activation_bytes_terms
+from tests.helpers.checkpointing import checkpoint_layers
+from tests.helpers.facts import EXACT_COUNTS
+from tests.helpers.hf_models import hf_model
 
 transformers.logging.set_verbosity_error()
 TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -345,7 +346,7 @@ def test_mixed_precision_equals_master_copy_and_fp32_states(optimizer, family, h
     assert est.activations == estimate_memory(cfg, 2, 8, dtype, optimizer).activations
 
 
-@pytest.mark.parametrize(("name", "params"), [("albert-base", 11_813_810), ("bert-base", 110_106_428)])
+@pytest.mark.parametrize(("name", "params"), [(n, EXACT_COUNTS[n][1]) for n in ("albert-base", "bert-base")])
 def test_bytes_per_parameter_per_precision(name, params):
     """AdamW, tied pretraining models (every parameter trained): fp32 16 bytes per parameter, pure
     bf16 8, mixed bf16 16 (2 weights + 2 gradients + 4 master + 8 moments). Counts from transformers."""

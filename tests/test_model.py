@@ -1,5 +1,6 @@
-"""The live model against independent oracles: transformers' models (outputs, parameter counts) and
-the memory guard's rules."""
+"""The live model against transformers' models (outputs, parameter counts: independent oracles), its
+meta-device counts against count_params (agreement with the counter, not an oracle), and the memory guard's
+rules."""
 
 from __future__ import annotations
 
@@ -9,10 +10,8 @@ from collections import Counter
 import pytest
 import torch
 import transformers
-from hf_models import hf_model
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import configs
 
 from albert_core.configuration.config import ACTIVATIONS, HEADS, SHARING_MODES, ModelConfig
 from albert_core.configuration.hf_config import config_to_hf
@@ -28,6 +27,8 @@ from albert_core.live.model import (
     memory_budget,
 )
 from albert_core.settings import MEMORY_BUDGET
+from tests.helpers.hf_models import hf_model
+from tests.helpers.strategies import configs
 
 
 @torch.no_grad()

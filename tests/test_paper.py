@@ -11,6 +11,18 @@ from __future__ import annotations
 import math
 
 from albert_core import PRESETS, ModelConfig, count_params
+from tests.helpers.facts import (
+    EXACT_COUNTS,
+    MODEL_COUNTS,
+    PAPER_TABLE1,
+    PAPER_TABLE12,
+    PAPER_TABLES_3_4,
+    SEED_000_BASELINE_ROW,
+    SEED_000_FACTORIZED,
+    SEED_000_REDUCTION,
+    SEED_000_STANDARD,
+    SHARING_COUNTS,
+)
 
 M = 1_000_000
 V_PAPER = 30_000
@@ -30,24 +42,18 @@ def paper_rounding(count: int, printed: int) -> bool:
 
 ALBERT_BASE = PRESETS["albert-base"]
 
-# Table 3 (effect of E) and Table 4 (sharing) for ALBERT-base: (sharing, E) -> printed millions.
-TABLES_3_4 = {
-    ("none", 64): 87, ("none", 128): 89, ("none", 256): 93, ("none", 768): 108,
-    ("all", 64): 10, ("all", 128): 12, ("all", 256): 16, ("all", 768): 31,
-    ("attention", 768): 83, ("ffn", 768): 57, ("attention", 128): 64, ("ffn", 128): 38,
-}  # fmt: skip
-
 
 def test_table1_base_and_large() -> None:
     # ALBERT figures are XModel counts (pooler included): without the pooler base would print 11M.
-    assert paper_rounding(exact(PRESETS["albert-base"]), 12)  # 11,683,584
-    assert paper_rounding(exact(PRESETS["albert-large"]), 18)  # 17,683,968
+    assert paper_rounding(exact(PRESETS["albert-base"]), PAPER_TABLE1["albert-base"])  # 12: 11,683,584
+    assert paper_rounding(exact(PRESETS["albert-large"]), PAPER_TABLE1["albert-large"])  # 18: 17,683,968
     assert round(without_pooler(PRESETS["albert-base"]) / M) == 11
     # BERT figures leave the pooler out: 108,490,752 -> 108M and 333,557,760 -> 334M. With the pooler
     # BERT-base is 109,081,344 (109M): the paper counts the pooler for ALBERT but not for BERT.
-    assert round(without_pooler(PRESETS["bert-base"]) / M) == 108
-    assert round(without_pooler(PRESETS["bert-large"]) / M) == 334
-    assert exact(PRESETS["bert-base"]) == 109_081_344 and not paper_rounding(exact(PRESETS["bert-base"]), 108)
+    assert round(without_pooler(PRESETS["bert-base"]) / M) == PAPER_TABLE1["bert-base"]
+    assert round(without_pooler(PRESETS["bert-large"]) / M) == PAPER_TABLE1["bert-large"]
+    assert exact(PRESETS["bert-base"]) == 109_081_344
+    assert not paper_rounding(exact(PRESETS["bert-base"]), PAPER_TABLE1["bert-base"])
     # Table 1's BERT uses V = 30,000. The BERT paper's own "110M" is V = 30,522 with the pre-training
     # heads (110,106,428); the bare BertModel is 109,482,240.
     assert round(count_params(PRESETS["bert-base"].replace(head="pretraining")).total / M) == 110
@@ -55,13 +61,13 @@ def test_table1_base_and_large() -> None:
 
 
 def test_tables_3_and_4() -> None:
-    for (sharing, E), printed in TABLES_3_4.items():
+    for (sharing, E), printed in PAPER_TABLES_3_4.items():
         cfg = ALBERT_BASE.replace(sharing=sharing, embedding_size=E)
         if (sharing, E) == ("none", 768):
             continue  # explained below
         assert paper_rounding(exact(cfg), printed), (sharing, E, exact(cfg))
     # Both tables agree with each other (E=128 all-shared is ALBERT-base, E=768 not-shared is "BERT-base").
-    assert TABLES_3_4["all", 128] == 12
+    assert PAPER_TABLES_3_4["all", 128] == PAPER_TABLE1["albert-base"]
     # Not-shared E=768 prints 108M, BERT-base's Table 1 figure. As built (transformers, and the paper's
     # own description) ALBERT keeps the E->H projection even when E = H, so it holds 109,671,936
     # (110M); the printed figure is BERT-base without pooler (108,490,752), i.e. the paper reused the
@@ -70,14 +76,14 @@ def test_tables_3_and_4() -> None:
     assert exact(cfg) == 109_671_936
     projection = count_params(cfg).by_name()["encoder.embedding_hidden_mapping_in"]
     assert exact(cfg) - projection - count_params(cfg).by_name()["pooler"] == without_pooler(PRESETS["bert-base"])
-    assert round(without_pooler(PRESETS["bert-base"]) / M) == 108
+    assert round(without_pooler(PRESETS["bert-base"]) / M) == PAPER_TABLE1["bert-base"]
 
 
 def test_table4_partial_sharing_savings() -> None:
     # Sharing FFN saves more than sharing attention (the FFN holds 2HI vs 4H^2 per layer).
     counts = {s: exact(ALBERT_BASE.replace(sharing=s)) for s in ("none", "all", "attention", "ffn")}
     assert counts["all"] < counts["ffn"] < counts["attention"] < counts["none"]
-    assert counts == {"none": 89_650_176, "all": 11_683_584, "attention": 63_647_232, "ffn": 37_686_528}
+    assert counts == SHARING_COUNTS
 
 
 def test_xlarge_and_xxlarge_figures_are_inconsistent() -> None:
@@ -96,21 +102,21 @@ def test_xlarge_and_xxlarge_figures_are_inconsistent() -> None:
     xxl = PRESETS["albert-xxlarge"]
     three_layer = PRESETS["albert-large"].replace(hidden_size=4096, intermediate_size=16384, num_heads=64,
                                                   num_layers=3)
-    assert exact(xxl) == exact(three_layer) == 222_595_584
-    assert exact(xxl, "pretraining") == 223_158_450
-    for printed in (235, 233, 225):
+    table1, text, table12 = PAPER_TABLE1["albert-xxlarge"], 233, PAPER_TABLE12[4096]  # 235, 233, 225
+    assert exact(xxl) == exact(three_layer) == EXACT_COUNTS["albert-xxlarge"][0]
+    assert exact(xxl, "pretraining") == EXACT_COUNTS["albert-xxlarge"][1]
+    for printed in (table1, text, table12):
         assert printed * M > exact(xxl, "pretraining")
-    assert abs(exact(xxl, "pretraining") / M - 225) / 225 < 0.01
+    assert abs(exact(xxl, "pretraining") / M - table12) / table12 < 0.01
     untied = exact(xxl, "pretraining", tied=False)
     assert round(untied / M) == 227
     conventions = [exact(xxl), exact(xxl, "pretraining"), untied, without_pooler(xxl)]
-    assert min(conventions, key=lambda n: abs(n - 235 * M)) == untied
-    assert min(conventions, key=lambda n: abs(n - 233 * M)) == untied
+    assert min(conventions, key=lambda n: abs(n - table1 * M)) == untied
+    assert min(conventions, key=lambda n: abs(n - text * M)) == untied
 
     # Table 1 xlarge 60M and Table 12 (3 layers, all-shared; heads H/64, intermediate 4H).
-    assert exact(PRESETS["albert-xlarge"]) == 58_724_864
-    table12 = {1024: 18, 2048: 60, 4096: 225, 6144: 499}
-    for H, printed in table12.items():
+    assert exact(PRESETS["albert-xlarge"]) == MODEL_COUNTS["albert-xlarge"]
+    for H, printed in PAPER_TABLE12.items():
         cfg = PRESETS["albert-large"].replace(hidden_size=H, intermediate_size=4 * H, num_heads=H // 64,
                                               num_layers=3)
         if H == 1024:
@@ -118,7 +124,7 @@ def test_xlarge_and_xxlarge_figures_are_inconsistent() -> None:
         else:
             gap = printed * M / exact(cfg) - 1
             assert 0.005 < gap < 0.06, (H, gap)
-    assert 0.05 < 235 * M / exact(xxl) - 1 < 0.06
+    assert 0.05 < table1 * M / exact(xxl) - 1 < 0.06
 
 
 def test_seed_000_factorized_embeddings() -> None:
@@ -133,12 +139,13 @@ def test_seed_000_factorized_embeddings() -> None:
         return b["embeddings.word_embeddings"] + b["encoder.embedding_hidden_mapping_in"] - H
 
     standard = count_params(PRESETS["bert-base"]).by_name()["embeddings.word_embeddings"]
-    assert standard == 23_440_896
-    assert factorized(768, 128) == 4_005_120
-    assert f"{1 - factorized(768, 128) / standard:.1%}" == "82.9%"  # the text's "83% reduction"
-    assert factorized(768, 768) == 24_030_720
+    assert standard == SEED_000_STANDARD
+    assert factorized(768, 128) == SEED_000_FACTORIZED[768]
+    assert f"{1 - factorized(768, 128) / standard:.1%}" == SEED_000_REDUCTION[768]  # the text's "83%"
+    assert factorized(768, 768) == SEED_000_BASELINE_ROW
     assert f"{1 - factorized(768, 768) / standard:.1%}" == "-2.5%"
-    for H, figure, pct in ((1024, 4_037_888, "87.1%"), (2048, 4_168_960, "93.3%"), (4096, 4_431_104, "96.5%")):
+    for H in (1024, 2048, 4096):
+        figure, pct = SEED_000_FACTORIZED[H], SEED_000_REDUCTION[H]
         assert factorized(H, 128) == figure
         assert f"{1 - figure / (V * H):.1%}" == pct
 

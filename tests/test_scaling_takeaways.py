@@ -13,11 +13,12 @@ import pytest
 from albert_core import PRESETS, ModelConfig, count_flops, count_params
 from albert_core.configuration.coerce import bert_twin
 from albert_core.counting.sweeps import sweep
+from tests.helpers.facts import MODEL_COUNTS
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk
 
-ALBERT_BASE = 11_683_584  # transformers' AlbertModel(albert-base-v2 config), exact
-BERT_LARGE, ALBERT_XXLARGE = 335_141_888, 222_595_584  # transformers' exact counts
+ALBERT_BASE = MODEL_COUNTS["albert-base"]  # transformers' AlbertModel(albert-base-v2 config), exact
+BERT_LARGE, ALBERT_XXLARGE = MODEL_COUNTS["bert-large"], MODEL_COUNTS["albert-xxlarge"]
 
 
 def test_hidden_frame_counts_the_config_and_its_twin_with_i_following_h():
@@ -67,7 +68,7 @@ def test_current_point_is_the_exact_count_and_the_closed_form_forward():
     cfg = PRESETS["bert-base"].replace(head="model")
     point = fs.current_point(cfg, 128)
     S, H, FF = 128, 768, 3072  # L*(8SH^2 + 4S^2H + 4SHI) + 2H^2 (pooler), matmul FLOPs
-    assert point == {"label": cfg.label, "params": 109_482_240,
+    assert point == {"label": cfg.label, "params": MODEL_COUNTS["bert-base"],
                      "forward_flops": 12 * (8 * S * H * H + 4 * S * S * H + 4 * S * H * FF) + 2 * H * H}
 
 

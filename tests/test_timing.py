@@ -8,7 +8,6 @@ import json
 import math
 
 import pytest
-from test_cli import fails, run
 
 from albert_core import PRESETS, Workload, count_flops, count_params, estimate_memory
 from albert_core.configuration.coerce import bert_twin
@@ -31,6 +30,7 @@ from albert_core.hardware.time_model import (
     time_to_train,
     timed_inputs,
 )
+from tests.helpers.cli import fails, run
 
 WL = Workload(batch=64, seq_len=128, dtype="bf16", optimizer="adamw")
 

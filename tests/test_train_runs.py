@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from lab_helpers import TINY
 
 from albert_core.lab.spec import RunSpec
+from tests.helpers.lab import TINY
 from ui import train_runs as tr
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from albert_core import PRESETS
 from albert_core.configuration.hf_config import MAX_CONFIG_BYTES, config_from_json_bytes, parse_config_json
-from tests.facts import MODEL_COUNTS
+from tests.helpers.facts import MODEL_COUNTS
 
 # bert-base-uncased's config.json as published with the checkpoint (written out here, not generated)
 BERT_BASE_UNCASED = {

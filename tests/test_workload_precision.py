@@ -9,8 +9,8 @@ import pytest
 from albert_core import PRESETS, Workload
 from albert_core.configuration.urls import parse_workload_query, workload_to_query
 from albert_core.counting.results import analyze
-from tests.app_helpers import charts
-from tests.facts import MODEL_COUNTS
+from tests.helpers.app import charts
+from tests.helpers.facts import MODEL_COUNTS
 
 
 @pytest.mark.parametrize("changes, field", [

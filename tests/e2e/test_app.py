@@ -1,7 +1,7 @@
 """The app in a real browser: every page renders without an exception, sliders change the numbers, a
 link reproduces the view, bad URLs warn, downloads deliver the right files.
 
-Oracles are the exact transformers counts of transformers (tests/facts.py), not the app's own code."""
+Oracles are transformers' exact counts (tests/helpers/facts.py), not the app's own code."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 from albert_core.configuration.hf_config import config_from_hf
 from albert_core.configuration.presets import PRESETS
+from tests.helpers.facts import EXACT_COUNTS
 
 from .conftest import wait_for_app
 from .harness import ARTIFACTS, EXCEPTION, ROOT, free_port, start_server, stop_server, wait_healthy
@@ -31,7 +32,7 @@ PAGES = [
     ("pages/compare.py", "/compare"),
     ("pages/paper.py", "/paper"),
 ]
-ALBERT_LARGE_PRETRAINING = 17_847_474  # AlbertForPreTraining at albert-large's shape (transformers' exact count)
+ALBERT_LARGE_PRETRAINING = EXACT_COUNTS["albert-large"][1]  # AlbertForPreTraining at albert-large's shape
 TOTAL_PARAMS = ".st-key-metric_total_params [data-testid='stMetricValue']"
 H_SLIDER = ".st-key-cfg_H input[type='range']"  # Streamlit 1.67's slider thumb (react-aria)
 

@@ -1,12 +1,11 @@
-"""Run under torchrun by tests/test_lab_parallel.py: 2-step data-parallel lab runs of the tiny model in every
-sharing mode (and BERT, and MLM only), one JSON line per run from rank 0."""
+"""Run under torchrun by tests/test_lab_parallel.py (`-m tests.helpers.lab_ddp_worker`): 2-step data-parallel
+lab runs of the tiny model in every sharing mode (and BERT, and MLM only), one JSON line per run from rank 0."""
 
 import json
 
-from lab_helpers import TINY, tiny_spec
-
 from albert_core.lab import parallel
 from albert_core.lab.trainer import train
+from tests.helpers.lab import TINY, tiny_spec
 
 RUNS = {
     **{f"albert-{mode}": tiny_spec(config=TINY.replace(sharing=mode), steps=2) for mode in ("all", "attention", "ffn",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 import transformers
-from facts import HF_CLASS_NAMES
 
 from albert_core import ModelConfig
 from albert_core.configuration.hf_config import config_to_hf
+from tests.helpers.facts import HF_CLASS_NAMES
 
 
 def hf_model(cfg: ModelConfig, *, device: str = "cpu", attn: str = "eager", dropout: float | None = None):

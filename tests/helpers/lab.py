@@ -1,10 +1,9 @@
-"""Shared pieces of the pretraining-lab tests: a tiny model, tiny runs, an isolated run cache."""
+"""Shared pieces of the pretraining-lab tests: a tiny model and tiny runs (the isolated run cache, `runs_dir`,
+is a fixture in tests/conftest.py)."""
 
 from __future__ import annotations
 
 import threading
-
-import pytest
 
 from albert_core.configuration.config import ModelConfig
 from albert_core.lab import trainer
@@ -23,14 +22,6 @@ def tiny_spec(**changes) -> RunSpec:
     config = changes.pop("config", TINY)
     fields["warmup"] = min(2, changes.get("steps", 8))
     return RunSpec(config, **{**fields, **changes})
-
-
-@pytest.fixture
-def runs_dir(tmp_path, monkeypatch):
-    """Every lab test gets its own run cache folder."""
-    folder = tmp_path / "runs"
-    monkeypatch.setenv("ALBERT_EXPLORER_RUNS_DIR", str(folder))
-    return folder
 
 
 class CountingTrain:

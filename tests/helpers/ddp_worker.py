@@ -1,5 +1,5 @@
-"""Run under torchrun by tests/test_distributed.py: data-parallel steps of tiny configs in every sharing
-mode, one JSON line per config from rank 0."""
+"""Run under torchrun by tests/test_distributed.py (`-m tests.helpers.ddp_worker`): data-parallel steps of
+tiny configs in every sharing mode, one JSON line per config from rank 0."""
 
 import json
 
