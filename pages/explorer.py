@@ -12,7 +12,7 @@ from albert_core.configuration.config import HEAD_LABELS
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import six_n_flops, six_n_params
 from albert_core.counting.memory import MAX_FIT_BATCH
-from albert_core.counting.results import albert_counterpart
+from albert_core.counting.report import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
 from ui import exports, figures_architecture, figures_explorer, review, sidebar
 from ui.state import cached_result, current

@@ -106,7 +106,7 @@ def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys
     """ALBERT-base's twin is bert-base at ALBERT's V = 30,000: GELU, dropout 0.1. The twin every page
     shows (Explorer, Scaling: the cached Result), that BERT pinned on Compare and the CLI agree."""
     from albert_core.cli.main import main
-    from albert_core.counting.results import analyze
+    from albert_core.counting.report import analyze
 
     bert = PRESETS["bert-base"].replace(vocab_size=30_000)
     twin = analyze(PRESETS["albert-base"], Workload(batch=8, seq_len=128)).twin

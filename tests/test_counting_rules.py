@@ -8,7 +8,7 @@ import pytest
 from albert_core import PRESETS, Workload, count_params
 from albert_core.configuration.coerce import bert_twin
 from albert_core.counting.flops import six_n_flops, six_n_params
-from albert_core.counting.results import albert_counterpart, analyze
+from albert_core.counting.report import albert_counterpart, analyze
 from tests.helpers.facts import MODEL_COUNTS
 
 

@@ -17,7 +17,7 @@ from albert_core import PRESETS, ModelConfig, Workload
 from albert_core.configuration import urls
 from albert_core.configuration.hf_config import config_from_hf
 from albert_core.configuration.presets import config_name
-from albert_core.counting.results import analyze, result_from_dict
+from albert_core.counting.report import analyze, result_from_dict
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import albert_model_closed_form, forward_flops_closed_form
 from tests.helpers.strategies import configs
@@ -152,7 +152,7 @@ def test_pins_are_canonical_and_bounded():
     assert urls.decode_pins("x" * 5000) == ([], ["URL value pin is too long (5,000 characters)"])
 
 
-SCHEMA_KEYS = {  # the documented schema (albert_core.counting.results), written out independently
+SCHEMA_KEYS = {  # the documented schema (albert_core.counting.report), written out independently
     "": {"version", "config", "workload", "params", "flops", "memory", "bert_twin"},
     "params": {"total", "without_sharing", "saved_by_sharing", "groups", "components"},
     "flops": {"convention", "forward_per_sequence", "forward_per_batch", "training_per_batch", "macs_per_batch",

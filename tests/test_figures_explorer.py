@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from albert_core import PRESETS, Workload, count_params
-from albert_core.counting.results import analyze
+from albert_core.counting.report import analyze
 from albert_core.format import fmt_bytes, fmt_flops
 from tests.helpers.facts import MODEL_COUNTS
 from ui import figures_explorer

@@ -6,7 +6,7 @@ import pytest
 
 from albert_core import PRESETS, Workload, estimate_memory
 from albert_core.counting.memory import MAX_FIT_BATCH, max_batch_that_fits, total_bytes_at
-from albert_core.counting.results import analyze
+from albert_core.counting.report import analyze
 from tests.helpers.facts import MODEL_COUNTS
 from ui.figures_explorer import fit_display, fit_frame
 

@@ -137,3 +137,31 @@ def test_lazy_imports_count(tmp_path):
     modules = module_names(pkg)
     assert imports_of(pkg / "lab" / "a.py", modules) == {"albert_core.lab.b"}
     assert imports_of(pkg / "lab" / "b.py", modules) == {"albert_core.lab.a"}
+
+
+def _folder_graph(folder: str) -> dict[str, set[str]]:
+    """Imports between the modules of a top-level folder of the repository (ui, pages), lazy ones too."""
+    root = PACKAGE.parent
+    modules = {f"{folder}.{p.stem}": p for p in sorted((root / folder).glob("*.py")) if p.stem != "__init__"}
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+        graph[name] = found
+    return graph
+
+
+def test_the_folders_import_downwards_only_and_ui_has_no_circles():
+    ui = _folder_graph("ui")
+    assert circles({m: {t for t in targets if t in ui} for m, targets in ui.items()}) == []
+    assert sorted(m for m, targets in ui.items() if any(t.split(".")[0] == "pages" for t in targets)) == []
+    library = {name: imports for name, path in module_names().items()
+               for imports in [{a for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                                for a in ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
+                                          [x.name for x in node.names] if isinstance(node, ast.Import) else [])}]}
+    assert sorted(m for m, targets in library.items()
+                  if any(t.split(".")[0] in ("ui", "pages", "streamlit") for t in targets)) == []

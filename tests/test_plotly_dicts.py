@@ -13,7 +13,7 @@ import pytest
 from albert_core import Workload
 from albert_core.configuration.config import SHARING_LABELS
 from albert_core.configuration.presets import PRESETS
-from albert_core.counting.results import analyze
+from albert_core.counting.report import analyze
 from ui import figures_architecture as fa
 from ui import figures_explorer as fe
 from ui import plotly_dicts

@@ -1,5 +1,5 @@
 """The Explorer's downloadable files (pure functions, no streamlit): the transformers `config.json`, the
-breakdown CSV and the JSON report (derived from the typed `albert_core.counting.results.Result`)."""
+breakdown CSV and the JSON report (derived from the typed `albert_core.counting.report.Result`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from albert_core.configuration.hf_config import config_to_hf
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import training_factor
 from albert_core.counting.params import ParamBreakdown
-from albert_core.counting.results import Result
+from albert_core.counting.report import Result
 
 
 def file_name(cfg: ModelConfig, what: str, ext: str) -> str:
@@ -38,7 +38,7 @@ def breakdown_csv(breakdown: ParamBreakdown) -> str:
 
 
 def report_json(result: Result) -> str:
-    """The JSON report download: `Result.to_dict` (schema in `albert_core.counting.results`)."""
+    """The JSON report download: `Result.to_dict` (schema in `albert_core.counting.report`)."""
     return result.to_json()
 
 

@@ -1,6 +1,6 @@
 """Pure Plotly builders for the Explorer and Compare pages (no streamlit import).
 
-Inputs are a `ParamBreakdown`, a `Result` (`albert_core.counting.results.analyze`), per-component FLOPs or the
+Inputs are a `ParamBreakdown`, a `Result` (`albert_core.counting.report.analyze`), per-component FLOPs or the
 rows / DataFrame of pinned configs; every figure's numbers are exactly those inputs, so tests compare trace
 values with the breakdown. The one-line takeaways under the charts are built here too, from the same numbers.
 """
@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
-from albert_core.counting.results import Result
+from albert_core.counting.report import Result
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio, sentence_case
 from albert_core.paper import PAPER_TABLE2_SPEEDUP
 from ui import colors, plotly_dicts

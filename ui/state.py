@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
-from albert_core.counting.results import Result, analyze
+from albert_core.counting.report import Result, analyze
 from albert_core.format import escape_markdown
 from ui import pages_mode
 
@@ -119,7 +119,7 @@ CONFIG_HASH_FUNCS = {ModelConfig: repr, Workload: repr}
 
 @st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_result(cfg: ModelConfig, workload: Workload) -> Result:
-    """`albert_core.counting.results.analyze`, cached per (frozen) config and workload: every number a page shows.
+    """`albert_core.counting.report.analyze`, cached per (frozen) config and workload: every number a page shows.
     Shared, not copied: a Result is frozen and never mutated."""
     return analyze(cfg, workload)
 

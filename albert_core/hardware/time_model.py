@@ -36,7 +36,7 @@ from albert_core.configuration.workload import DTYPE_BYTES, WORKLOAD_LIMITS, Wor
 from albert_core.counting.flops import count_flops
 from albert_core.counting.memory import OPTIMIZER_STATES, estimate_memory, max_batch_that_fits
 from albert_core.counting.params import count_params
-from albert_core.counting.results import albert_counterpart
+from albert_core.counting.report import albert_counterpart
 from albert_core.hardware.profiles import HardwareProfile, get_profile
 from albert_core.paper import PAPER_SAME_TIME, PAPER_TABLE2_SPEEDUP, PAPER_TPU_RANGE
 
@@ -475,7 +475,7 @@ FASTER_ABOVE = 1.1  # "faster" only if BERT takes more than this many times as l
 
 def speed_pair(cfg: ModelConfig) -> tuple[ModelConfig, ModelConfig] | None:
     """(ALBERT, BERT) for "is ALBERT faster than BERT?": an ALBERT and its BERT twin, or a BERT's ALBERT
-    counterpart (`albert_core.counting.results.albert_counterpart`) and the BERT; None for a BERT without one."""
+    counterpart (`albert_core.counting.report.albert_counterpart`) and the BERT; None for a BERT without one."""
     if cfg.family == "albert":
         return cfg, bert_twin(cfg)
     alt = albert_counterpart(cfg)
