@@ -24,7 +24,6 @@ cfg, wl = current()
 ss = st.session_state
 
 
-
 def _seed(query: dict[str, str]) -> list[str]:
     """The URL's pins, else a BERT vs ALBERT default."""
     ss[_PINS], problems = urls.decode_pins(query[PIN_PARAM]) if PIN_PARAM in query else (DEFAULT_PINS, [])

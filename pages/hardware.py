@@ -47,7 +47,6 @@ cfg, wl = current()
 ss = st.session_state
 
 
-
 def _seed(query: dict[str, str]) -> list[str]:
     hw, chips, problems = figures_hardware.decode_query(query, DEFAULT_HW, DEFAULT_CHIPS)
     ss[HW_KEY], ss[CHIPS_KEY] = hw, chips

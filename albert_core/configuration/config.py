@@ -53,14 +53,10 @@ LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
     }
 )
 
-_INT_FIELDS = tuple(LIMITS)
+_INT_LIMITS = tuple(LIMITS.items())
 CHOICE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"family": FAMILIES, "sharing": SHARING_MODES, "head": HEADS, "hidden_act": ACTIVATIONS}
 )
-
-
-def _check_int(name: str, value: Any) -> int:
-    return check_whole_number(name, value, *LIMITS[name])
 
 
 @dataclass(frozen=True)
@@ -93,8 +89,8 @@ class ModelConfig:
             value = getattr(self, name)
             if not isinstance(value, str) or value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {short_repr(value)}")
-        for name in _INT_FIELDS:
-            _check_int(name, getattr(self, name))
+        for name, (lo, hi) in _INT_LIMITS:
+            check_whole_number(name, getattr(self, name), lo, hi)
         check_flag("tie_word_embeddings", self.tie_word_embeddings)
         eps = self.layer_norm_eps
         check_number("layer_norm_eps", eps, 0, 1, lo_open=True, hi_open=True)
