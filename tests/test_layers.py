@@ -165,3 +165,10 @@ def test_the_folders_import_downwards_only_and_ui_has_no_circles():
                                           [x.name for x in node.names] if isinstance(node, ast.Import) else [])}]}
     assert sorted(m for m, targets in library.items()
                   if any(t.split(".")[0] in ("ui", "pages", "streamlit") for t in targets)) == []
+
+
+def test_every_public_name_resolves_from_the_package_root():
+    import albert_core
+
+    missing = [name for name in albert_core.__all__ if getattr(albert_core, name, None) is None]
+    assert missing == [] and {"ModelConfig", "PRESETS", "analyze", "build_model", "coerce"} <= set(albert_core.__all__)
