@@ -27,9 +27,9 @@ PAPER_TABLE2_SPEEDUP: Mapping[str, float] = MappingProxyType({
 # Section 4.1: "Training was done on Cloud TPU V3. The number of TPUs used for training ranged from 64 to 512,
 # depending on model size." (fewest, most)
 PAPER_TPU_RANGE = (64, 512)
-# The same-training-time comparison ("What if we train for the same amount of time?"): BERT-large and
-# ALBERT-xxlarge trained for about the same wall-clock time on the same number of TPUs, at the batch 4,096 of
-# every run.
+# Table 6, the same-training-time comparison ("What if we train for the same amount of time?", section 4.6):
+# BERT-large and ALBERT-xxlarge trained for about the same wall-clock time on the same number of TPUs, at the
+# batch 4,096 of every run.
 PAPER_SAME_TIME: Mapping[str, Mapping[str, int]] = MappingProxyType({
     "bert-large": MappingProxyType({"steps": 400_000, "hours": 34}),
     "albert-xxlarge": MappingProxyType({"steps": 125_000, "hours": 32}),

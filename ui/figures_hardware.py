@@ -216,7 +216,7 @@ def table2_method(df: pd.DataFrame, checks: Sequence[ChipCheck]) -> str:
         f"- Setting of the paper: batch {wl.batch:,}, sequence {wl.seq_len}, Cloud TPU v3, pre-training heads, "
         f"the MLM head on the {fmt_pct(TABLE2_MLM_FRACTION, 0)} masked positions, LAMB "
         f"({OPTIMIZER_STATES[wl.optimizer]} states per weight, as {wl.optimizer.replace('adamw', 'AdamW')}). "
-        f"The paper says {PAPER_TPU_RANGE[0]} to {PAPER_TPU_RANGE[1]} TPUs depending on size, and (its Table 5) "
+        f"The paper says {PAPER_TPU_RANGE[0]} to {PAPER_TPU_RANGE[1]} TPUs depending on size, and (its Table 6) "
         f"{_and([paper_name(n) for n, _ in runs])} took {took} on the same number of TPUs. {pods}",
         f"- The **one calibrated constant**: the gradient all-reduce reaches {fmt_pct(TABLE2_COMM_EFFICIENCY, 1)} "
         "of the datasheet's all-reduce bandwidth (fitted once, least squares on all "
