@@ -5,7 +5,7 @@ imports count as imports. A new subpackage must be given its place in `LAYERS` b
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import pytest
@@ -38,8 +38,9 @@ def module_names(root: Path = PACKAGE) -> dict[str, Path]:
     return names
 
 
-def imports_of(path: Path, modules: Mapping[str, Path]) -> set[str]:
-    """The package's modules that `path` imports, at any depth of the file (lazy imports too)."""
+def imported_names(path: Path, modules: Collection[str]) -> set[str]:
+    """Every name `path` imports, at any depth of the file (lazy imports too); ``from m import x`` gives m.x
+    when that is one of ``modules`` (a submodule), else m."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -48,7 +49,12 @@ def imports_of(path: Path, modules: Mapping[str, Path]) -> set[str]:
                 found.add(sub if sub in modules else node.module)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-    return {m for m in found if m in modules}
+    return found
+
+
+def imports_of(path: Path, modules: Collection[str]) -> set[str]:
+    """The modules among ``modules`` that `path` imports."""
+    return imported_names(path, modules) & set(modules)
 
 
 def layer_of(module: str) -> int | None:
@@ -139,30 +145,14 @@ def test_lazy_imports_count(tmp_path):
     assert imports_of(pkg / "lab" / "b.py", modules) == {"albert_core.lab.a"}
 
 
-def _folder_graph(folder: str) -> dict[str, set[str]]:
-    """Imports between the modules of a top-level folder of the repository (ui, pages), lazy ones too."""
-    root = PACKAGE.parent
-    modules = {f"{folder}.{p.stem}": p for p in sorted((root / folder).glob("*.py")) if p.stem != "__init__"}
-    graph = {}
-    for name, path in modules.items():
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-        graph[name] = found
-    return graph
-
-
 def test_the_folders_import_downwards_only_and_ui_has_no_circles():
-    ui = _folder_graph("ui")
-    assert circles({m: {t for t in targets if t in ui} for m, targets in ui.items()}) == []
+    root = PACKAGE.parent
+    paths = {f"ui.{p.stem}": p for p in sorted((root / "ui").glob("*.py")) if p.stem != "__init__"}
+    ui = {name: imported_names(path, paths) for name, path in paths.items()}
+    assert circles({m: targets & set(ui) for m, targets in ui.items()}) == []
     assert sorted(m for m, targets in ui.items() if any(t.split(".")[0] == "pages" for t in targets)) == []
-    library = {name: imports for name, path in module_names().items()
-               for imports in [{a for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                                for a in ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
-                                          [x.name for x in node.names] if isinstance(node, ast.Import) else [])}]}
+    modules = module_names()
+    library = {name: imported_names(path, modules) for name, path in modules.items()}
     assert sorted(m for m, targets in library.items()
                   if any(t.split(".")[0] in ("ui", "pages", "streamlit") for t in targets)) == []
 

@@ -104,11 +104,12 @@ def build_and_count(cfg: ModelConfig, dtype: str, seq_cap: int, ref: ModelRef | 
         st.stop()
     build_error, fits_instead = None, []
     over_cap = forward_cap_problem(cfg, seq_cap)
-    n_params = count_params(cfg).total
+    analytic = count_params(cfg)
     model = None if ref is None else model_of(ref)  # a loaded model: already in its cache
     with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
         if model is None and check.ok and not over_cap:
-            status.update(label=f"Building {cfg.label} ({fmt_params(n_params)} parameters, {dtype}) on the CPU…")
+            status.update(
+                label=f"Building {cfg.label} ({fmt_params(analytic.total)} parameters, {dtype}) on the CPU…")
             try:
                 model = built_model(cfg, dtype, seq_cap)
                 ref = ModelRef(cfg, dtype, seq_cap)
@@ -123,7 +124,7 @@ def build_and_count(cfg: ModelConfig, dtype: str, seq_cap: int, ref: ModelRef | 
             status.update(label="Building on the meta device (shapes only)…")
             proof_model = meta_model(cfg, dtype)
         status.update(label="Counting the live model's parameters per component…")
-        table = match_table(count_params(cfg), live_counts(proof_model))
+        table = match_table(analytic, live_counts(proof_model))
         device = "meta" if model is None else "cpu"
         status.update(label=f"Built and counted on {device}", state="complete")
     return Proof(ref, table, device, build_error, tuple(fits_instead))

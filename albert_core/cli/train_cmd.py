@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from albert_core.cli.args import config_from_args, table, whole
+from albert_core.lab.frames import to_plain
 from albert_core.lab.outcome import Progress
 from albert_core.lab.spec import (
     DEFAULT_STEPS,
@@ -109,12 +110,6 @@ def _progress_bar(steps: int):
     return tqdm(total=steps, file=sys.stderr, unit="step", dynamic_ncols=True, leave=False)
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def report(result: Any, cost: Any) -> dict[str, Any]:
     """The run's metrics for --json: every evaluation, the final metrics, the folder."""
     evals = result.history.dropna(subset=["val_mlm_loss"])
@@ -124,8 +119,8 @@ def report(result: Any, cost: Any) -> dict[str, Any]:
         "params": cost.params,
         "training_flops_per_step": cost.flops_per_step,
         "estimated_memory_bytes": cost.memory_bytes,
-        "evaluations": [{k: _clean(row[k]) for k in EVAL_FIELDS} for row in evals.to_dict(orient="records")],
-        "final": {k: _clean(v) for k, v in result.final.items()},
+        "evaluations": [{k: to_plain(row[k]) for k in EVAL_FIELDS} for row in evals.to_dict(orient="records")],
+        "final": {k: to_plain(v) for k, v in result.final.items()},
         "seconds": result.seconds,
         "cancelled": result.cancelled,
         "message": result.message,
@@ -140,8 +135,8 @@ def report(result: Any, cost: Any) -> dict[str, Any]:
             verdicts["order"] = order_verdict(result.final["val_order_acc"],
                                               result.final.get("val_order_ones", math.nan),
                                               base.order_majority if base.order_majority is not None else 0.5)
-        data["baselines"] = {k: _clean(v) for k, v in base.to_dict().items()}
-        data["below_frequency_only"] = _clean(base.frequency_loss - result.final["val_mlm_loss"])
+        data["baselines"] = {k: to_plain(v) for k, v in base.to_dict().items()}
+        data["below_frequency_only"] = to_plain(base.frequency_loss - result.final["val_mlm_loss"])
         data["verdicts"] = verdicts
     if result.processes > 1:  # data parallel: the gradient bytes DDP all-reduced per step (comm hook)
         data["processes"] = result.processes

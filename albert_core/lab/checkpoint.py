@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from albert_core.lab.frames import frame_from_data, frame_to_data
+from albert_core.lab.frames import frame_from_data, frame_to_data, to_plain
 from albert_core.lab.outcome import HISTORY_COLUMNS, RunResult
 from albert_core.lab.spec import CODE_VERSION, RunSpec
 
@@ -52,14 +52,6 @@ MAX_RECORD_BYTES = 20_000_000  # run.json / history.json larger than this are no
 def exportable(spec: RunSpec) -> bool:
     """Whether transformers can hold this model (sharing none or all)."""
     return spec.config.sharing in ("none", "all")
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    return value
 
 
 def _float(value: Any) -> float:
@@ -104,7 +96,7 @@ def environment() -> dict[str, Any]:
 
 def record(result: RunResult) -> dict[str, Any]:
     """The JSON-safe run.json dict of a RunResult."""
-    return _json_safe({
+    return to_plain({
         "key": result.spec.key,
         "code_version": CODE_VERSION,
         "spec": result.spec.to_dict(),

@@ -1,5 +1,5 @@
-"""The one JSON form of a DataFrame in the lab: a run's history in its folder, and the histories and
-evaluations in the shipped reference files. pandas' "split" layout, ``{"columns": [...], "data": [[...]]}`` plus
+"""The one JSON form of a DataFrame and of the nested values around it in the lab: a run's history and
+`run.json` in its folder, the histories and evaluations in the shipped reference files, `train --json`. pandas' "split" layout, ``{"columns": [...], "data": [[...]]}`` plus
 ``"index"`` and ``"index_name"`` when the index carries information; NaN, NA and infinities are null. Floats keep
 every digit unless ``digits`` asks for that many significant ones (the shipped files stay small)."""
 

@@ -61,15 +61,10 @@ def live_limits() -> LabLimits:
     from albert_core.lab.trainer import LabLimits
 
     return LabLimits(max_steps=LIVE_STEPS, max_seconds=4 * 3600.0, max_flops=1e15)
+
+
 KEEP_EVERY = 2  # every other logged row is kept, and every evaluation row
-DIGITS = 7
-
-
-def _encode(value: Any) -> Any:
-    return to_plain(value, DIGITS)
-
-
-_decode = from_plain
+DIGITS = 7  # significant digits of the floats in the shipped files (lab.frames.to_plain)
 
 
 def thin_history(history: pd.DataFrame) -> pd.DataFrame:
@@ -80,7 +75,7 @@ def thin_history(history: pd.DataFrame) -> pd.DataFrame:
 
 
 def reference_record(result: RunResult) -> dict[str, Any]:
-    return {**record(result), "history": _encode(thin_history(result.history))}
+    return {**record(result), "history": to_plain(thin_history(result.history), DIGITS)}
 
 
 def build_reference(
@@ -132,7 +127,7 @@ def build_reference(
             "corpus": corpus_fingerprint(),
             "threads": 1,
             "runs": [reference_record(r) for r in results],
-            "evaluation": _encode(evaluation),
+            "evaluation": to_plain(evaluation, DIGITS),
         }
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")
@@ -230,7 +225,7 @@ def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[RunResult]:
         return []
     out = []
     for run in _read(path)["runs"]:
-        history = history_from_frame(_decode(run["history"]))
+        history = history_from_frame(from_plain(run["history"]))
         out.append(result_from_record(run, history, None))
     return out
 
@@ -254,4 +249,4 @@ def reference_cpus(folder: Path | str = REFERENCE_DIR) -> list[str]:
 def load_evaluation(name: str, folder: Path | str = REFERENCE_DIR) -> dict[str, Any]:
     """The stored evaluation of a shipped experiment (DataFrames, or a dict of them), {} if none."""
     path = _path(name, Path(folder))
-    return _decode(_read(path)["evaluation"]) if path.is_file() else {}
+    return from_plain(_read(path)["evaluation"]) if path.is_file() else {}
