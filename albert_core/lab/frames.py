@@ -1,7 +1,8 @@
-"""The one JSON form of a DataFrame and of the nested values around it in the lab: a run's history and
-`run.json` in its folder, the histories and evaluations in the shipped reference files, `train --json`. pandas' "split" layout, ``{"columns": [...], "data": [[...]]}`` plus
-``"index"`` and ``"index_name"`` when the index carries information; NaN, NA and infinities are null. Floats keep
-every digit unless ``digits`` asks for that many significant ones (the shipped files stay small)."""
+"""The one JSON form of a DataFrame, and of the nested values around it, in the lab: a run's history and
+`run.json` in its folder, the histories and evaluations in the shipped reference files, `train --json`. pandas'
+"split" layout, ``{"columns": [...], "data": [[...]]}`` plus ``"index"`` and ``"index_name"`` when the index
+carries information; NaN, NA and infinities are null. Floats keep every digit unless ``digits`` asks for that
+many significant ones (the shipped files stay small)."""
 
 from __future__ import annotations
 
