@@ -34,7 +34,7 @@ from albert_core.hardware.time_model import (
     timed_inputs,
 )
 from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
-from ui import figures_hardware
+from ui import figures_hardware, plotly_dicts
 from ui.state import current, seed_from_url_once
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"
@@ -70,7 +70,7 @@ def measured_allreduce():
 def cached_table2():
     """The Table 2 section (it does not depend on the sidebar): built once per process, not on every rerun."""
     df = paper_table2()
-    return (figures_hardware.table2_bars(df), figures_hardware.table2_frame(df),
+    return (plotly_dicts.frozen(figures_hardware.table2_bars(df)), figures_hardware.table2_frame(df),
             figures_hardware.table2_takeaway(df, TABLE2_COMM_EFFICIENCY, TABLE2_CHIPS),
             figures_hardware.table2_method(df, table2_chip_checks()))
 

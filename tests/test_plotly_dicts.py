@@ -69,3 +69,53 @@ def test_every_chart_a_page_sends_is_what_validation_makes_of_it(app, page, quer
     assert specs
     for spec in specs:
         assert json.loads(go.Figure(spec).to_json()) == spec, spec["layout"].get("title")
+
+
+def _built(fig) -> bool:
+    return "_data_objs" in object.__getattribute__(fig, "__dict__")
+
+
+def test_streamlit_sends_a_trusted_figure_without_building_or_copying_it():
+    # st.plotly_chart turns a figure into its dict with plotly.tools and then into JSON: nothing else
+    import plotly.tools
+
+    fig = fa.architecture_diagram(PRESETS["albert-base"])
+    assert isinstance(fig, plotly_dicts.TrustedFigure) and not _built(fig)
+    sent = plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)
+    assert sent is fig.to_dict()  # the dict itself: no copy
+    assert not _built(fig)
+    assert _json(fig) == _json(go.Figure(sent))  # and it is what validation makes of it, template included
+    assert sent["layout"]["template"] == pio.templates[pio.templates.default].to_plotly_json()
+
+
+def test_a_trusted_figure_becomes_an_ordinary_figure_when_asked():
+    fig = plotly_dicts.figure([dict(type="bar", x=[1, 2], y=[3, 4], name="b")], dict(title=dict(text="t")))
+    before = fig.to_dict()
+    assert fig.data[0].y == (3, 4) and fig.layout.title.text == "t"  # built on first use
+    assert _built(fig)
+    fig.update_layout(title_text="changed")
+    assert fig.to_dict()["layout"]["title"]["text"] == "changed"  # changes show in its dict from then on
+    assert before["layout"]["title"]["text"] == "t"  # the dict it was made from is not touched
+
+
+def test_frozen_holds_an_ordinary_figure_as_its_dict():
+    fig = go.Figure(go.Bar(x=[1], y=[2]))
+    held = plotly_dicts.frozen(fig)
+    assert isinstance(held, plotly_dicts.TrustedFigure) and not _built(held)
+    assert _json(held) == _json(fig)
+    assert plotly_dicts.frozen(held) is held
+    assert plotly_dicts.frozen({"not": "a figure"}) == {"not": "a figure"}  # cached builders may return data
+
+
+def test_marks_leave_the_cached_base_as_it_was():
+    from albert_core.counting.sweeps import sweep
+    from ui import figures_scaling as fs
+
+    cfg = PRESETS["albert-base"]
+    base = plotly_dicts.frozen(fs.params_vs_layers_base(sweep(cfg, "num_layers", range(1, 25))))
+    before = json.dumps(base.to_dict(), sort_keys=True)
+    marked = fs.mark_params_vs_layers(base, cfg, 11_000_000)
+    fs.mark_params_vs_layers(base, cfg.replace(num_layers=3), 12_000_000)
+    assert json.dumps(base.to_dict(), sort_keys=True) == before
+    assert len(marked.to_dict()["data"]) == len(base.to_dict()["data"]) + 1
+    assert not _built(base)  # the marks read the base's dict, not its graph objects

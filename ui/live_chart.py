@@ -78,8 +78,8 @@ def live_plotly_chart(fig: go.Figure, key: str) -> None:
     visitor has it), a bold title and axes that make room for their labels. Written on the figure's dict:
     the panel sends it once a second to every visitor watching a run."""
     spec = fig.to_plotly_json()
-    layout = spec["layout"]
-    layout["template"] = _template()
+    layout = {**spec["layout"], "template": _template()}  # new dicts only: a figure's dict may be shared
+    spec = {**spec, "layout": layout}
     layout["font"] = {**layout.get("font", {}), "family": FONT_FAMILY}
     title = layout.get("title", {})
     layout["title"] = {**title, "font": {**title.get("font", {}), "weight": 600}}

@@ -16,7 +16,7 @@ import streamlit as st
 from albert_core import ModelConfig, Workload
 from albert_core.counting.report import Result, analyze
 from albert_core.format import escape_markdown
-from ui import pages_mode
+from ui import pages_mode, plotly_dicts
 
 CONFIG_KEY = "_albert_config"
 WORKLOAD_KEY = "_albert_workload"
@@ -156,7 +156,8 @@ def content_key(args: tuple) -> str:
 
 @st.cache_resource(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False)
 def _figure(module: str, name: str, key: str, _args: tuple) -> Any:
-    return getattr(importlib.import_module(module), name)(*_args)
+    # held as its dict (plotly_dicts.frozen): each rerun that sends it does not copy it again
+    return plotly_dicts.frozen(getattr(importlib.import_module(module), name)(*_args))
 
 
 def cached_figure(builder: Callable[..., Any], *args: Any) -> Any:
