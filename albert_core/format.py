@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 _SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -58,6 +59,27 @@ def fmt_bytes(n: float, digits: int = 1) -> str:
     if unit == "B":
         return f"{sign}{int(v)} B"
     return f"{sign}{v / scale:.{digits}f} {unit}"
+
+
+# The unit words of each kind of number, as fmt_params / fmt_flops / fmt_bytes print them after the prefix.
+_UNIT_FORMATS = {"params": (2, "{}", {"G": "B"}), "flops": (1, " {}FLOP", {}), "bytes": (1, " {}B", {})}
+
+
+def column_unit(values: Iterable[float], kind: str) -> tuple[float, str]:
+    """One unit for a column of numbers of one ``kind`` ("params", "flops" or "bytes"), for a table whose cells
+    must stay numbers (they sort): the prefix fmt_params / fmt_flops / fmt_bytes would give the column's smallest
+    value, as the divisor and a printf format of the scaled value with the same decimals. [11,683,584,
+    109,482,240] params -> (1e6, "%.2fM"), shown 11.68M and 109.48M; [22.4e9, 1.33e12] FLOPs -> (1e9,
+    "%.1f GFLOP"), shown 22.4 GFLOP and 1330.2 GFLOP (one unit a column, so the digits line up)."""
+    digits, word, renamed = _UNIT_FORMATS[kind]
+    positive = [abs(float(v)) for v in values if v]
+    smallest = min(positive, default=1.0)
+    units = ((1.0, ""), *reversed(_SI))  # ascending, as _scaled picks them
+    i = max(k for k, (scale, _) in enumerate(units) if smallest >= scale or k == 0)
+    if i + 1 < len(units) and round(smallest / units[i][0], digits) >= 1000:  # 999,999 is 1.00M, not 1000.00k
+        i += 1
+    scale, prefix = units[i]
+    return scale, f"%.{digits if prefix else 0}f" + word.format(renamed.get(prefix, prefix))
 
 
 def fmt_count(n: int) -> str:

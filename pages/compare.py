@@ -143,22 +143,26 @@ delta_help = f"Change against {base}, the first pin; green = smaller (fewer para
 arch = {k: st.column_config.NumberColumn(k, width="small", format="%d") for k in ("V", "E", "H", "L", "I", "G", "K")}
 name_column = st.column_config.TextColumn("Config", pinned=True, width="medium")  # "albert-xxlarge" whole
 # Two tables, so each fits a 1400-px page without sideways scrolling: what the pins cost, and what they are.
+cost, formats, badges = figures_explorer.compare_cost_table(df)
+change = st.column_config.MultiselectColumn  # read-only here: a coloured badge per change
+change_cfg = {"options": list(badges), "color": list(badges.values()), "help": delta_help}
 with st.container(key="compare_table"):
     st.dataframe(
-        figures_explorer.compare_style(df), hide_index=True, width="stretch",
-        column_order=["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
-                      "training_memory_delta"],
+        cost, hide_index=True, width="stretch",
         column_config={
             "name": name_column,
-            "params": st.column_config.NumberColumn("Params", help="Unique parameters (tied weights once)."),
-            "params_delta": st.column_config.NumberColumn("Δ params", help=delta_help),
+            "params": st.column_config.NumberColumn("Params", format=formats["params"],
+                                                    help="Unique parameters (tied weights once)."),
+            "params_delta": change("Δ params", **change_cfg),
             "forward_flops": st.column_config.NumberColumn(
-                "Forward FLOPs / seq", help=f"Matmul FLOPs for one sequence of {wl.seq_len} tokens."),
-            "forward_flops_delta": st.column_config.NumberColumn("Δ FLOPs", help=delta_help),
+                "Forward FLOPs / seq", format=formats["forward_flops"],
+                help=f"Matmul FLOPs for one sequence of {wl.seq_len} tokens."),
+            "forward_flops_delta": change("Δ FLOPs", **change_cfg),
             "training_memory": st.column_config.NumberColumn(
-                "Training memory", help=f"Weights, gradients, optimizer states and activations at batch "
-                f"{wl.batch} × {wl.seq_len}, {wl.dtype} (MB = 10⁶ bytes)."),
-            "training_memory_delta": st.column_config.NumberColumn("Δ memory", help=delta_help),
+                "Training memory", format=formats["training_memory"],
+                help=f"Weights, gradients, optimizer states and activations at batch {wl.batch} × {wl.seq_len}, "
+                f"{wl.dtype} (MB = 10⁶ bytes)."),
+            "training_memory_delta": change("Δ memory", **change_cfg),
         },
     )
 with st.container(key="compare_arch_table"):

@@ -20,6 +20,7 @@ from albert_core.paper import (
 )
 from albert_core.text.pretraining_inputs import make_pairs, ngram_mask
 from ui import figures_paper as fp
+from ui import tables
 from ui.render import takeaway
 from ui.state import current
 
@@ -30,12 +31,27 @@ st.caption(escape_markdown(PAPER) + ". Every number below is recomputed by this 
            "figures are quoted as printed.")
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def cached(builder: str) -> pd.DataFrame:
-    """``ui.figures_paper.<builder>()`` (the tables depend on nothing the visitor changes), built once; a
-    difference in percent, as its column shows it (+1.00%)."""
+    """``ui.figures_paper.<builder>()`` (the tables depend on nothing the visitor changes), built once per process
+    and shared (never changed); a difference in percent, as its column shows it (+1.00%)."""
     df = getattr(fp, builder)()
     return df.assign(difference=df["difference"] * 100) if "difference" in df else df
+
+
+# What a table shows of its frame, where that is not the whole frame as it is.
+SHOWN = {
+    "embedding_formula_frame": lambda df: df.drop(columns="hidden_size"),
+    # quoted as printed, 15.8M and 63M (the browser's compact format would round 15.8M to 16M): text
+    "estimate_formula_frame": lambda df: df.assign(quoted=df["quoted"].map(fp.fmt_printed)),
+}
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def table(builder: str):
+    """The table of ``cached(builder)`` as sent to the browser, converted to Arrow once (ui/tables.py)."""
+    df = cached(builder)
+    return tables.arrow(SHOWN.get(builder, lambda d: d)(df))
 
 
 # ----------------------------------------------------------------------------- formulas
@@ -116,7 +132,7 @@ FMT = {
 
 st.subheader("Table 1: model sizes")
 with st.container(key="paper_table1"):
-    st.dataframe(cached("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
+    st.dataframe(table("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
 st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_VOCAB:,}, P = 512, T = 2. The paper "
            "rounds to whole millions and does not say whether the pooler and biases are counted: differences of a "
            "few percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
@@ -126,7 +142,7 @@ st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_V
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
 t3 = cached("table3_frame")
 with st.container(key="paper_table3"):
-    st.dataframe(t3, hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(table("table3_frame"), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
 emb_saving, share_saving = fp.table3_savings(t3)
 takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer saves "
@@ -135,7 +151,7 @@ takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
 with st.container(key="paper_table4"):
-    st.dataframe(cached("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(table("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])
 takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN saves more than "
          "sharing attention. Every mode runs the same FLOPs.")
@@ -144,7 +160,7 @@ takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so 
 st.header("Two circulating figures, reconciled")
 st.markdown(f"**Embedding parameters, V·H against V·E + E·H** (V = {QUOTED_VOCAB:,}, E = {QUOTED_EMBEDDING}):")
 with st.container(key="paper_seed000"):
-    st.dataframe(cached("embedding_formula_frame").drop(columns="hidden_size"), hide_index=True, width="stretch",
+    st.dataframe(table("embedding_formula_frame"), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
                                 for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
                  | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
@@ -158,12 +174,11 @@ st.markdown(
 )
 st.markdown(f"**An `estimate_albert_params` helper** (V = {QUOTED_VOCAB:,}, pre-training heads):")
 with st.container(key="paper_seed003"):
-    # quoted to 0.1M (15.8M): a Styler, as the browser's compact format would round it to 16M
-    st.dataframe(cached("estimate_formula_frame").style.format({"quoted": fp.fmt_printed}), hide_index=True,
-                 width="stretch",
+    st.dataframe(table("estimate_formula_frame"), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
                                 for k in ("exact", "+ V·E again", "− left out", "= quoted formula")}
-                 | {"quoted": st.column_config.NumberColumn("quoted", help="The helper's totals as quoted.")})
+                 | {"quoted": st.column_config.TextColumn("quoted", alignment="right",
+                                                       help="The helper's totals as quoted.")})
 st.caption("The estimate counts the MLM decoder a second time (it is tied to the word embeddings: the same V·E "
            "weights) and leaves out the embedding LayerNorm, the E→H projection bias, the MLM output bias and "
            "the SOP bias. With those corrections its formula reproduces every quoted figure; the exact count "
@@ -185,8 +200,18 @@ st.markdown(
     f"swapped**. Topic cannot help, so the model must learn discourse coherence (paper Table 5: NSP solves "
     f"SOP at {PAPER_TABLE5_CROSS['nsp_on_sop']:g}%, SOP solves NSP at {PAPER_TABLE5_CROSS['sop_on_nsp']:g}%)."
 )
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def pair_tables(text: str) -> dict[str, object]:
+    """The SOP and NSP pairs of ``text`` (seeded: the same text gives the same pairs) as Arrow tables, made once
+    per text, not on every rerun a sidebar move causes. A text without pairs raises, and nothing is kept."""
+    return {task: tables.arrow(pd.DataFrame([vars(p) for p in make_pairs(text, task)],
+                                            columns=["kind", "a", "b", "label"])) for task in ("sop", "nsp")}
+
+
 try:
-    sop, nsp = make_pairs(text, "sop"), make_pairs(text, "nsp")
+    pairs_of = pair_tables(text)
     pair_cols = {
         "kind": st.column_config.TextColumn("Example", width=110),
         "a": st.column_config.TextColumn("Segment A", width=370),
@@ -196,11 +221,10 @@ try:
     st.caption("Built by the code the Train page's lab trains with (the algorithm of BERT's and ALBERT's "
                "create_pretraining_data.py): here at most 12 words a pair, where the lab counts tokenizer pieces up "
                "to its sequence length, and three passes over the text, each with its own random draws.")
-    for title, key, pairs in (("SOP pairs (ALBERT)", "paper_sop", sop), ("NSP pairs (BERT)", "paper_nsp", nsp)):
+    for title, key, task in (("SOP pairs (ALBERT)", "paper_sop", "sop"), ("NSP pairs (BERT)", "paper_nsp", "nsp")):
         st.markdown(f"**{title}**")
         with st.container(key=key):
-            st.dataframe(pd.DataFrame([vars(p) for p in pairs]), hide_index=True, width="stretch",
-                         column_order=["kind", "a", "b", "label"], column_config=pair_cols)
+            st.dataframe(pairs_of[task], hide_index=True, width="stretch", column_config=pair_cols)
     words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
     st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
     seed_col, _ = st.columns([1, 4])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 
 PAGE = "pages/compare.py"
@@ -16,9 +18,17 @@ def test_pins_restore_from_url_and_round_trip(app):
     assert at.query_params["pin"] == pins
     df = at.dataframe[0].value
     assert list(df["name"]) == ["bert-large", "albert-xxlarge", "ALBERT H=1024 L=12 E=128 shared-FFN I=3072"]
-    assert list(df["params"][:2]) == [FACTS_MODEL["bert-large"], FACTS_MODEL["albert-xxlarge"]]
-    assert df["params_delta"].iloc[1] == FACTS_MODEL["albert-xxlarge"] / FACTS_MODEL["bert-large"] - 1
-    assert df["params_delta"].iloc[0] == 0
+    # numbers in one unit per column (millions here), shown with the column's format
+    columns = json.loads(at.dataframe[0].proto.columns)
+    assert columns["params"]["type_config"]["format"] == "%.2fM"
+    assert list(df["params"][:2] * 1e6) == pytest.approx([FACTS_MODEL["bert-large"], FACTS_MODEL["albert-xxlarge"]])
+    # each change a badge, coloured by its sign: the first pin is the baseline
+    change = FACTS_MODEL["albert-xxlarge"] / FACTS_MODEL["bert-large"] - 1  # -30.7%: fewer, green
+    assert [list(v) for v in df["params_delta"][:2]] == [["baseline"], [f"{change * 100:+.1f}%"]]
+    badges = columns["params_delta"]["type_config"]
+    colour = {o["value"]: o["color"] for o in badges["options"]}
+    assert colour["baseline"] == "gray" and colour[f"{change * 100:+.1f}%"] == "#1a7f37"
+    assert all(c == "#cf222e" for text, c in colour.items() if text.startswith("+"))
     assert len(at.get("plotly_chart")) == 1
 
 
@@ -110,7 +120,7 @@ def test_costs_and_architecture_are_two_tables_that_each_fit_the_page(app):
     """17 columns in one table scrolled sideways at 1400 px from E on: the costs and the architecture are
     two tables, each with the config's name first."""
     at = app({"pin": "bert-base,bert-large,albert-base,albert-large,albert-xlarge,albert-xxlarge"}, page=PAGE)
-    cost, arch = (list(at.dataframe[i].proto.column_order) for i in (0, 1))
+    cost, arch = list(at.dataframe[0].value.columns), list(at.dataframe[1].proto.column_order)
     assert cost == ["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
                     "training_memory_delta"]
     assert arch == ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]

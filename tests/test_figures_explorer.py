@@ -105,21 +105,27 @@ def test_compare_takeaway_follows_the_numbers():
     assert "baseline tiny is already the smallest" in base and "50.0% more" in base
 
 
-def test_compare_style_formats_for_people_and_colours_deltas():
+def test_the_compare_table_formats_for_people_and_colours_deltas():
     df = figures_explorer.compare_frame([
         {"name": "bert-base", "params": 109_482_240, "forward_flops": 22_300_000_000,
          "training_memory": 2_600_000_000, "sharing": "none"},
         {"name": "albert-base", "params": 11_683_584, "forward_flops": 22_400_000_000,
          "training_memory": 1_300_000_000, "sharing": "all"},
+        {"name": "same", "params": 109_482_240, "forward_flops": 22_300_000_000,
+         "training_memory": 2_600_000_000, "sharing": "none"},
     ])
-    html = figures_explorer.compare_style(df).to_html()
-    for text in ("109.48M", "11.68M", "22.4 GFLOP", "1.3 GB", "baseline", "-89.3%", "+0.45%", "-50.0%"):
-        assert text in html, text
-    styles = figures_explorer.compare_style(df)
-    styles._compute()
-    colours = {v for cell in styles.ctx.values() for _, v in cell}
-    assert colours == {figures_explorer.GOOD, figures_explorer.BAD}  # smaller green, larger red
-    assert df["params"].iloc[1] == 11_683_584  # the data stays numeric (sorting works)
+    table, formats, badges = figures_explorer.compare_cost_table(df)
+    assert formats == {"params": "%.2fM", "forward_flops": "%.1f GFLOP", "training_memory": "%.1f GB"}
+    # the numbers stay numbers (sorting works), in the column's unit: "%.2fM" % 11.683584 is 11.68M
+    assert [formats["params"] % v for v in table["params"]] == ["109.48M", "11.68M", "109.48M"]
+    assert [formats["forward_flops"] % v for v in table["forward_flops"]] == ["22.3 GFLOP", "22.4 GFLOP", "22.3 GFLOP"]
+    assert list(table["params_delta"]) == [["baseline"], ["-89.3%"], ["no change"]]
+    assert list(table["forward_flops_delta"]) == [["baseline"], ["+0.45%"], ["no change"]]
+    assert list(table["training_memory_delta"]) == [["baseline"], ["-50.0%"], ["no change"]]
+    assert badges == {"baseline": "gray", "-89.3%": figures_explorer.GOOD, "no change": "gray",
+                      "+0.45%": figures_explorer.BAD, "-50.0%": figures_explorer.GOOD}  # smaller green, larger red
+    assert list(table.columns) == ["name", "params", "params_delta", "forward_flops", "forward_flops_delta",
+                                   "training_memory", "training_memory_delta"]
 
 
 @pytest.mark.parametrize("vmax", [7.2e9, 1.5e9, 11_683_584, 9.6e9, 999, 3])

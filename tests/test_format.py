@@ -75,3 +75,23 @@ def test_one_duration_format_for_figures_and_rough_times():
     # rough times ("about ..."): two significant digits
     assert [fmt_duration(x, 2) for x in (0.356, 1.54, 22.4, 150, 3e6)] == ["360 ms", "1.5 s", "22 s", "2.5 min",
                                                                         "35 days"]
+
+
+@pytest.mark.parametrize(("values", "kind", "single"), [
+    ([11_683_584, 109_482_240], "params", "11.68M"),
+    ([22.4e9, 1.33e12], "flops", "22.4 GFLOP"),
+    ([1.3e9, 2.6e9], "bytes", "1.3 GB"),
+    ([2.3e9], "params", "2.30B"),
+    ([999_999], "params", "1.00M"),  # rounds into the next prefix, as fmt_params does
+    ([512, 3_000], "params", "512"),
+    ([640, 2e6], "bytes", "640 B"),
+])
+def test_a_column_takes_the_unit_its_smallest_value_is_printed_in(values, kind, single):
+    """A table column of numbers in one unit: the smallest value printed with the column's format reads as the
+    app's formatter prints it on its own (fmt_params / fmt_flops / fmt_bytes)."""
+    from albert_core.format import column_unit
+
+    scale, fmt = column_unit(values, kind)
+    smallest = min(values)
+    assert fmt % (smallest / scale) == single
+    assert single == {"params": fmt_params, "flops": fmt_flops, "bytes": fmt_bytes}[kind](smallest)

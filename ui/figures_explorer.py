@@ -16,13 +16,20 @@ from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from pandas.io.formats.style import Styler
 from plotly.subplots import make_subplots
 
 from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.counting.report import Result
-from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio, sentence_case
+from albert_core.format import (
+    column_unit,
+    fmt_bytes,
+    fmt_flops,
+    fmt_params,
+    fmt_pct,
+    fmt_ratio,
+    sentence_case,
+)
 from albert_core.paper import PAPER_TABLE2_SPEEDUP
 from ui import colors, plotly_dicts
 
@@ -189,18 +196,32 @@ def compare_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return df
 
 
-def compare_style(df: pd.DataFrame) -> Styler:
-    """The Compare table for people: 11.68M / 22.4 GFLOP / 1.3 GB, signed deltas, green when smaller
-    (fewer parameters, FLOPs or bytes is better) and red when larger. The data stays numeric."""
-    fmts: dict[str, Any] = {col: fmt for col, _, fmt in COMPARE_METRICS}
-    deltas = [f"{col}_delta" for col, _, _ in COMPARE_METRICS]
-    fmts.update({d: lambda x: "baseline" if x == 0 else fmt_delta(x) for d in deltas})
-    fmts["sharing"] = lambda s: s if s != "none" else "–"
+COMPARE_KINDS = {"params": "params", "forward_flops": "flops", "training_memory": "bytes"}  # albert_core.format
+NEUTRAL = "gray"  # the baseline's badge, and a change of exactly zero
 
-    def color(x: float) -> str:
-        return "" if not x or x != x else f"color: {GOOD if x < 0 else BAD}"
 
-    return df.style.format(fmts).map(color, subset=deltas)
+def compare_cost_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str], dict[str, str]]:
+    """The Compare cost table for people, without a pandas Styler (Streamlit writes a Styler's display values cell
+    by cell, 5-8 ms a rerun for two pins): each metric stays a number in one unit per column (`column_unit`:
+    11.68M, 22.4 GFLOP, 1.3 GB), each change against the first pin is a badge ("baseline", "-89.3%") coloured
+    green when smaller and red when larger (fewer parameters, FLOPs or bytes is better). Returns the table (name,
+    then each metric and its change), each metric column's printf format, and each badge text's colour."""
+    out = pd.DataFrame({"name": df["name"]})
+    formats: dict[str, str] = {}
+    badges: dict[str, str] = {}
+    for col, _, _ in COMPARE_METRICS:
+        scale, formats[col] = column_unit(df[col], COMPARE_KINDS[col])
+        out[col] = [float(v) / scale for v in df[col]]
+        texts = []
+        for i, d in enumerate(df[f"{col}_delta"]):
+            if i == 0 or d != d or d == 0:
+                text, colour = ("baseline" if i == 0 else "n/a" if d != d else "no change"), NEUTRAL
+            else:
+                text, colour = fmt_delta(d), GOOD if d < 0 else BAD
+            badges.setdefault(text, colour)  # one text, one colour: a text's sign decides it
+            texts.append([text])
+        out[f"{col}_delta"] = texts
+    return out, formats, badges
 
 
 @functools.lru_cache(maxsize=16)
