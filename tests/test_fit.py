@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from albert_core import PRESETS, Workload, estimate_memory
-from albert_core.counting.memory import MAX_FIT_BATCH, max_batch_that_fits, total_bytes_at
+from albert_core.counting.memory import MAX_FIT_BATCH, largest_batches, max_batch_that_fits, total_bytes_at
 from albert_core.counting.report import analyze
 from tests.helpers.facts import MODEL_COUNTS
 from ui.figures_explorer import fit_display, fit_frame
@@ -70,11 +70,27 @@ def test_edges():
 def test_search_without_an_affine_estimate_falls_back_to_the_binary_search(monkeypatch, total):
     from albert_core.counting import memory
 
-    monkeypatch.setattr(memory, "_fit_total", lambda cfg, batch, seq_len, *a, **k: total(batch))
+    monkeypatch.setattr(memory, "_fit_totals", lambda cfg, seq_len, *a, **k: total)
     cfg = PRESETS["albert-base"]
     for device in (1000, 1010, 5_000, 123_457, 10**6):
         want = max((b for b in range(1, MAX_FIT_BATCH + 1) if total(b) <= device), default=0)  # a plain scan
         assert max_batch_that_fits(cfg, 128, device) == want
+
+
+@pytest.mark.parametrize("name, seq, args", [
+    ("albert-base", 512, ()), ("bert-large", 128, ("bf16", "adamw", "mixed", True)), ("albert-xxlarge", 512, ()),
+])
+def test_several_devices_at_once_are_each_device_on_its_own(name, seq, args):
+    """largest_batches (the Explorer's fit table) shares the estimates between the device sizes: the same batches
+    as one search per device, with the same totals, the linear scan's batch where the scan can reach it."""
+    cfg = PRESETS[name]
+    sizes = [1000, 16 * GB, 24 * GB, 40 * GB, 80 * GB, 141 * GB]
+    got = largest_batches(cfg, seq, sizes, *args)
+    want = [max_batch_that_fits(cfg, seq, size, *args) for size in sizes]
+    assert [b for b, _ in got] == want and want[0] == 0
+    assert [t for _, t in got] == [None, *(total_bytes_at(cfg, b, seq, *args) for b in want[1:])]
+    kw = dict(zip(("dtype", "optimizer", "precision", "checkpointing"), args, strict=False))
+    assert got[1][0] == _scan(cfg, seq, 16 * GB, **kw)
 
 
 def test_fit_frame_rows_and_twin():

@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, max_batch_that_fits, total_bytes_at
+from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.counting.report import Result
 from albert_core.format import (
@@ -360,14 +360,11 @@ def fit_frame(result: Result, seq_len: int | None = None) -> pd.DataFrame:
     models = [("this config", result.config)]
     if not result.is_bert:
         models.append(("BERT twin", result.twin.config))
-    rows = []
-    for gb in DEVICE_MEMORY_GB:
-        row: dict[str, Any] = {"device": f"{gb} GB"}
-        for name, cfg in models:
-            b = max_batch_that_fits(cfg, seq_len, gb * 10**9, wl.dtype, wl.optimizer, wl.precision,
-                                    wl.checkpointing)
+    rows: list[dict[str, Any]] = [{"device": f"{gb} GB"} for gb in DEVICE_MEMORY_GB]
+    for name, cfg in models:
+        fits = largest_batches(cfg, seq_len, [gb * 10**9 for gb in DEVICE_MEMORY_GB], wl.dtype, wl.optimizer,
+                               wl.precision, wl.checkpointing)
+        for row, (b, total) in zip(rows, fits, strict=True):
             row[f"{name}: batch"] = b
-            row[f"{name}: memory"] = "" if b == 0 else fmt_bytes(total_bytes_at(
-                cfg, b, seq_len, wl.dtype, wl.optimizer, wl.precision, wl.checkpointing))
-        rows.append(row)
+            row[f"{name}: memory"] = "" if total is None else fmt_bytes(total)
     return pd.DataFrame(rows)

@@ -40,7 +40,9 @@ This module imports neither torch nor transformers.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -379,12 +381,12 @@ def total_bytes_at(cfg: ModelConfig, batch: int, seq_len: int, *args: Any, **kwa
     limit, for the fit search). The other arguments are `max_batch_that_fits`'s (dtype, optimizer,
     precision, checkpointing; keywords training, dropout). int8 weights count as inference, and then
     without checkpointing."""
-    return _fit_total(cfg, batch, seq_len, *args, **kwargs)
+    check_whole_number("batch", batch, 1, MAX_FIT_BATCH)
+    return _fit_totals(cfg, seq_len, *args, **kwargs)(batch)
 
 
-def _fit_total(
+def _fit_totals(
     cfg: ModelConfig,
-    batch: int,
     seq_len: int,
     dtype: str = "fp32",
     optimizer: str = "adamw",
@@ -393,15 +395,36 @@ def _fit_total(
     *,
     training: bool = True,
     dropout: float | None = None,
-) -> int:
-    check_whole_number("batch", batch, 1, MAX_FIT_BATCH)
+) -> Callable[[int], int]:
+    """The estimate's total as a function of the batch, for one config and workload: the arguments checked
+    once (by the estimate at batch 1), each batch estimated once (a fit search asks for some several times)."""
     training = training and dtype != "int8"
     first = estimate_memory(cfg, 1, seq_len, dtype, optimizer, training, precision=precision,
                             checkpointing=checkpointing and training, dropout=dropout)  # validates the rest
-    if batch == 1:
-        return first.total
-    return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, first.checkpointing,
-                     DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout, "cuda").total
+    drop = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+
+    @functools.cache
+    def total(batch: int) -> int:
+        if batch == 1:
+            return first.total
+        return _estimate(cfg, batch, seq_len, dtype, optimizer, training, precision, first.checkpointing, drop,
+                         "cuda").total
+
+    return total
+
+
+def largest_batches(cfg: ModelConfig, seq_len: int, device_bytes: Sequence[float], *args: Any, **kwargs: Any
+                    ) -> list[tuple[int, int | None]]:
+    """`max_batch_that_fits` for several device sizes, each with the estimate's total at that batch (None when
+    not even one sequence fits): the estimate at each batch is made once for all the devices."""
+    for size in device_bytes:
+        check_number("device_bytes", size, 0, math.inf, lo_open=True)
+    total = _fit_totals(cfg, seq_len, *args, **kwargs)
+    out = []
+    for size in device_bytes:
+        batch = _largest_fitting(total, size)
+        out.append((batch, total(batch) if batch else None))
+    return out
 
 
 def max_batch_that_fits(cfg: ModelConfig, seq_len: int, device_bytes: int, *args: Any, **kwargs: Any) -> int:
@@ -411,11 +434,10 @@ def max_batch_that_fits(cfg: ModelConfig, seq_len: int, device_bytes: int, *args
     is reserved for the framework, the CUDA context or allocator fragmentation. int8 is inference.
     The other arguments: ``dtype="fp32", optimizer="adamw", precision="pure", checkpointing=False``,
     keywords ``training=True, dropout=None`` (as `estimate_memory`)."""
-    check_number("device_bytes", device_bytes, 0, math.inf, lo_open=True)
+    return largest_batches(cfg, seq_len, [device_bytes], *args, **kwargs)[0][0]
 
-    def total(batch: int) -> int:
-        return _fit_total(cfg, batch, seq_len, *args, **kwargs)
 
+def _largest_fitting(total: Callable[[int], int], device_bytes: float) -> int:
     one = total(1)
     if one > device_bytes:
         return 0
