@@ -43,24 +43,52 @@ def cached_workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tu
     return fs.workload_frame(cfg, wl, field, values)
 
 
+# Each frame comes with the numbers its takeaway quotes (ui/scaling_takeaways.py), read once when it is built.
 @st.cache_resource(max_entries=16, show_spinner=False)
-def cached_presets(seq_len: int, head: str) -> pd.DataFrame:
-    return fs.presets_frame(PRESETS, seq_len, head)
+def cached_presets(seq_len: int, head: str) -> tuple[pd.DataFrame, tuple[float, float]]:
+    df = fs.presets_frame(PRESETS, seq_len, head)
+    return df, tk.preset_ratios(df)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def cached_table4() -> pd.DataFrame:
-    return fs.table4_frame()
+def cached_table4() -> tuple[pd.DataFrame, tuple[int, int]]:
+    t4 = fs.table4_frame()
+    return t4, tk.sharing_savings(t4, 128)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_hidden_frame(cfg: ModelConfig, hs: tuple[int, ...]) -> tuple[pd.DataFrame, str]:
-    return fs.hidden_frame(cfg, hs)
+def cached_hidden_frame(cfg: ModelConfig, hs: tuple[int, ...]
+                        ) -> tuple[pd.DataFrame, str, float | None, float | None]:
+    """The H lines, how I was set, and ALBERT's share of BERT's parameters at the config's H and the largest."""
+    df, note = fs.hidden_frame(cfg, hs)
+    return df, note, tk.albert_share(df, cfg.hidden_size), tk.albert_share(df, max(hs))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_heatmap_frame(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]) -> pd.DataFrame:
-    return fs.heatmap_frame(cfg, es, hs)
+def cached_heatmap_frame(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]
+                         ) -> tuple[pd.DataFrame, tk.GridSpan]:
+    df = fs.heatmap_frame(cfg, es, hs)
+    return df, tk.grid_span(df, cfg.embedding_size, cfg.hidden_size)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def cached_embedding_frame(acfg: ModelConfig, vs: tuple[int, ...], es: tuple[int, ...], wl: Workload
+                           ) -> pd.DataFrame:
+    """Embedding parameters over V x E: they do not depend on depth, so one frame for every L, only the columns
+    charted."""
+    df = cached_sweep(fs.any_depth(acfg), "vocab_size", vs, "embedding_size", es, wl=wl)
+    return df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def cached_seed_table(cfg: ModelConfig) -> pd.DataFrame:
+    """The circulating embedding chart's rows for the ALBERT sizes, and the current config's when it factorizes."""
+    seed = fs.seed_embedding_table({name.removeprefix("albert-"): p for name, p in PRESETS.items()
+                                    if p.family == "albert"})
+    if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
+        mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
+        seed = pd.concat([seed, mine], ignore_index=True)
+    return seed
 
 
 def figure(builder: str, *args):
@@ -94,10 +122,9 @@ st.caption(
 left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
-    df, i_note = cached_hidden_frame(cfg, hs)
+    df, i_note, at, top = cached_hidden_frame(cfg, hs)
     st.plotly_chart(fs.mark_params_vs_hidden(figure("params_vs_hidden_base", df), cfg, total),
                     key="fig_params_vs_hidden", **chart)
-    at, top = tk.albert_share(df, cfg.hidden_size), tk.albert_share(df, max(hs))
     if at is not None and top is not None:
         takeaway(
             f"at H = {cfg.hidden_size:,} ALBERT holds {fmt_ratio(at)} BERT's parameters, "
@@ -130,10 +157,7 @@ with right:
 left, right = st.columns(2)
 with left:
     acfg = albert_form(cfg)
-    # embedding parameters do not depend on depth: one frame for every L, only the columns charted
-    df = cached_sweep(fs.any_depth(acfg), "vocab_size", _with(V_VALUES, cfg.vocab_size), "embedding_size",
-                      _with(E_VALUES, acfg.embedding_size), wl=wl)
-    df = df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
+    df = cached_embedding_frame(acfg, _with(V_VALUES, cfg.vocab_size), _with(E_VALUES, acfg.embedding_size), wl)
     st.plotly_chart(fs.mark_embedding_vs_vocab(figure("embedding_vs_vocab_base", df), cfg,
                                                res.own.groups["embeddings"]),
                     key="fig_embedding_vs_vocab", **chart)
@@ -145,11 +169,7 @@ with left:
     )
 
 with right:
-    sizes = {name.removeprefix("albert-"): p for name, p in PRESETS.items() if p.family == "albert"}
-    seed = fs.seed_embedding_table(sizes)
-    if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
-        mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
-        seed = pd.concat([seed, mine], ignore_index=True)
+    seed = cached_seed_table(cfg)
     st.plotly_chart(figure("embedding_reduction", seed, "current"), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
@@ -162,10 +182,9 @@ with right:
 left, right = st.columns(2)
 with left:
     seq = min(wl.seq_len, PRESET_MAX_SEQ)
-    df = cached_presets(seq, cfg.head)
+    df, (param_ratio, flop_ratio) = cached_presets(seq, cfg.head)
     st.plotly_chart(fs.mark_flops_vs_params(figure("flops_vs_params_base", df), fs.current_point(cfg, seq)),
                     key="fig_flops_vs_params", **chart)
-    param_ratio, flop_ratio = tk.preset_ratios(df)
     takeaway(
         f"ALBERT-xxlarge has {fmt_ratio(param_ratio)} BERT-large's parameters but {fmt_ratio(flop_ratio)} "
         f"its FLOPs per {seq}-token sequence: sharing saves parameters, never compute."
@@ -173,13 +192,12 @@ with left:
 
 with right:
     acfg = albert_form(cfg)
-    df = cached_heatmap_frame(acfg, _with(HEAT_E, acfg.embedding_size), _with(HEAT_H, acfg.hidden_size))
+    df, g = cached_heatmap_frame(acfg, _with(HEAT_E, acfg.embedding_size), _with(HEAT_H, acfg.hidden_size))
     base = figure("params_heatmap_base", df)
     st.plotly_chart(fs.mark_params_heatmap(base, acfg) if cfg.family == "albert" else base,
                     key="fig_params_heatmap", **chart)
     mode = SHARING_LABELS[acfg.sharing]
     note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
-    g = tk.grid_span(df, acfg.embedding_size, acfg.hidden_size)
     takeaway(f"{mode}{note}: at H = {acfg.hidden_size:,}, E from {g.e_lo} to {g.e_hi:,} takes the total from "
              f"{fmt_params(g.at_h_e_lo)} to {fmt_params(g.at_h_e_hi)}; at E = {acfg.embedding_size:,}, H from "
              f"{g.h_lo} to {g.h_hi:,} takes it from {fmt_params(g.at_e_h_lo)} to "
@@ -188,10 +206,9 @@ with right:
 # ----------------------------------------------------------------------------- sharing, memory
 left, right = st.columns(2)
 with left:
-    t4 = cached_table4()
+    t4, (saved_attention, saved_ffn) = cached_table4()
     st.plotly_chart(fs.mark_sharing_modes(figure("sharing_modes_base", t4), total), key="fig_sharing_modes",
                     **chart)
-    saved_attention, saved_ffn = tk.sharing_savings(t4, 128)
     takeaway(
         f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
         f"{fmt_params(saved_attention)}, sharing the FFN {fmt_params(saved_ffn)}: "

@@ -14,9 +14,9 @@ WL = dict(batch=2, seq_len=64, dtype="fp32", optimizer="adamw")
 
 @pytest.fixture(autouse=True)
 def empty_cache():
-    state._figure.clear()
+    state._figure.cache_clear()
     yield
-    state._figure.clear()
+    state._figure.cache_clear()
 
 
 def layers_inputs(cfg: ModelConfig):
@@ -114,3 +114,32 @@ def test_config_hash_keys_differ_in_every_field():
         assert len(keys) == 1 + len(names & set(changed))
     bert = ModelConfig(family="bert", sharing="none")
     assert repr(bert) != repr(ModelConfig())
+
+
+def test_a_frame_is_digested_once_while_it_lives(monkeypatch):
+    df = sweep(ModelConfig(), "num_layers", [1, 2, 4], **WL)
+    calls = []
+    real = state._frame_parts
+    monkeypatch.setattr(state, "_frame_parts", lambda frame: calls.append(1) or real(frame))
+    key = state.content_key((df, 3))
+    assert state.content_key((df, 3)) == key and len(calls) == 1  # the same object: its digest is kept
+    assert state.content_key((df.copy(), 3)) == key and len(calls) == 2  # an equal frame: digested, same key
+    frame_id = id(df)
+    del df
+    import gc
+
+    gc.collect()
+    assert frame_id not in state._FRAME_DIGESTS  # forgotten with the frame
+
+
+def test_the_cache_lets_go_of_the_inputs_it_was_built_from():
+    import weakref
+
+    df, cfg, total = layers_inputs(ModelConfig())
+    alive = weakref.ref(df)
+    state.cached_figure(fs.params_vs_layers, df, cfg, total)
+    del df
+    import gc
+
+    gc.collect()
+    assert alive() is None  # the cache holds the figure and a digest, not the frame

@@ -119,3 +119,10 @@ def test_marks_leave_the_cached_base_as_it_was():
     assert json.dumps(base.to_dict(), sort_keys=True) == before
     assert len(marked.to_dict()["data"]) == len(base.to_dict()["data"]) + 1
     assert not _built(base)  # the marks read the base's dict, not its graph objects
+
+
+def test_the_current_config_star_is_what_validation_makes_of_it():
+    from ui import figures_scaling as fs
+
+    star = fs._current_point(768, 11_683_584, "ALBERT-base: 11.68M")
+    assert go.Scatter(star).to_plotly_json() == star

@@ -129,15 +129,16 @@ def _outline_marks(labels: list[str], tops: list[float], current_label: str | No
     return [rect], [key]
 
 
-def with_marks(base: go.Figure, traces: Sequence[BaseTraceType] = (), shapes: Sequence[Mapping] = (),
-               axes: Mapping[str, Mapping] | None = None) -> go.Figure:
+def with_marks(base: go.Figure, traces: Sequence[BaseTraceType | Mapping[str, Any]] = (),
+               shapes: Sequence[Mapping] = (), axes: Mapping[str, Mapping] | None = None) -> go.Figure:
     """``base`` with the current config's marks: ``traces`` appended to its data, ``shapes`` to its
     shapes, and per axis (``{"yaxis": {...}}``) properties that replace the base's. The same figure
     as adding them to a copy of ``base`` one by one; but ``base`` (a figure that depends only on what
     it shows, built and cached once) is not validated again: its dict is already Plotly's valid form,
-    and the marks are validated on their own. A chart then costs ~1 ms per rerun, not 3-8 ms."""
+    and the marks are validated on their own (a trace given as a dict, the star, is trusted as written: the
+    page test compares every chart with its validated self). A chart then costs ~1 ms per rerun, not 3-8 ms."""
     spec = base.to_dict()  # shared with the cached base: only new lists and dicts below
-    data = [*spec["data"], *(t.to_plotly_json() for t in traces)]
+    data = [*spec["data"], *(dict(t) if isinstance(t, Mapping) else t.to_plotly_json() for t in traces)]
     layout = dict(spec["layout"])
     if shapes:
         layout["shapes"] = [*layout.get("shapes", ()), *(go.layout.Shape(s).to_plotly_json() for s in shapes)]
@@ -159,22 +160,29 @@ def _extent(fig: go.Figure, axis: str) -> list[float]:
     return [v for t in _traces(fig) for v in (t.get(axis) or ()) if v is not None]
 
 
-def _current_point(x: float, y: float, text: str) -> go.Scatter:
-    return go.Scatter(
-        x=[x], y=[y], mode="markers", name=CURRENT_NAME, marker=_CURRENT_MARKER,
-        hovertemplate=f"{text}<extra>{CURRENT_NAME}</extra>",
-    )
+def _current_point(x: float, y: float, text: str) -> dict[str, Any]:
+    """The star of the current config, as the trace dict Plotly's validation makes of it (the page test compares
+    every chart with its validated self): building a go.Scatter for it took ~0.3 ms a chart."""
+    return dict(type="scatter", x=[x], y=[y], mode="markers", name=CURRENT_NAME, marker=_CURRENT_MARKER,
+                hovertemplate=f"{text}<extra>{CURRENT_NAME}</extra>")
 
 
 def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[dict]:
+    """One line per model (in the order of the model column's categories, else alphabetical), its points by x.
+    Read from the columns as lists: a pandas groupby and sort per model was most of the chart's build."""
+    models = df["model"]
+    points: dict[object, list[tuple]] = {}
+    for model, xv, yv in zip(models.tolist(), df[x].tolist(), df[y].tolist(), strict=True):
+        points.setdefault(model, []).append((xv, yv))
+    order = models.cat.categories if isinstance(models.dtype, pd.CategoricalDtype) else sorted(points)
     traces = []
-    for model, part in df.groupby("model", sort=True):
-        part = part.sort_values(x)
+    for model in (m for m in order if m in points):
+        xs, ys = zip(*sorted(points[model], key=lambda p: p[0]), strict=True)
         color = FAMILY_COLORS.get(str(model))
         traces.append(dict(
-            type="scatter", x=part[x].tolist(), y=part[y].tolist(), mode="lines+markers", name=str(model),
+            type="scatter", x=list(xs), y=list(ys), mode="lines+markers", name=str(model),
             line={} if color is None else dict(color=color),
-            text=[fmt_params(v) for v in part[y]],
+            text=[fmt_params(v) for v in ys],
             hovertemplate=f"{hover_x}=%{{x}}<br>%{{text}} params<extra>{model}</extra>",
         ))
     return traces
@@ -371,8 +379,8 @@ def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
     total = int(heat["z"][ys.index(h)][xs.index(e)])
     # an open square around the cell: a star would hide the cell's number
     cell = _current_point(e, h, f"{cfg.label}: {fmt_params(total)}")
-    return with_marks(base, [cell.update(marker=dict(symbol="square-open", size=40, color=CURRENT_COLOR,
-                                                     line=dict(width=3)))])
+    return with_marks(base, [{**cell, "marker": dict(symbol="square-open", size=40, color=CURRENT_COLOR,
+                                                     line=dict(width=3))}])
 
 
 def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:

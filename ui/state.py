@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import importlib
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -141,23 +143,67 @@ def _frame_parts(df: pd.DataFrame) -> list[bytes]:
     return parts
 
 
+# A frame's digest, kept while the frame lives: the frames a page charts come from caches (the same object on every
+# rerun, never changed, as everything shared between sessions), and hashing one again cost ~0.2 ms a chart.
+_FRAME_DIGESTS: dict[int, tuple[weakref.ref, bytes]] = {}
+
+
+def _forget_digest(frame_id: int, ref: weakref.ref) -> None:
+    entry = _FRAME_DIGESTS.get(frame_id)
+    if entry is not None and entry[0] is ref:
+        del _FRAME_DIGESTS[frame_id]
+
+
+def _frame_digest(df: pd.DataFrame) -> bytes:
+    entry = _FRAME_DIGESTS.get(id(df))
+    if entry is not None and entry[0]() is df:
+        return entry[1]
+    h = hashlib.blake2b(digest_size=16)
+    for part in _frame_parts(df):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    digest = h.digest()
+    _FRAME_DIGESTS[id(df)] = (weakref.ref(df, functools.partial(_forget_digest, id(df))), digest)
+    return digest
+
+
 def content_key(args: tuple) -> str:
     """A digest of the arguments' values: equal inputs give equal keys, whichever view produced them.
-    DataFrames by `_frame_parts`, anything else by its repr (frozen configs, numbers, strings, dicts,
-    module-level functions: complete). ~0.1 ms for a chart's inputs, where Streamlit's own hasher spent
-    more on a DataFrame than building the chart."""
+    DataFrames by `_frame_parts` (digested once per frame object: a frame must not change once it has been
+    charted), anything else by its repr (frozen configs, numbers, strings, dicts, module-level functions:
+    complete). ~0.1 ms for a chart's inputs, where Streamlit's own hasher spent more on a DataFrame than
+    building the chart."""
     h = hashlib.blake2b(digest_size=16)
     for arg in args:
-        for part in _frame_parts(arg) if isinstance(arg, pd.DataFrame) else [repr((type(arg), arg)).encode()]:
-            h.update(len(part).to_bytes(8, "little"))
-            h.update(part)
+        part = _frame_digest(arg) if isinstance(arg, pd.DataFrame) else repr((type(arg), arg)).encode()
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
     return h.hexdigest()
 
 
-@st.cache_resource(max_entries=FIGURE_CACHE_ENTRIES, show_spinner=False)
-def _figure(module: str, name: str, key: str, _args: tuple) -> Any:
+class _Inputs:
+    """A builder's arguments under their content key: equal keys are equal inputs. The arguments are let go
+    once the figure is built (the cache keeps the key, not the frames)."""
+
+    __slots__ = ("args", "key")
+
+    def __init__(self, key: str, args: tuple):
+        self.key, self.args = key, args
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Inputs) and other.key == self.key
+
+
+# A plain LRU (functools), not st.cache_resource: the key is already a digest, and Streamlit's cache machinery
+# (hashing the key again, statistics, a lock per key) cost ~0.15 ms a chart, a dozen per Scaling rerun.
+@functools.lru_cache(maxsize=FIGURE_CACHE_ENTRIES)
+def _figure(module: str, name: str, inputs: _Inputs) -> Any:
+    args, inputs.args = inputs.args, ()
     # held as its dict (plotly_dicts.frozen): each rerun that sends it does not copy it again
-    return plotly_dicts.frozen(getattr(importlib.import_module(module), name)(*_args))
+    return plotly_dicts.frozen(getattr(importlib.import_module(module), name)(*args))
 
 
 def cached_figure(builder: Callable[..., Any], *args: Any) -> Any:
@@ -166,4 +212,4 @@ def cached_figure(builder: Callable[..., Any], *args: Any) -> Any:
     a Plotly figure costs 5-8 ms, most of a rerun; a figure whose inputs did not change with the
     visitor's edit is not rebuilt. Shared, not copied: callers never mutate the figure. Arguments are
     keyed by value (`content_key`): DataFrames, or objects whose repr is complete."""
-    return _figure(builder.__module__, builder.__name__, content_key(args), args)
+    return _figure(builder.__module__, builder.__name__, _Inputs(content_key(args), args))
