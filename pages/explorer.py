@@ -63,57 +63,51 @@ def _delta(value: float, base: float) -> str | None:
     return None if value == base else f"{figures_explorer.fmt_delta(value / base - 1)} vs BERT twin"
 
 
-def metric(key: str, label: str, value: str, *, delta: str | None = None, help: str, inverse: bool = True) -> None:
-    with st.container(key=key):
-        st.metric(label, value, delta=delta, delta_color="inverse" if inverse else "normal", help=help)
+def metric(label: str, value: str, *, delta: str | None = None, help: str, inverse: bool = True) -> None:
+    st.metric(label, value, delta=delta, delta_color="inverse" if inverse else "normal", help=help)
 
 
-c = st.columns(4)
-with c[0]:
-    metric("metric_total_params", "Total parameters", fmt_params(bd.total),
-           delta=_delta(bd.total, twin.params.total),
+# Eight metrics as a 4 x 2 grid: four columns of two (one message a metric, five for the grid; a row of columns
+# per line and a container per metric were 26). A phone stacks the columns: each pair reads together.
+size_col, embed_col, encoder_col, flops_col = st.columns(4)
+with size_col:
+    metric("Total parameters", fmt_params(bd.total), delta=_delta(bd.total, twin.params.total),
            help=f"Exactly {bd.total:,} unique parameters (tied weights once), as "
            "sum(p.numel() for p in model.parameters()) of the transformers model.")
-with c[1]:
-    metric("metric_embedding_params", "Embedding parameters", fmt_params(own.groups["embeddings"]),
+    metric("Weights memory", fmt_bytes(own.inference_memory.weights),
+           delta=_delta(own.inference_memory.weights, twin.inference_memory.weights),
+           help=f"Parameters × {wl.dtype} bytes (exact; MB = 10^6 bytes).")
+with embed_col:
+    metric("Embedding parameters", fmt_params(own.groups["embeddings"]),
            delta=_delta(own.groups["embeddings"], twin.groups["embeddings"]),
            help="Word, position and token-type tables, their LayerNorm and (ALBERT) the E→H projection.")
-with c[2]:
-    metric("metric_encoder_params", "Encoder parameters", fmt_params(own.groups["encoder"]),
+    if train_mem is None:
+        metric("Training memory", "n/a",
+               help=f"int8 weights are inference-only: pick fp32, fp16 or bf16 to train. Inference working "
+               f"set: {fmt_bytes(own.inference_memory.total)}.")
+    else:
+        metric("Training memory", fmt_bytes(train_mem.total),
+               delta=_delta(train_mem.total, twin.training_memory.total),
+               help=f"{memory_parts_text(train_mem)} for batch {wl.batch} × {wl.seq_len}"
+               f"{', gradient checkpointing' if wl.checkpointing else ''}.")
+with encoder_col:
+    metric("Encoder parameters", fmt_params(own.groups["encoder"]),
            delta=_delta(own.groups["encoder"], twin.groups["encoder"]),
            help="Attention and feed-forward blocks with their LayerNorms: the copies held, not the layers run.")
-with c[3]:
-    metric("metric_forward_flops", "Forward FLOPs / sequence", fmt_flops(forward),
-           delta=_delta(forward, twin.flops_sequence.forward),
+    metric("Saved by sharing", fmt_params(bd.saved_by_sharing),
+           help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
+           f"add: {bd.unshared_total:,} without sharing vs {bd.total:,}.")
+with flops_col:
+    metric("Forward FLOPs / sequence", fmt_flops(forward), delta=_delta(forward, twin.flops_sequence.forward),
            help=f"Matmul FLOPs (2 per multiply-add) for one sequence of {wl.seq_len} tokens, attention "
            f"scores included. MACs are half: {own.flops_sequence.macs:,}.")
-c = st.columns(4)
-with c[0]:
-    metric("metric_training_flops_token", "Training FLOPs / token", fmt_flops(own.flops_batch.per_token_training),
+    metric("Training FLOPs / token", fmt_flops(own.flops_batch.per_token_training),
            delta=_delta(own.flops_batch.per_token_training, twin.flops_batch.per_token_training),
            help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length. The "
            "usual rule of thumb, 6 × N, takes N = the non-embedding parameters a token passes through: the "
            f"encoder layers, once per executed layer (here N = {six_n_params(bd):,}, so 6N = "
            f"{fmt_flops(six_n_flops(bd))}); it leaves out the attention scores, the embedding projection and "
            "the heads.")
-with c[1]:
-    metric("metric_weights_memory", "Weights memory", fmt_bytes(own.inference_memory.weights),
-           delta=_delta(own.inference_memory.weights, twin.inference_memory.weights),
-           help=f"Parameters × {wl.dtype} bytes (exact; MB = 10^6 bytes).")
-with c[2]:
-    if train_mem is None:
-        metric("metric_training_memory", "Training memory", "n/a",
-               help=f"int8 weights are inference-only: pick fp32, fp16 or bf16 to train. Inference working "
-               f"set: {fmt_bytes(own.inference_memory.total)}.")
-    else:
-        metric("metric_training_memory", "Training memory", fmt_bytes(train_mem.total),
-               delta=_delta(train_mem.total, twin.training_memory.total),
-               help=f"{memory_parts_text(train_mem)} for batch {wl.batch} × {wl.seq_len}"
-               f"{', gradient checkpointing' if wl.checkpointing else ''}.")
-with c[3]:
-    metric("metric_saved_by_sharing", "Saved by sharing", fmt_params(bd.saved_by_sharing),
-           help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
-           f"add: {bd.unshared_total:,} without sharing vs {bd.total:,}.")
 
 # ----------------------------------------------------------------------------- architecture
 st.subheader("Architecture")
@@ -212,30 +206,25 @@ try:
 except ValueError as exc:
     hf, hf_problem = "", str(exc)
 # The files are built when a visitor clicks (a callable `data`), not on every rerun of the page.
-DL = {"on_click": "ignore", "icon": ":material/download:", "width": "stretch"}
-c = st.columns(4)
-with c[0]:
+# One row that wraps (one horizontal container; two rows of four columns were ten more messages a rerun).
+DL = {"on_click": "ignore", "icon": ":material/download:", "width": "content"}
+with st.container(horizontal=True, key="exports", gap="small"):
     st.download_button("transformers config.json", hf, file_name="config.json", mime="application/json",
                        key="dl_hf_config", disabled=hf_problem is not None,
                        help="`AlbertConfig` / `BertConfig` JSON: `from_pretrained` of its folder builds this model.",
                        **DL)
-with c[1]:
     st.download_button("Breakdown CSV", partial(exports.breakdown_csv, bd),
                        file_name=exports.file_name(cfg, "params", "csv"),
                        mime="text/csv", key="dl_breakdown_csv", help="The parameter breakdown table above.", **DL)
-with c[2]:
     st.download_button("JSON report", partial(exports.report_json, res),
                        file_name=exports.file_name(cfg, "report", "json"),
                        mime="application/json", key="dl_report_json",
                        help="Every number on this page, and the BERT twin's.", **DL)
-c = st.columns(4)
-with c[0]:
     st.download_button("FLOP breakdown CSV", partial(exports.flops_csv, res),
                        file_name=exports.file_name(cfg, "flops", "csv"),
                        mime="text/csv", key="dl_flops_csv",
                        help="Forward FLOPs per component for one sequence and the batch, training FLOPs for the batch.",
                        **DL)
-with c[1]:
     st.download_button("Memory breakdown CSV", partial(exports.memory_csv, res),
                        file_name=exports.file_name(cfg, "memory", "csv"),
                        mime="text/csv", key="dl_memory_csv",

@@ -13,9 +13,10 @@ from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import SHARING_COUNTS, albert_model_closed_form, forward_flops_closed_form
 
+# a 4 x 2 grid sent column by column: the first row is the top of each column
 METRIC_LABELS = [
-    "Total parameters", "Embedding parameters", "Encoder parameters", "Forward FLOPs / sequence",
-    "Training FLOPs / token", "Weights memory", "Training memory", "Saved by sharing",
+    "Total parameters", "Weights memory", "Embedding parameters", "Training memory", "Encoder parameters",
+    "Saved by sharing", "Forward FLOPs / sequence", "Training FLOPs / token",
 ]
 
 

@@ -33,7 +33,9 @@ PAGES = [
     ("pages/paper.py", "/paper"),
 ]
 ALBERT_LARGE_PRETRAINING = EXACT_COUNTS["albert-large"][1]  # AlbertForPreTraining at albert-large's shape
-TOTAL_PARAMS = ".st-key-metric_total_params [data-testid='stMetricValue']"
+# the metric whose label is "Total parameters" (Playwright's :has with a text match)
+TOTAL_PARAMS = ("[data-testid='stMetric']:has([data-testid='stMetricLabel']:has-text('Total parameters')) "
+                "[data-testid='stMetricValue']")
 H_SLIDER = ".st-key-cfg_H input[type='range']"  # Streamlit 1.67's slider thumb (react-aria)
 
 
@@ -176,7 +178,7 @@ def test_every_page_has_its_own_working_url(open_app, path):
         expect(page.locator("h1").first).to_have_text("Explorer")
         assert urlparse(page.url).path == "/explorer"
     if "H=1024" in path:
-        expect(page.locator(".st-key-metric_total_params [data-testid='stMetricValue']")).not_to_have_text("11.68M")
+        expect(page.locator(TOTAL_PARAMS)).not_to_have_text("11.68M")
 
 
 # every number input of the sidebar, as a visitor sees it from the first paint on
