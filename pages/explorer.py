@@ -12,9 +12,10 @@ from albert_core.configuration.config import HEAD_LABELS
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import six_n_flops, six_n_params
 from albert_core.counting.memory import MAX_FIT_BATCH
+from albert_core.counting.params import component_columns
 from albert_core.counting.report import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
-from ui import exports, figures_architecture, figures_explorer, review, sidebar
+from ui import exports, figures_architecture, figures_explorer, review, sidebar, tables
 from ui.state import cached_result, current
 
 
@@ -119,7 +120,8 @@ st.subheader("Parameter breakdown")
 left, right = st.columns([11, 9])
 with left, st.container(key="breakdown_table"):
     st.dataframe(
-        exports.breakdown_frame(bd), hide_index=True, width="stretch", height="content",
+        tables.columns(component_columns(bd.components, "params")), hide_index=True, width="stretch",
+        height="content",
         column_order=["label", "params", "unshared", "share"],  # the treemap colours show the group
         column_config={
             "label": st.column_config.TextColumn("Component", width="medium",
@@ -146,10 +148,10 @@ st.caption(figures_explorer.flops_takeaway(comp_flops, forward, wl.seq_len))
 # ----------------------------------------------------------------------------- does it fit?
 with st.container(key="fit_table"):
     st.subheader("Does it fit?")
-    fit = figures_explorer.fit_frame(res)
-    batch_cols = [c for c in fit.columns if c.endswith(": batch")]
+    fit = figures_explorer.fit_display_columns(figures_explorer.fit_columns(res))
+    batch_cols = [c for c in fit if c.endswith(": batch")]
     st.dataframe(
-        figures_explorer.fit_display(fit), hide_index=True, width="stretch",
+        tables.columns(fit), hide_index=True, width="stretch",
         column_config={"device": st.column_config.TextColumn("Device memory", help="Decimal GB (10⁹ bytes).")}
         | {c: st.column_config.TextColumn(c.replace(": batch", ": largest batch"),
                                           help="\"does not fit\": not even one sequence fits.") for c in batch_cols},

@@ -341,30 +341,40 @@ def twin_summary(result: Result) -> str:
 
 
 def fit_display(fit: pd.DataFrame) -> pd.DataFrame:
-    """`fit_frame` in words for the page: a batch of 0 reads "does not fit" (not a batch of "0"), others
+    """`fit_frame` in words for the page (`fit_display_columns`)."""
+    return pd.DataFrame(fit_display_columns(fit.to_dict("list")))
+
+
+def fit_display_columns(fit: Mapping[str, list]) -> dict[str, list]:
+    """`fit_columns` in words for the page: a batch of 0 reads "does not fit" (not a batch of "0"), others
     with thousands separators, and the memory of a batch that does not fit "–"."""
-    out = fit.copy()
-    for col in [c for c in fit.columns if c.endswith(": batch")]:
-        out[col] = fit[col].map(lambda b: "does not fit" if b == 0 else f"{b:,}")
+    out = dict(fit)
+    for col in [c for c in fit if c.endswith(": batch")]:
+        out[col] = ["does not fit" if b == 0 else f"{b:,}" for b in fit[col]]
         mem = col.replace(": batch", ": memory")
         out[mem] = [("–" if b == 0 else m) for b, m in zip(fit[col], fit[mem], strict=True)]
     return out
 
 
 def fit_frame(result: Result, seq_len: int | None = None) -> pd.DataFrame:
+    """`fit_columns` as a DataFrame."""
+    return pd.DataFrame(fit_columns(result, seq_len))
+
+
+def fit_columns(result: Result, seq_len: int | None = None) -> dict[str, list]:
     """"Does it fit?": per device size (`DEVICE_MEMORY_GB`), the largest batch that fits at ``seq_len``
     (the workload's by default) for the config and (an ALBERT) its BERT twin, with the memory at that
-    batch; the workload's dtype, optimizer, precision and checkpointing. Batch 0: not one sequence fits."""
+    batch; the workload's dtype, optimizer, precision and checkpointing. Batch 0: not one sequence fits.
+    Columns of plain lists: device, then "<model>: batch" and "<model>: memory" per model."""
     wl = result.workload
     seq_len = wl.seq_len if seq_len is None else seq_len
     models = [("this config", result.config)]
     if not result.is_bert:
         models.append(("BERT twin", result.twin.config))
-    rows: list[dict[str, Any]] = [{"device": f"{gb} GB"} for gb in DEVICE_MEMORY_GB]
+    out: dict[str, list] = {"device": [f"{gb} GB" for gb in DEVICE_MEMORY_GB]}
     for name, cfg in models:
         fits = largest_batches(cfg, seq_len, [gb * 10**9 for gb in DEVICE_MEMORY_GB], wl.dtype, wl.optimizer,
                                wl.precision, wl.checkpointing)
-        for row, (b, total) in zip(rows, fits, strict=True):
-            row[f"{name}: batch"] = b
-            row[f"{name}: memory"] = "" if total is None else fmt_bytes(total)
-    return pd.DataFrame(rows)
+        out[f"{name}: batch"] = [b for b, _ in fits]
+        out[f"{name}: memory"] = ["" if total is None else fmt_bytes(total) for _, total in fits]
+    return out

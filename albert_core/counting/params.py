@@ -118,16 +118,22 @@ def param_terms(c: Any) -> list[tuple[str, Any, Any]]:
     return out
 
 
+def component_columns(components, measure: str) -> dict[str, list]:
+    """Breakdown components (dataclasses with name, label, group and counts) as columns of plain lists ("component"
+    for the name), with the share of each in the sum of ``measure``: the table's content, for any table library."""
+    # column by column: dataclasses.asdict deep-copies every field of every row (about half the build time)
+    columns = {("component" if f.name == "name" else f.name): [getattr(c, f.name) for c in components]
+               for f in fields(components[0])}
+    total = sum(columns[measure])
+    columns["share"] = [v / total if total else float("nan") for v in columns[measure]]
+    return columns
+
+
 def components_frame(components, measure: str):
-    """Breakdown components (dataclasses with name, label, group and counts) as a DataFrame, with the
-    share of each in the sum of ``measure``."""
+    """`component_columns` as a DataFrame."""
     import pandas as pd
 
-    # column by column: dataclasses.asdict deep-copies every field of every row (about half the build time)
-    columns = [f.name for f in fields(components[0])]
-    df = pd.DataFrame({("component" if n == "name" else n): [getattr(c, n) for c in components] for n in columns})
-    df["share"] = df[measure] / df[measure].sum()
-    return df
+    return pd.DataFrame(component_columns(components, measure))
 
 
 @dataclass(frozen=True)
