@@ -74,9 +74,9 @@ def cached_heatmap_frame(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, .
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def cached_embedding_frame(acfg: ModelConfig, vs: tuple[int, ...], es: tuple[int, ...], wl: Workload
                            ) -> pd.DataFrame:
-    """Embedding parameters over V x E: they do not depend on depth, so one frame for every L, only the columns
-    charted."""
-    df = cached_sweep(fs.any_depth(acfg), "vocab_size", vs, "embedding_size", es, wl=wl)
+    """Embedding parameters over V x E, only the columns charted; ``acfg`` at any depth (`fs.any_depth`):
+    embedding parameters do not depend on it, so one frame serves every L."""
+    df = cached_sweep(acfg, "vocab_size", vs, "embedding_size", es, wl=wl)
     return df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
 
 
@@ -157,7 +157,8 @@ with right:
 left, right = st.columns(2)
 with left:
     acfg = albert_form(cfg)
-    df = cached_embedding_frame(acfg, _with(V_VALUES, cfg.vocab_size), _with(E_VALUES, acfg.embedding_size), wl)
+    df = cached_embedding_frame(fs.any_depth(acfg), _with(V_VALUES, cfg.vocab_size),
+                                _with(E_VALUES, acfg.embedding_size), wl)
     st.plotly_chart(fs.mark_embedding_vs_vocab(figure("embedding_vs_vocab_base", df), cfg,
                                                res.own.groups["embeddings"]),
                     key="fig_embedding_vs_vocab", **chart)
@@ -169,7 +170,7 @@ with left:
     )
 
 with right:
-    seed = cached_seed_table(cfg)
+    seed = cached_seed_table(fs.any_depth(cfg))  # V, E and H matter, not the depth
     st.plotly_chart(figure("embedding_reduction", seed, "current"), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(

@@ -480,13 +480,15 @@ def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str
     every published model: I then follows H; else the fixed I). One head makes every H valid, and 4H stays
     within I's limit for every H allowed."""
     i_follows = _i_follows_h(cfg)
-    rows = []
+    cols: dict[str, list] = {"model": [], "hidden_size": [], "params": []}
     for h in hs:
         c = _at_hidden(cfg, h, i_follows)
         for m in (c, bert_twin(c)) if c.family == "albert" else (c,):
-            rows.append({"model": family_label(m), "hidden_size": h, "params": count_params(m).total})
+            cols["model"].append(family_label(m))
+            cols["hidden_size"].append(h)
+            cols["params"].append(count_params(m).total)
     note = "I = 4H" if i_follows else f"I = {cfg.intermediate_size:,}"
-    return pd.DataFrame(rows, columns=["model", "hidden_size", "params"]), note
+    return pd.DataFrame(cols), note
 
 
 def heatmap_frame(cfg: ModelConfig, es: Sequence[int], hs: Sequence[int]) -> pd.DataFrame:
@@ -494,12 +496,11 @@ def heatmap_frame(cfg: ModelConfig, es: Sequence[int], hs: Sequence[int]) -> pd.
     config has I = 4H), rows embedding_size, hidden_size, params (every combination is a valid model:
     see `hidden_frame`)."""
     i_follows = _i_follows_h(cfg)
-    rows = []
-    for e in es:
-        for h in hs:
-            c = _at_hidden(cfg.replace(embedding_size=e), h, i_follows)
-            rows.append({"embedding_size": e, "hidden_size": h, "params": count_params(c).total})
-    return pd.DataFrame(rows, columns=["embedding_size", "hidden_size", "params"])
+    cells = [(e, h) for e in es for h in hs]
+    return pd.DataFrame({
+        "embedding_size": [e for e, _ in cells], "hidden_size": [h for _, h in cells],
+        "params": [count_params(_at_hidden(cfg.replace(embedding_size=e), h, i_follows)).total for e, h in cells],
+    })
 
 
 def any_depth(cfg: ModelConfig) -> ModelConfig:

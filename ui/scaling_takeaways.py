@@ -12,8 +12,9 @@ import pandas as pd
 
 
 def _params_by_model(df: pd.DataFrame, hidden_size: int) -> dict[str, int]:
-    rows = df[df["hidden_size"] == hidden_size]
-    return dict(zip(rows["model"], rows["params"], strict=True))
+    # read as lists: a pandas filter per call cost more than the frame's whole chart
+    return {m: p for m, h, p in zip(df["model"].tolist(), df["hidden_size"].tolist(), df["params"].tolist(),
+                                    strict=True) if h == hidden_size}
 
 
 def albert_share(df: pd.DataFrame, hidden_size: int) -> float | None:
@@ -50,9 +51,9 @@ class GridSpan:
 def grid_span(df: pd.DataFrame, embedding_size: int, hidden_size: int) -> GridSpan:
     """`GridSpan` of a heatmap frame (columns embedding_size, hidden_size, params) around the cell
     (``embedding_size``, ``hidden_size``); KeyError when the grid lacks a cell it needs."""
-    grid = df.set_index(["embedding_size", "hidden_size"])["params"]
-    es, hs = grid.index.get_level_values(0), grid.index.get_level_values(1)
-    e_lo, e_hi, h_lo, h_hi = int(es.min()), int(es.max()), int(hs.min()), int(hs.max())
+    es, hs = df["embedding_size"].tolist(), df["hidden_size"].tolist()
+    grid = dict(zip(zip(es, hs, strict=True), df["params"].tolist(), strict=True))
+    e_lo, e_hi, h_lo, h_hi = int(min(es)), int(max(es)), int(min(hs)), int(max(hs))
     return GridSpan(e_lo, e_hi, h_lo, h_hi,
                     int(grid[(e_lo, hidden_size)]), int(grid[(e_hi, hidden_size)]),
                     int(grid[(embedding_size, h_lo)]), int(grid[(embedding_size, h_hi)]))
