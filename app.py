@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+import ui.caches
 import ui.pages_mode
 import ui.sidebar
 import ui.state
@@ -27,17 +28,9 @@ PAGES = (
     ("pages/paper.py", "Paper & formulas", ":material/menu_book:", "paper"),
 )
 
-
-
-@st.cache_resource(show_spinner=False)
-def available_pages() -> list[tuple[str, str, str, str]]:
-    """The pages whose file exists, looked up once per server process (a stat per page on every rerun before)."""
-    return [p for p in PAGES if (ROOT / p[0]).is_file()]
-
-
 cfg, workload = ui.sidebar.render()
 ui.state.set_current(cfg, workload)
-available = available_pages()
+available = ui.caches.existing_pages(ROOT, PAGES)
 # Every page has its own URL, the first one too: Streamlit serves the default page at "/" only (its
 # url_path becomes ""), so /explorer would say "Page not found". The first page is therefore also
 # registered, hidden from the menu, at its own path; the default entry's internal path is "home" so

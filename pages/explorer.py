@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
-import plotly.graph_objects as go
 import streamlit as st
 
-from albert_core import ModelConfig, Workload
 from albert_core.configuration.config import HEAD_LABELS
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import six_n_flops, six_n_params
@@ -15,29 +13,12 @@ from albert_core.counting.memory import MAX_FIT_BATCH
 from albert_core.counting.params import component_columns
 from albert_core.counting.report import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
-from ui import exports, figures_architecture, figures_explorer, review, sidebar, tables
+from ui import caches, exports, figures_architecture, figures_explorer, review, sidebar, tables
 from ui.state import cached_result, current
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figure, go.Figure | None]:
-    """The page's three figures, built once per config and workload (never mutated afterwards). For a
-    BERT the third compares its ALBERT counterpart with it (a BERT's own twin is itself)."""
-    res = cached_result(cfg, wl)
-    if cfg.family == "albert":
-        twin = figures_explorer.twin_bars(res)
-    else:
-        alt = albert_counterpart(cfg)
-        twin = None if alt is None else figures_explorer.twin_bars(
-            cached_result(alt, wl), names=("ALBERT counterpart", "this BERT"))
-    return (figures_explorer.breakdown_treemap(res.own.params),
-            figures_explorer.flops_bars(res.own.flops_sequence.by_name()),
-            twin)
-
 
 cfg, wl = current()
 res = cached_result(cfg, wl)
-fig_treemap, fig_flops, fig_twin = figures(cfg, wl)
+fig_treemap, fig_flops, fig_twin = caches.explorer_figures(cfg, wl)
 own, twin = res.own, res.twin
 bd, forward = own.params, own.flops_sequence.forward
 train_mem = own.training_memory

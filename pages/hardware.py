@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core import PRESETS, ModelConfig, Workload
+from albert_core import PRESETS
 from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.presets import matching_preset
 from albert_core.configuration.workload import DTYPE_BYTES
@@ -17,24 +17,17 @@ from albert_core.hardware.profiles import (
     PROBE_ABOUT_S,
     THIS_MACHINE,
     get_profile,
-    load_measured,
 )
 from albert_core.hardware.time_model import (
     CHIP_CHOICES,
-    TABLE2_CHIPS,
-    TABLE2_COMM_EFFICIENCY,
-    TimeEstimate,
     compare_speed,
-    estimate_time,
     gradient_bytes,
     largest_batch,
-    paper_table2,
-    table2_chip_checks,
     time_to_train,
     timed_inputs,
 )
 from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
-from ui import figures_hardware, plotly_dicts
+from ui import caches, figures_hardware
 from ui.state import current, seed_from_url_once
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"
@@ -54,25 +47,6 @@ def _seed(query: dict[str, str]) -> list[str]:
 
 
 seed_from_url_once(_SEEDED, _seed, "using the default instead")
-
-
-@st.cache_resource(max_entries=128, show_spinner=False)
-def cached_estimate(cfg: ModelConfig, wl: Workload, hw: str, chips: int, overlap: bool) -> TimeEstimate:
-    return estimate_time(cfg, wl, hw, chips, overlap=overlap)
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def measured_allreduce():
-    return load_measured()
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def cached_table2():
-    """The Table 2 section (it does not depend on the sidebar): built once per process, not on every rerun."""
-    df = paper_table2()
-    return (plotly_dicts.frozen(figures_hardware.table2_bars(df)), figures_hardware.table2_frame(df),
-            figures_hardware.table2_takeaway(df, TABLE2_COMM_EFFICIENCY, TABLE2_CHIPS),
-            figures_hardware.table2_method(df, table2_chip_checks()))
 
 
 st.title("Hardware")
@@ -108,7 +82,7 @@ for note in timed.notes:
     st.caption(escape_markdown(note))
 
 # ----------------------------------------------------------------------------- breakdown
-est = cached_estimate(cfg, wl, hw_name, chips, overlap)
+est = caches.hardware_estimate(cfg, wl, hw_name, chips, overlap)
 st.subheader(f"{cfg.label}: time per step (estimate)")
 m = st.columns(4)
 m[0].metric("Training step (estimate)", fmt_duration(est.training_s),
@@ -177,7 +151,7 @@ with st.container(border=True, key="hw_data_parallel"):
         f"**{fmt_bytes(mine)}** for {escape_markdown(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin "
         f"({wl.dtype} gradients, {grad} bytes each; a ring sends 2(n-1)/n of it per chip)."
     )
-    measured = measured_allreduce()
+    measured = caches.hardware_measured_allreduce()
     if measured is None:
         st.caption(f"No local measurement shipped; `{MEASURE_COMMAND}` produces it.")
     else:
@@ -194,7 +168,7 @@ with st.container(border=True, key="hw_data_parallel"):
 
 # ----------------------------------------------------------------------------- Table 2
 st.subheader("The paper's speed column, recomputed")
-table2_bars, table2_frame, table2_takeaway, table2_method = cached_table2()
+table2_bars, table2_frame, table2_takeaway, table2_method = caches.hardware_table2()
 st.plotly_chart(table2_bars, key="hw_table2_bars", width="stretch")
 st.dataframe(table2_frame, hide_index=True, width="stretch", key="hw_table2")
 st.caption(table2_takeaway)

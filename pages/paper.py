@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
 import streamlit as st
 
 from albert_core import count_params
@@ -18,9 +17,8 @@ from albert_core.paper import (
     QUOTED_EMBEDDING,
     QUOTED_VOCAB,
 )
-from albert_core.text.pretraining_inputs import make_pairs, ngram_mask
-from ui import figures_paper as fp
-from ui import tables
+from albert_core.text.pretraining_inputs import ngram_mask
+from ui import caches
 from ui.render import takeaway
 from ui.state import current
 
@@ -29,29 +27,6 @@ cfg, wl = current()
 st.title("Paper & formulas")
 st.caption(escape_markdown(PAPER) + ". Every number below is recomputed by this app's exact counter; printed "
            "figures are quoted as printed.")
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def cached(builder: str) -> pd.DataFrame:
-    """``ui.figures_paper.<builder>()`` (the tables depend on nothing the visitor changes), built once per process
-    and shared (never changed); a difference in percent, as its column shows it (+1.00%)."""
-    df = getattr(fp, builder)()
-    return df.assign(difference=df["difference"] * 100) if "difference" in df else df
-
-
-# What a table shows of its frame, where that is not the whole frame as it is.
-SHOWN = {
-    "embedding_formula_frame": lambda df: df.drop(columns="hidden_size"),
-    # quoted as printed, 15.8M and 63M (the browser's compact format would round 15.8M to 16M): text
-    "estimate_formula_frame": lambda df: df.assign(quoted=df["quoted"].map(fp.fmt_printed)),
-}
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def table(builder: str):
-    """The table of ``cached(builder)`` as sent to the browser, converted to Arrow once (ui/tables.py)."""
-    df = cached(builder)
-    return tables.arrow(SHOWN.get(builder, lambda d: d)(df))
 
 
 # ----------------------------------------------------------------------------- formulas
@@ -132,7 +107,7 @@ FMT = {
 
 st.subheader("Table 1: model sizes")
 with st.container(key="paper_table1"):
-    st.dataframe(table("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
+    st.dataframe(caches.paper_table("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
 st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_VOCAB:,}, P = 512, T = 2. The paper "
            "rounds to whole millions and does not say whether the pooler and biases are counted: differences of a "
            "few percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
@@ -140,18 +115,17 @@ st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_V
            "add only 0.56M).")
 
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
-t3 = cached("table3_frame")
 with st.container(key="paper_table3"):
-    st.dataframe(table("table3_frame"), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(caches.paper_table("table3_frame"), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
-emb_saving, share_saving = fp.table3_savings(t3)
+emb_saving, share_saving = caches.paper_table3_savings()
 takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer saves "
          f"{fmt_params(share_saving)} more. (The E→H projection and the pooler add 0.59M each to the E = 768 row, "
          "which the printed 108M, BERT-base's figure, leaves out.)")
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
 with st.container(key="paper_table4"):
-    st.dataframe(table("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
+    st.dataframe(caches.paper_table("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
                  column_order=["model", "printed", "recomputed", "difference"])
 takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN saves more than "
          "sharing attention. Every mode runs the same FLOPs.")
@@ -160,7 +134,7 @@ takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so 
 st.header("Two circulating figures, reconciled")
 st.markdown(f"**Embedding parameters, V·H against V·E + E·H** (V = {QUOTED_VOCAB:,}, E = {QUOTED_EMBEDDING}):")
 with st.container(key="paper_seed000"):
-    st.dataframe(table("embedding_formula_frame"), hide_index=True, width="stretch",
+    st.dataframe(caches.paper_table("embedding_formula_frame"), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
                                 for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
                  | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
@@ -174,7 +148,7 @@ st.markdown(
 )
 st.markdown(f"**An `estimate_albert_params` helper** (V = {QUOTED_VOCAB:,}, pre-training heads):")
 with st.container(key="paper_seed003"):
-    st.dataframe(table("estimate_formula_frame"), hide_index=True, width="stretch",
+    st.dataframe(caches.paper_table("estimate_formula_frame"), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(k, format="localized")
                                 for k in ("exact", "+ V·E again", "− left out", "= quoted formula")}
                  | {"quoted": st.column_config.TextColumn("quoted", alignment="right",
@@ -202,16 +176,8 @@ st.markdown(
 )
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def pair_tables(text: str) -> dict[str, object]:
-    """The SOP and NSP pairs of ``text`` (seeded: the same text gives the same pairs) as Arrow tables, made once
-    per text, not on every rerun a sidebar move causes. A text without pairs raises, and nothing is kept."""
-    return {task: tables.arrow(pd.DataFrame([vars(p) for p in make_pairs(text, task)],
-                                            columns=["kind", "a", "b", "label"])) for task in ("sop", "nsp")}
-
-
 try:
-    pairs_of = pair_tables(text)
+    pairs_of = caches.paper_pair_tables(text)
     pair_cols = {
         "kind": st.column_config.TextColumn("Example", width=110),
         "a": st.column_config.TextColumn("Segment A", width=370),

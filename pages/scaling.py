@@ -3,17 +3,16 @@ each sharing mode holds. The current config is starred (or outlined) in every ch
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from albert_core import PRESETS, ModelConfig, Workload, coerce
+from albert_core import PRESETS, ModelConfig, coerce
 from albert_core.configuration.config import SHARING_LABELS
-from albert_core.counting.sweeps import sweep
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from ui import caches
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk
 from ui.render import takeaway
-from ui.state import CONFIG_HASH_FUNCS, cached_figure, cached_result, current
+from ui.state import cached_figure, cached_result, current
 
 H_VALUES = (128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)
 L_VALUES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -26,69 +25,6 @@ PRESET_MAX_SEQ = min(p.max_position_embeddings for p in PRESETS.values())
 
 def _with(values: tuple[int, ...], extra: int) -> tuple[int, ...]:
     return tuple(sorted({*values, extra}))
-
-
-# st.cache_resource, not st.cache_data: cache_data pickles the frame on every hit (a dozen per rerun here).
-# The frames are shared between sessions, so nothing may mutate them (the page and the builders only read).
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None,
-                 *, wl: Workload) -> pd.DataFrame:
-    """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
-    return sweep(base, x, list(values), y, None if y_values is None else list(y_values), batch=wl.batch,
-                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_workload_frame(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, ...]) -> pd.DataFrame:
-    return fs.workload_frame(cfg, wl, field, values)
-
-
-# Each frame comes with the numbers its takeaway quotes (ui/scaling_takeaways.py), read once when it is built.
-@st.cache_resource(max_entries=16, show_spinner=False)
-def cached_presets(seq_len: int, head: str) -> tuple[pd.DataFrame, tuple[float, float]]:
-    df = fs.presets_frame(PRESETS, seq_len, head)
-    return df, tk.preset_ratios(df)
-
-
-@st.cache_resource(max_entries=1, show_spinner=False)
-def cached_table4() -> tuple[pd.DataFrame, tuple[int, int]]:
-    t4 = fs.table4_frame()
-    return t4, tk.sharing_savings(t4, 128)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_hidden_frame(cfg: ModelConfig, hs: tuple[int, ...]
-                        ) -> tuple[pd.DataFrame, str, float | None, float | None]:
-    """The H lines, how I was set, and ALBERT's share of BERT's parameters at the config's H and the largest."""
-    df, note = fs.hidden_frame(cfg, hs)
-    return df, note, tk.albert_share(df, cfg.hidden_size), tk.albert_share(df, max(hs))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_heatmap_frame(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]
-                         ) -> tuple[pd.DataFrame, tk.GridSpan]:
-    df = fs.heatmap_frame(cfg, es, hs)
-    return df, tk.grid_span(df, cfg.embedding_size, cfg.hidden_size)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_embedding_frame(acfg: ModelConfig, vs: tuple[int, ...], es: tuple[int, ...], wl: Workload
-                           ) -> pd.DataFrame:
-    """Embedding parameters over V x E, only the columns charted; ``acfg`` at any depth (`fs.any_depth`):
-    embedding parameters do not depend on it, so one frame serves every L."""
-    df = cached_sweep(acfg, "vocab_size", vs, "embedding_size", es, wl=wl)
-    return df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
-
-
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
-def cached_seed_table(cfg: ModelConfig) -> pd.DataFrame:
-    """The circulating embedding chart's rows for the ALBERT sizes, and the current config's when it factorizes."""
-    seed = fs.seed_embedding_table({name.removeprefix("albert-"): p for name, p in PRESETS.items()
-                                    if p.family == "albert"})
-    if cfg.family == "albert" and cfg.embedding_size < cfg.hidden_size:
-        mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
-        seed = pd.concat([seed, mine], ignore_index=True)
-    return seed
 
 
 def figure(builder: str, *args):
@@ -122,7 +58,7 @@ st.caption(
 left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
-    df, i_note, at, top = cached_hidden_frame(cfg, hs)
+    df, i_note, at, top = caches.scaling_hidden_frame(cfg, hs)
     st.plotly_chart(fs.mark_params_vs_hidden(figure("params_vs_hidden_base", df), cfg, total),
                     key="fig_params_vs_hidden", **chart)
     if at is not None and top is not None:
@@ -137,7 +73,7 @@ with left:
 
 with right:
     ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
-    df = cached_sweep(fs.any_depth(cfg), "num_layers", ls, wl=wl)
+    df = caches.scaling_sweep(fs.any_depth(cfg), "num_layers", ls, wl=wl)
     st.plotly_chart(fs.mark_params_vs_layers(figure("params_vs_layers_base", df), cfg, total),
                     key="fig_params_vs_layers", **chart)
     if cfg.family == "albert" and cfg.sharing == "all":
@@ -157,8 +93,8 @@ with right:
 left, right = st.columns(2)
 with left:
     acfg = albert_form(cfg)
-    df = cached_embedding_frame(fs.any_depth(acfg), _with(V_VALUES, cfg.vocab_size),
-                                _with(E_VALUES, acfg.embedding_size), wl)
+    df = caches.scaling_embedding_frame(fs.any_depth(acfg), _with(V_VALUES, cfg.vocab_size),
+                                        _with(E_VALUES, acfg.embedding_size), wl)
     st.plotly_chart(fs.mark_embedding_vs_vocab(figure("embedding_vs_vocab_base", df), cfg,
                                                res.own.groups["embeddings"]),
                     key="fig_embedding_vs_vocab", **chart)
@@ -170,7 +106,7 @@ with left:
     )
 
 with right:
-    seed = cached_seed_table(fs.any_depth(cfg))  # V, E and H matter, not the depth
+    seed = caches.scaling_seed_table(fs.any_depth(cfg))  # V, E and H matter, not the depth
     st.plotly_chart(figure("embedding_reduction", seed, "current"), key="fig_embedding_reduction", **chart)
     base_row = seed.iloc[0]
     takeaway(
@@ -183,7 +119,7 @@ with right:
 left, right = st.columns(2)
 with left:
     seq = min(wl.seq_len, PRESET_MAX_SEQ)
-    df, (param_ratio, flop_ratio) = cached_presets(seq, cfg.head)
+    df, (param_ratio, flop_ratio) = caches.scaling_presets(seq, cfg.head)
     st.plotly_chart(fs.mark_flops_vs_params(figure("flops_vs_params_base", df), fs.current_point(cfg, seq)),
                     key="fig_flops_vs_params", **chart)
     takeaway(
@@ -193,7 +129,8 @@ with left:
 
 with right:
     acfg = albert_form(cfg)
-    df, g = cached_heatmap_frame(acfg, _with(HEAT_E, acfg.embedding_size), _with(HEAT_H, acfg.hidden_size))
+    df, g = caches.scaling_heatmap_frame(acfg, _with(HEAT_E, acfg.embedding_size),
+                                         _with(HEAT_H, acfg.hidden_size))
     base = figure("params_heatmap_base", df)
     st.plotly_chart(fs.mark_params_heatmap(base, acfg) if cfg.family == "albert" else base,
                     key="fig_params_heatmap", **chart)
@@ -207,7 +144,7 @@ with right:
 # ----------------------------------------------------------------------------- sharing, memory
 left, right = st.columns(2)
 with left:
-    t4, (saved_attention, saved_ffn) = cached_table4()
+    t4, (saved_attention, saved_ffn) = caches.scaling_table4()
     st.plotly_chart(fs.mark_sharing_modes(figure("sharing_modes_base", t4), total), key="fig_sharing_modes",
                     **chart)
     takeaway(
@@ -242,8 +179,8 @@ with right:
 st.subheader("Sequence length and batch")
 seqs = fs.workload_values(wl.seq_len, min(64, cfg.max_position_embeddings), cfg.max_position_embeddings)
 batches = fs.workload_values(wl.batch, 1, min(4096, max(64, 4 * wl.batch)))
-by_seq = cached_workload_frame(cfg, wl, "seq_len", seqs)
-by_batch = cached_workload_frame(cfg, wl, "batch", batches)
+by_seq = caches.scaling_workload_frame(cfg, wl, "seq_len", seqs)
+by_batch = caches.scaling_workload_frame(cfg, wl, "batch", batches)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(figure("flops_vs_seq", by_seq, wl.seq_len), key="fig_flops_vs_seq", **chart)

@@ -40,3 +40,20 @@ def test_the_server_settings_keep_reruns_cheap() -> None:
     assert cfg["runner"]["postScriptGC"] is False  # a full gc.collect(2) after every run walked every cached figure
     assert cfg["runner"]["fastReruns"] is True  # a dragged slider interrupts the stale run
     assert cfg["server"]["fileWatcherType"] == "none"
+
+
+def test_no_script_that_runs_on_every_rerun_decorates_a_cached_function():
+    """app.py and the page scripts run top to bottom on every rerun, so a `@st.cache_resource` / `@st.cache_data`
+    in them is applied again each time, and Streamlit's decorator reads the function's source to key it
+    (~0.5 ms a function). The pages' caches live in ui/caches.py, decorated once at import."""
+    import ast
+
+    offenders = []
+    for path in (ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))):
+        for node in ast.walk(ast.parse(path.read_text())):
+            decorators = getattr(node, "decorator_list", [])
+            for dec in decorators:
+                text = ast.unparse(dec)
+                if text.startswith(("st.cache_resource", "st.cache_data", "streamlit.cache")):
+                    offenders.append(f"{path.name}:{node.lineno} {node.name}")
+    assert offenders == []
