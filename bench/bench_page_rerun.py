@@ -88,6 +88,20 @@ NOTES = [
     "interleaved against the previous main (median of the blocks' ratios; Intel Xeon, load 0.4-1.8): Explorer "
     "73 -> 53 ms (0.74), Paper 58 -> 44 ms (0.74; 80 -> 58 in a more loaded run, 0.72), Scaling 112 -> 105 ms "
     "(0.97), Compare unchanged (its Styler colours the deltas green and red, which column formats cannot).",
+    "Fourth round, for the slower host of the issue (AMD EPYC, yardstick loop 0.95 s, where Explorer took 93 ms): "
+    "py-spy on this Intel Xeon found, per rerun, Streamlit's hand-over of each message to the event loop (asyncio's "
+    "call_soon_threadsafe writes to a self-pipe twice a message: 12 % of Explorer), Plotly deep-copying every chart "
+    "into graph objects and back out again in st.plotly_chart (0.3-0.9 ms a chart, cached ones too), pandas Stylers "
+    "(Compare's table 8 ms, Paper's estimate table 4 ms: Streamlit writes their display values cell by cell), "
+    "pandas frames built and converted for small per-config tables (Explorer's breakdown 1.8 ms, the fit table's "
+    "search 2.3 ms), and every @st.cache_resource in a page script decorated again on each rerun (Streamlit reads "
+    "the function's source to key it).",
+    "Changed: the server runs on uvloop (Streamlit picks it up when installed; interleaved A/B 0.85-0.97x); charts "
+    "are sent as their dicts (`plotly_dicts.TrustedFigure`, cached figures held so); Compare's costs are numbers in "
+    "one unit a column with coloured badges for the changes, Paper's tables Arrow tables made once; Explorer's "
+    "tables are built from plain columns straight to Arrow and the fit search shares its estimates across device "
+    "sizes; Scaling's takeaways come with their cached frames, a charted frame is digested once, the figure cache "
+    "is a plain LRU; the pages' caches moved to ui/caches.py; fewer layout elements (Explorer 124 -> 96 messages).",
     "Method: each page starts from a config series of its own (`load_test.start_query`), as each step of the "
     "load test does; before, Paper moved through Explorer's configs and Scaling through Compare's, and the "
     "shared `cached_result` answered part of their moves.",

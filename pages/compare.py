@@ -8,8 +8,8 @@ from albert_core import PRESETS
 from albert_core.configuration import urls
 from albert_core.configuration.presets import config_name
 from albert_core.format import escape_markdown
-from ui import figures_explorer
-from ui.state import cached_result, current, seed_from_url_once
+from ui import caches
+from ui.state import current, seed_from_url_once
 
 PIN_PARAM = urls.PIN_PARAM
 PINS_KEY = "compare_pins"  # the multiselect
@@ -117,38 +117,23 @@ if not pins:
     st.info("Pin the current config or pick presets above to compare them.")
     st.stop()
 
-rows, notes = [], []
-for entry in pins:
-    pcfg = urls.decode_pin(entry)
-    pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
-    if pwl is not wl:
-        notes.append(f"{_label(entry)}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
-    own = cached_result(pcfg, pwl).own
-    rows.append({
-        "name": _label(entry), "family": pcfg.family.upper(), "V": pcfg.vocab_size, "E": pcfg.embedding_size,
-        "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
-        "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
-        "params": own.params.total, "forward_flops": own.flops_sequence.forward,
-        "training_memory": own.memory.total,
-    })
-df = figures_explorer.compare_frame(rows)
-for note in notes:
+view = caches.compare_view(tuple(pins), wl)  # depends on the pins and the workload only: not on a sidebar move
+for note in view.notes:
     st.caption(escape_markdown(note))
 if wl.dtype == "int8":
     st.caption("int8 is inference-only: the memory column is the inference working set.")
 
-base = rows[0]["name"]
-delta_help = f"Change against {base}, the first pin; green = smaller (fewer parameters, FLOPs or bytes)."
+delta_help = f"Change against {view.base}, the first pin; green = smaller (fewer parameters, FLOPs or bytes)."
 # "%d": whole numbers as whole numbers ("plain" printed V=50000 as 50000.00000000001 in the browser).
 arch = {k: st.column_config.NumberColumn(k, width="small", format="%d") for k in ("V", "E", "H", "L", "I", "G", "K")}
 name_column = st.column_config.TextColumn("Config", pinned=True, width="medium")  # "albert-xxlarge" whole
 # Two tables, so each fits a 1400-px page without sideways scrolling: what the pins cost, and what they are.
-cost, formats, badges = figures_explorer.compare_cost_table(df)
+formats, badges = view.formats, view.badges
 change = st.column_config.MultiselectColumn  # read-only here: a coloured badge per change
 change_cfg = {"options": list(badges), "color": list(badges.values()), "help": delta_help}
 with st.container(key="compare_table"):
     st.dataframe(
-        cost, hide_index=True, width="stretch",
+        view.cost, hide_index=True, width="stretch",
         column_config={
             "name": name_column,
             "params": st.column_config.NumberColumn("Params", format=formats["params"],
@@ -167,7 +152,7 @@ with st.container(key="compare_table"):
     )
 with st.container(key="compare_arch_table"):
     st.dataframe(
-        df, hide_index=True, width="stretch",
+        view.arch, hide_index=True, width="stretch",
         column_order=["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
         column_config={
             "name": st.column_config.TextColumn("Config", pinned=True, width=130),  # 11 columns in 1400 px
@@ -176,5 +161,5 @@ with st.container(key="compare_arch_table"):
             "sharing": st.column_config.TextColumn("Sharing", width="small"),
         } | arch,
     )
-st.plotly_chart(figures_explorer.compare_bars(df), key="compare_bars", width="stretch")
-st.caption(figures_explorer.compare_takeaway(df))
+st.plotly_chart(view.bars, key="compare_bars", width="stretch")
+st.caption(view.takeaway)

@@ -124,3 +124,23 @@ def test_costs_and_architecture_are_two_tables_that_each_fit_the_page(app):
     assert cost == ["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
                     "training_memory_delta"]
     assert arch == ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
+
+
+def test_a_sidebar_move_does_not_rebuild_the_comparison(app, monkeypatch):
+    """The pins' numbers, tables and chart depend on the pins and the workload, not on the sidebar's config: moving
+    L (what a visitor does most) reuses them; a workload change rebuilds them."""
+    from ui import figures_explorer
+
+    built = []
+    real = figures_explorer.compare_frame
+    monkeypatch.setattr(figures_explorer, "compare_frame", lambda rows: built.append(len(rows)) or real(rows))
+    # a pinned set and workload of this test only: the cache is shared by the tests of a process
+    at = app({"pin": "bert-base,albert-base,albert-large", "L": "7", "batch": "3", "seq": "96"}, page=PAGE)
+    first = len(built)
+    table = at.dataframe[0].value
+    at.slider(key="cfg_L").set_value(9).run()
+    assert not at.exception and len(built) == first  # nothing rebuilt
+    assert at.dataframe[0].value.equals(table)
+    at.number_input(key="wl_seq").set_value(160).run()
+    assert len(built) == first + 1  # the workload changes the numbers
+    assert not at.dataframe[0].value["forward_flops"].equals(table["forward_flops"])

@@ -9,13 +9,16 @@ per process. What they return is shared between sessions and never mutated (the 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload
+from albert_core.configuration import urls
 from albert_core.counting.report import albert_counterpart
 from albert_core.counting.sweeps import sweep
 from albert_core.hardware.profiles import load_measured
@@ -33,6 +36,9 @@ from ui import figures_paper as fp
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk
 from ui.state import CONFIG_HASH_FUNCS, cached_result
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @functools.cache
@@ -56,6 +62,49 @@ def explorer_figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figu
     return (figures_explorer.breakdown_treemap(res.own.params),
             figures_explorer.flops_bars(res.own.flops_sequence.by_name()),
             twin)
+
+
+# ----------------------------------------------------------------------------- Compare
+@dataclass(frozen=True)
+class CompareView:
+    """What the Compare page shows of a pinned set at a workload (it does not depend on the sidebar's config)."""
+
+    notes: tuple[str, ...]  # pins whose sequence length was lowered to their P
+    base: str  # the first pin's name: the baseline
+    cost: pa.Table  # `figures_explorer.compare_cost_table`
+    formats: dict[str, str]
+    badges: dict[str, str]
+    arch: pa.Table  # name, family, V, E, H, L, heads, I, sharing, G, K
+    bars: go.Figure
+    takeaway: str
+
+
+COMPARE_ARCH_COLUMNS = ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
+    """Each pin's numbers at ``wl`` (its sequence length capped at the pin's P), the two tables, the bars and
+    the takeaway, made once per pinned set and workload: a move of a sidebar slider changes none of them."""
+    rows, notes = [], []
+    for entry in pins:
+        pcfg, name = urls.decode_pin(entry), urls.pin_name(entry)
+        pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
+        if pwl is not wl:
+            notes.append(f"{name}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
+        own = cached_result(pcfg, pwl).own
+        rows.append({
+            "name": name, "family": pcfg.family.upper(), "V": pcfg.vocab_size, "E": pcfg.embedding_size,
+            "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
+            "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
+            "params": own.params.total, "forward_flops": own.flops_sequence.forward,
+            "training_memory": own.memory.total,
+        })
+    df = figures_explorer.compare_frame(rows)
+    cost, formats, badges = figures_explorer.compare_cost_table(df)
+    return CompareView(tuple(notes), rows[0]["name"], tables.arrow(cost), formats, badges,
+                       tables.arrow(df[COMPARE_ARCH_COLUMNS]), plotly_dicts.frozen(figures_explorer.compare_bars(df)),
+                       figures_explorer.compare_takeaway(df))
 
 
 # ----------------------------------------------------------------------------- Hardware
