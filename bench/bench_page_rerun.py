@@ -169,6 +169,63 @@ def measure(roots: dict[str, Path], pages: list[str], blocks: int = BLOCKS, per_
             h.stop_server(proc)
 
 
+# A fixed Streamlit page (no project code): its rerun's server CPU is a yardstick of the host for what a rerun is
+# made of (Streamlit's per-element work, protobuf, the event loop's hand-offs and websocket writes: syscalls, which
+# a plain Python loop does not time). A page's ms divided by it compares hosts better than the Python loop does.
+# Never change it (figures of different versions do not compare); make a new one with a new name instead.
+STREAMLIT_YARDSTICK_APP = """
+import streamlit as st
+
+with st.sidebar:
+    st.slider("H", 64, 8192, 768, step=64, key="cfg_H")
+    for i in range(10):
+        st.number_input(f"n{i}", 0, 1000, i, key=f"n{i}")
+    for i in range(10):
+        st.selectbox(f"s{i}", ["a", "b", "c"], key=f"s{i}")
+h = st.session_state["cfg_H"]
+for i in range(60):
+    st.markdown(f"**{i}**: H = {h * i:,}")
+left, right = st.columns(2)
+left.dataframe({"a": list(range(20)), "b": [h] * 20})
+right.json({"H": h})
+"""
+STREAMLIT_YARDSTICK_NAME = "fixed Streamlit page v1 (21 widgets, 60 markdown elements, a table), server CPU per rerun"
+
+
+def streamlit_yardstick(blocks: int = BLOCKS, per_block: int = PER_BLOCK) -> list[float]:
+    """Server CPU ms per rerun of `STREAMLIT_YARDSTICK_APP`, per block of slider moves (served with this repo's
+    .streamlit/config.toml, as the app is)."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="streamlit_yardstick_") as tmp:
+        root = Path(tmp)
+        (root / "app.py").write_text(STREAMLIT_YARDSTICK_APP)
+        (root / ".streamlit").mkdir()
+        shutil.copy(ROOT / ".streamlit" / "config.toml", root / ".streamlit" / "config.toml")
+        port = h.free_port()
+        saved, h.ROOT = h.ROOT, root
+        try:
+            proc = h.start_server(port, h.ARTIFACTS / "bench_page_rerun_yardstick.log")
+        finally:
+            h.ROOT = saved
+        try:
+            url = f"http://127.0.0.1:{port}"
+            h.wait_healthy(url, proc, timeout=120)
+
+            async def go() -> list[float]:
+                v = await _open(url, "explorer", 0)  # the page at "/", its slider keyed cfg_H
+                try:
+                    await _block(v, proc.pid, "cfg_H", WARMUP)
+                    return [await _block(v, proc.pid, "cfg_H", per_block) for _ in range(blocks)]
+                finally:
+                    await v.close()
+
+            return asyncio.run(go())
+        finally:
+            h.stop_server(proc)
+
+
 def _cpu() -> str:
     from bench.common import machine
 
@@ -189,13 +246,18 @@ def run(against: Path | None = None, pages: list[str] | None = None, label: str 
     roots = {"this": ROOT} | ({"other": against} if against else {})
     load0 = os.getloadavg()[0]
     yard_s = python_yardstick()
+    fixed = summary(streamlit_yardstick())
     data = measure(roots, pages)
     load1 = os.getloadavg()[0]
     figures = [figure("machine yardstick: 10 M iterations of a plain Python loop (CPU time, best of 3)",
                       yard_s * 1e3, "ms",
                       reason="a rerun's ms divided by this figure in seconds compares hosts: a slower 2-vCPU AMD "
                       "EPYC host ran a plain 10 M-iteration loop in about 0.95 s and its Explorer rerun took 93 ms, "
-                      "about 98 ms per yardstick second")]
+                      "about 98 ms per yardstick second"),
+               figure(f"machine yardstick: {STREAMLIT_YARDSTICK_NAME}", fixed, "ms",
+                      reason="the same kind of work as a page's rerun, without this project's code: a page's ms "
+                      "divided by this one (below, per page) compares hosts, including what a rerun spends in "
+                      "system calls")]
     for page in pages:
         stats = summary(data["this"][page])
         goal = GOALS_MS[page]
@@ -205,7 +267,8 @@ def run(against: Path | None = None, pages: list[str] | None = None, label: str 
             ratios = [a / b for a, b in zip(data["this"][page], data["other"][page], strict=True) if b]
             note += (f"; {label}, interleaved: {other['median']:.0f} ms (now / then, median of the blocks' "
                      f"ratios: {statistics.median(ratios):.2f})")
-        note += f"; {stats['median'] / yard_s:.0f} ms per yardstick second"
+        note += (f"; {stats['median'] / yard_s:.0f} ms per yardstick second; "
+                 f"{stats['median'] / fixed['median']:.1f}x the fixed page's rerun")
         figures.append(figure(f"{page.capitalize()} rerun after a slider move (new config), server CPU", stats,
                               "ms", goal=f"<= {goal:.0f}", met=stats["median"] <= goal, reason=note))
     return {

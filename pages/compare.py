@@ -131,35 +131,33 @@ name_column = st.column_config.TextColumn("Config", pinned=True, width="medium")
 formats, badges = view.formats, view.badges
 change = st.column_config.MultiselectColumn  # read-only here: a coloured badge per change
 change_cfg = {"options": list(badges), "color": list(badges.values()), "help": delta_help}
-with st.container(key="compare_table"):
-    st.dataframe(
-        view.cost, hide_index=True, width="stretch",
-        column_config={
-            "name": name_column,
-            "params": st.column_config.NumberColumn("Params", format=formats["params"],
-                                                    help="Unique parameters (tied weights once)."),
-            "params_delta": change("Δ params", **change_cfg),
-            "forward_flops": st.column_config.NumberColumn(
-                "Forward FLOPs / seq", format=formats["forward_flops"],
-                help=f"Matmul FLOPs for one sequence of {wl.seq_len} tokens."),
-            "forward_flops_delta": change("Δ FLOPs", **change_cfg),
-            "training_memory": st.column_config.NumberColumn(
-                "Training memory", format=formats["training_memory"],
-                help=f"Weights, gradients, optimizer states and activations at batch {wl.batch} × {wl.seq_len}, "
-                f"{wl.dtype} (MB = 10⁶ bytes)."),
-            "training_memory_delta": change("Δ memory", **change_cfg),
-        },
-    )
-with st.container(key="compare_arch_table"):
-    st.dataframe(
-        view.arch, hide_index=True, width="stretch",
-        column_order=["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
-        column_config={
-            "name": st.column_config.TextColumn("Config", pinned=True, width=130),  # 11 columns in 1400 px
-            "family": st.column_config.TextColumn("Family", width="small"),
-            "heads": st.column_config.NumberColumn("Heads", width="small", format="%d"),
-            "sharing": st.column_config.TextColumn("Sharing", width="small"),
-        } | arch,
-    )
+st.dataframe(
+    view.cost, hide_index=True, width="stretch",
+    column_config={
+        "name": name_column,
+        "params": st.column_config.NumberColumn("Params", format=formats["params"],
+                                                help="Unique parameters (tied weights once)."),
+        "params_delta": change("Δ params", **change_cfg),
+        "forward_flops": st.column_config.NumberColumn(
+            "Forward FLOPs / seq", format=formats["forward_flops"],
+            help=f"Matmul FLOPs for one sequence of {wl.seq_len} tokens."),
+        "forward_flops_delta": change("Δ FLOPs", **change_cfg),
+        "training_memory": st.column_config.NumberColumn(
+            "Training memory", format=formats["training_memory"],
+            help=f"Weights, gradients, optimizer states and activations at batch {wl.batch} × {wl.seq_len}, "
+            f"{wl.dtype} (MB = 10⁶ bytes)."),
+        "training_memory_delta": change("Δ memory", **change_cfg),
+    },
+)
+st.dataframe(
+    view.arch, hide_index=True, width="stretch",
+    column_order=["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
+    column_config={
+        "name": st.column_config.TextColumn("Config", pinned=True, width=130),  # 11 columns in 1400 px
+        "family": st.column_config.TextColumn("Family", width="small"),
+        "heads": st.column_config.NumberColumn("Heads", width="small", format="%d"),
+        "sharing": st.column_config.TextColumn("Sharing", width="small"),
+    } | arch,
+)
 st.plotly_chart(view.bars, key="compare_bars", width="stretch")
 st.caption(view.takeaway)

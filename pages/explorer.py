@@ -99,7 +99,7 @@ st.caption(figures_architecture.architecture_summary(cfg))
 # ----------------------------------------------------------------------------- breakdown
 st.subheader("Parameter breakdown")
 left, right = st.columns([11, 9])
-with left, st.container(key="breakdown_table"):
+with left:
     st.dataframe(
         tables.columns(component_columns(bd.components, "params")), hide_index=True, width="stretch",
         height="content",
@@ -127,22 +127,21 @@ st.plotly_chart(fig_flops, key="flops_bars", width="stretch")
 st.caption(figures_explorer.flops_takeaway(comp_flops, forward, wl.seq_len))
 
 # ----------------------------------------------------------------------------- does it fit?
-with st.container(key="fit_table"):
-    st.subheader("Does it fit?")
-    fit = figures_explorer.fit_display_columns(figures_explorer.fit_columns(res))
-    batch_cols = [c for c in fit if c.endswith(": batch")]
-    st.dataframe(
-        tables.columns(fit), hide_index=True, width="stretch",
-        column_config={"device": st.column_config.TextColumn("Device memory", help="Decimal GB (10⁹ bytes).")}
-        | {c: st.column_config.TextColumn(c.replace(": batch", ": largest batch"),
-                                          help="\"does not fit\": not even one sequence fits.") for c in batch_cols},
-    )
-    mode = ("inference working set (int8)" if not wl.training else
-            f"training, {wl.dtype} {wl.precision}, {wl.optimizer}"
-            + (", gradient checkpointing" if wl.checkpointing else ""))
-    st.caption(f"Largest batch of {wl.seq_len}-token sequences whose estimated memory ({mode}) fits, searched "
-               f"up to {MAX_FIT_BATCH:,}. Activations are an estimate, and nothing is set aside for the CUDA "
-               "context, the framework or allocator fragmentation (often 1-3 GB): leave headroom.")
+st.subheader("Does it fit?")
+fit = figures_explorer.fit_display_columns(figures_explorer.fit_columns(res))
+batch_cols = [c for c in fit if c.endswith(": batch")]
+st.dataframe(
+    tables.columns(fit), hide_index=True, width="stretch",
+    column_config={"device": st.column_config.TextColumn("Device memory", help="Decimal GB (10⁹ bytes).")}
+    | {c: st.column_config.TextColumn(c.replace(": batch", ": largest batch"),
+                                      help="\"does not fit\": not even one sequence fits.") for c in batch_cols},
+)
+mode = ("inference working set (int8)" if not wl.training else
+        f"training, {wl.dtype} {wl.precision}, {wl.optimizer}"
+        + (", gradient checkpointing" if wl.checkpointing else ""))
+st.caption(f"Largest batch of {wl.seq_len}-token sequences whose estimated memory ({mode}) fits, searched "
+           f"up to {MAX_FIT_BATCH:,}. Activations are an estimate, and nothing is set aside for the CUDA "
+           "context, the framework or allocator fragmentation (often 1-3 GB): leave headroom.")
 
 # ----------------------------------------------------------------------------- vs BERT
 with st.container(border=True, key="panel_vs_bert"):

@@ -106,8 +106,7 @@ FMT = {
 }
 
 st.subheader("Table 1: model sizes")
-with st.container(key="paper_table1"):
-    st.dataframe(caches.paper_table("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
+st.dataframe(caches.paper_table("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
 st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_VOCAB:,}, P = 512, T = 2. The paper "
            "rounds to whole millions and does not say whether the pooler and biases are counted: differences of a "
            "few percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
@@ -115,29 +114,26 @@ st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_V
            "add only 0.56M).")
 
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
-with st.container(key="paper_table3"):
-    st.dataframe(caches.paper_table("table3_frame"), hide_index=True, width="stretch", column_config=FMT,
-                 column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
+st.dataframe(caches.paper_table("table3_frame"), hide_index=True, width="stretch", column_config=FMT,
+             column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
 emb_saving, share_saving = caches.paper_table3_savings()
 takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer saves "
          f"{fmt_params(share_saving)} more. (The E→H projection and the pooler add 0.59M each to the E = 768 row, "
          "which the printed 108M, BERT-base's figure, leaves out.)")
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
-with st.container(key="paper_table4"):
-    st.dataframe(caches.paper_table("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
-                 column_order=["model", "printed", "recomputed", "difference"])
+st.dataframe(caches.paper_table("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
+             column_order=["model", "printed", "recomputed", "difference"])
 takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN saves more than "
          "sharing attention. Every mode runs the same FLOPs.")
 
 # ----------------------------------------------------------------------------- circulating figures
 st.header("Two circulating figures, reconciled")
 st.markdown(f"**Embedding parameters, V·H against V·E + E·H** (V = {QUOTED_VOCAB:,}, E = {QUOTED_EMBEDDING}):")
-with st.container(key="paper_seed000"):
-    st.dataframe(caches.paper_table("embedding_formula_frame"), hide_index=True, width="stretch",
-                 column_config={k: st.column_config.NumberColumn(k, format="localized")
-                                for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
-                 | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
+st.dataframe(caches.paper_table("embedding_formula_frame"), hide_index=True, width="stretch",
+             column_config={k: st.column_config.NumberColumn(k, format="localized")
+                            for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
+             | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
 baseline, printed_change = QUOTED_BASELINE_ROW
 bert_vh = QUOTED_VOCAB * 768
 st.markdown(
@@ -147,12 +143,11 @@ st.markdown(
     "Factorizing without shrinking E costs parameters."
 )
 st.markdown(f"**An `estimate_albert_params` helper** (V = {QUOTED_VOCAB:,}, pre-training heads):")
-with st.container(key="paper_seed003"):
-    st.dataframe(caches.paper_table("estimate_formula_frame"), hide_index=True, width="stretch",
-                 column_config={k: st.column_config.NumberColumn(k, format="localized")
-                                for k in ("exact", "+ V·E again", "− left out", "= quoted formula")}
-                 | {"quoted": st.column_config.TextColumn("quoted", alignment="right",
-                                                       help="The helper's totals as quoted.")})
+st.dataframe(caches.paper_table("estimate_formula_frame"), hide_index=True, width="stretch",
+             column_config={k: st.column_config.NumberColumn(k, format="localized")
+                            for k in ("exact", "+ V·E again", "− left out", "= quoted formula")}
+             | {"quoted": st.column_config.TextColumn("quoted", alignment="right",
+                                                   help="The helper's totals as quoted.")})
 st.caption("The estimate counts the MLM decoder a second time (it is tied to the word embeddings: the same V·E "
            "weights) and leaves out the embedding LayerNorm, the E→H projection bias, the MLM output bias and "
            "the SOP bias. With those corrections its formula reproduces every quoted figure; the exact count "
@@ -187,10 +182,9 @@ try:
     st.caption("Built by the code the Train page's lab trains with (the algorithm of BERT's and ALBERT's "
                "create_pretraining_data.py): here at most 12 words a pair, where the lab counts tokenizer pieces up "
                "to its sequence length, and three passes over the text, each with its own random draws.")
-    for title, key, task in (("SOP pairs (ALBERT)", "paper_sop", "sop"), ("NSP pairs (BERT)", "paper_nsp", "nsp")):
+    for title, task in (("SOP pairs (ALBERT)", "sop"), ("NSP pairs (BERT)", "nsp")):
         st.markdown(f"**{title}**")
-        with st.container(key=key):
-            st.dataframe(pairs_of[task], hide_index=True, width="stretch", column_config=pair_cols)
+        st.dataframe(pairs_of[task], hide_index=True, width="stretch", column_config=pair_cols)
     words = re.findall(r"\w+|[^\w\s]", text.lower())[:200]
     st.markdown("**MLM with n-gram masking** (n ≤ 3, p(n) ∝ 1/n: 6/11, 3/11, 2/11; 15% of the tokens):")
     seed_col, _ = st.columns([1, 4])
@@ -198,8 +192,7 @@ try:
         seed = st.number_input("Masking seed", 0, 10_000, 0, key="paper_mask_seed",
                                help="Another seed draws other spans from the same text.")
     masked = ngram_mask(words, seed=int(seed))
-    with st.container(key="paper_masked"):
-        st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
+    st.code(" ".join(masked.tokens), language=None, wrap_lines=True)
     spans = ", ".join(f"“{' '.join(words[i:i + n])}” ({n}-gram at word {i + 1})" for i, n in sorted(masked.spans))
     st.caption(escape_markdown(f"Masked {len(masked.positions)} of {len(words)} tokens: {spans}. The model must "
                      "predict each masked word from the context on both sides."))
