@@ -72,7 +72,11 @@ with left:
                  "ALBERT to compare.")
 
 with right:
-    ls = tuple(v for v in _with(L_VALUES, cfg.num_layers) if v >= cfg.num_hidden_groups)
+    # Parameters are linear in L in every sharing mode (constant when all-shared), so inside the swept depths the
+    # star lies on the lines without a point of its own: the frame and the chart then serve every depth.
+    swept = [v for v in L_VALUES if v >= cfg.num_hidden_groups]
+    inside = bool(swept) and swept[0] <= cfg.num_layers <= swept[-1]
+    ls = tuple(swept) if inside else tuple(sorted({*swept, cfg.num_layers}))
     df = caches.scaling_sweep(fs.any_depth(cfg), "num_layers", ls, wl=wl)
     st.plotly_chart(fs.mark_params_vs_layers(figure("params_vs_layers_base", df), cfg, total),
                     key="fig_params_vs_layers", **chart)
@@ -129,7 +133,7 @@ with left:
 
 with right:
     acfg = albert_form(cfg)
-    df, g = caches.scaling_heatmap_frame(acfg, _with(HEAT_E, acfg.embedding_size),
+    df, g = caches.scaling_heatmap_frame(fs.params_depth_key(acfg), _with(HEAT_E, acfg.embedding_size),
                                          _with(HEAT_H, acfg.hidden_size))
     base = figure("params_heatmap_base", df)
     st.plotly_chart(fs.mark_params_heatmap(base, acfg) if cfg.family == "albert" else base,

@@ -277,3 +277,15 @@ def test_workload_frames_and_charts_against_closed_forms():
     assert list(fb.data[0].y) == [per_seq, 4 * per_seq, 16 * per_seq]
     inference = workload_frame(cfg, Workload(dtype="int8"), "seq_len", (128,))
     assert memory_vs_workload(inference, "seq_len", 128).layout.title.text == "Inference memory vs sequence length"
+
+
+@pytest.mark.parametrize("sharing", ["all", "attention", "ffn", "none"])
+def test_parameters_are_linear_in_depth_so_the_star_lies_on_the_swept_line(sharing):
+    """The Scaling page sweeps fixed depths and adds the current L only outside them: that is exact only because
+    the count is linear in L (constant when all-shared). Checked against count_params at every depth."""
+    base = ModelConfig(sharing=sharing, num_hidden_groups=2 if sharing != "none" else 1, num_layers=4)
+    counts = {L: count_params(base.replace(num_layers=L)).total for L in range(2, 65, 2)}
+    slope = (counts[64] - counts[2]) / 62
+    assert all(counts[L] == counts[2] + slope * (L - 2) for L in counts)
+    assert (slope == 0) == (sharing == "all")
+    assert count_params(fs.params_depth_key(base)).total == count_params(base).total

@@ -510,6 +510,13 @@ def any_depth(cfg: ModelConfig) -> ModelConfig:
     return cfg.replace(num_layers=cfg.num_hidden_groups)
 
 
+def params_depth_key(cfg: ModelConfig) -> ModelConfig:
+    """``cfg`` as far as its parameter count goes: at any depth (`any_depth`) when every layer is shared (the
+    G x K copies held do not change with L), else as it is. A cache of parameter counts keyed by it serves every
+    depth of an all-shared model."""
+    return any_depth(cfg) if cfg.family == "albert" and cfg.sharing == "all" else cfg
+
+
 def current_point(cfg: ModelConfig, seq_len: int) -> dict[str, float | str]:
     """The current config as a point of `flops_vs_params`: label, params, forward FLOPs of one
     sequence of ``seq_len`` tokens."""
