@@ -102,6 +102,11 @@ NOTES = [
     "tables are built from plain columns straight to Arrow and the fit search shares its estimates across device "
     "sizes; Scaling's takeaways come with their cached frames, a charted frame is digested once, the figure cache "
     "is a plain LRU; the pages' caches moved to ui/caches.py; fewer layout elements (Explorer 124 -> 96 messages).",
+    "Not measured on the issue's AMD EPYC host. Two projections from this host disagree: the issue's measured "
+    "figures there times the before/after ratios measured here (this round's with uvloop's) give Explorer ~32, "
+    "Compare ~24, Paper ~33, Scaling ~70 ms, within the goals; ms per Python-yardstick second times its 0.95 s give "
+    "68-82, 48-55, 61-68 and 125-143 ms (two runs), but that method put the issue's own Explorer at ~120 ms where 93 ms was measured. The fixed "
+    "Streamlit page above is the yardstick to run there: a page's multiple of it is what should carry across hosts.",
     "Method: each page starts from a config series of its own (`load_test.start_query`), as each step of the "
     "load test does; before, Paper moved through Explorer's configs and Scaling through Compare's, and the "
     "shared `cached_result` answered part of their moves.",
