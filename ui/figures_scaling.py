@@ -440,23 +440,24 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
     """
     names = {**{p: p for p in MEMORY_PARTS}, "activations": "activations (estimate)", **(names or {})}
     labels = df["label"].tolist()
-    totals = df[list(MEMORY_PARTS)].sum(axis=1)
-    top = float(totals.max()) or 1.0
+    parts = {part: df[part].tolist() for part in MEMORY_PARTS}  # read as lists: a pandas sum and iteration per
+    totals = [sum(row) for row in zip(*parts.values(), strict=True)]  # bar cost more than the chart
+    top = float(max(totals, default=0)) or 1.0
     data = []
-    for part in MEMORY_PARTS:
-        sizes = [fmt_bytes(v) for v in df[part]]
+    for part, values in parts.items():
+        sizes = [fmt_bytes(v) for v in values]
         data.append(dict(
-            type="bar", x=labels, y=df[part].tolist(), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
+            type="bar", x=labels, y=values, name=names[part], marker=dict(color=MEMORY_COLORS[part]),
             # a label only on a segment tall enough to hold it; hover has every value
-            text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, df[part], strict=True)],
+            text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, values, strict=True)],
             textposition="inside", insidetextanchor="middle", customdata=sizes,
             hovertemplate="%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
     data.append(dict(
-        type="scatter", x=labels, y=totals.tolist(), mode="text", name="total", showlegend=False,
+        type="scatter", x=labels, y=totals, mode="text", name="total", showlegend=False,
         text=[f"total {fmt_bytes(v)}" for v in totals], textposition="top center", hoverinfo="skip",
     ))
-    shapes, marks = _outline_marks(labels, totals.tolist(), current_label)
+    shapes, marks = _outline_marks(labels, totals, current_label)
     layout = _layout_spec(f"{kind.capitalize()} memory by part", "", f"{kind} memory", barmode="stack",
                           shapes=shapes)
     layout["yaxis"].update(linear_ticks(top, fmt_bytes))
