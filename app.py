@@ -7,7 +7,6 @@ from pathlib import Path
 
 import streamlit as st
 
-import ui.caches
 import ui.pages_mode
 import ui.sidebar
 import ui.state
@@ -31,7 +30,6 @@ PAGES = (
 
 cfg, workload = ui.sidebar.render()
 ui.state.set_current(cfg, workload)
-available = ui.caches.existing_pages(ROOT, PAGES)
 # Every page has its own URL, the first one too: Streamlit serves the default page at "/" only (its
 # url_path becomes ""), so /explorer would say "Page not found". The first page is therefore also
 # registered, hidden from the menu, at its own path; the default entry's internal path is "home" so
@@ -40,6 +38,7 @@ available = ui.caches.existing_pages(ROOT, PAGES)
 # of a 10 ms rerun for the eight). Not shared between sessions: st.navigation marks the page it returns runnable.
 pages = st.session_state.get(PAGES_KEY)
 if pages is None:
+    available = [p for p in PAGES if (ROOT / p[0]).is_file()]
     pages = [
         st.Page(path, title=title, icon=icon, url_path="home" if i == 0 else url, default=i == 0)
         for i, (path, title, icon, url) in enumerate(available)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -39,12 +38,6 @@ from ui.state import CONFIG_HASH_FUNCS, cached_result
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-
-@functools.cache
-def existing_pages(root: Path, pages: tuple[tuple[str, str, str, str], ...]) -> list[tuple[str, str, str, str]]:
-    """The pages (file, title, icon, url path) whose file exists under ``root``, looked up once per process."""
-    return [p for p in pages if (root / p[0]).is_file()]
 
 
 # ----------------------------------------------------------------------------- Explorer
