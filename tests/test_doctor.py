@@ -103,7 +103,7 @@ def test_absent_dropout_takes_transformers_default():
 
 
 def test_not_a_config():
-    with pytest.raises(ValueError, match="model_type must be 'albert' or 'bert'"):
+    with pytest.raises(ValueError, match="model_type must be one of 'albert', 'bert', .*got 'gpt2'"):
         diagnose({"model_type": "gpt2"})
     with pytest.raises(ValueError, match="not valid JSON"):
         diagnose(b"{not json")

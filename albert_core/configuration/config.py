@@ -1,4 +1,10 @@
-"""One validated configuration for BERT- and ALBERT-style encoders.
+"""One validated configuration for BERT-style encoders: BERT, ALBERT and the encoders built since.
+
+An encoder is described by its architecture axes (feed-forward kind, position scheme, norm kind and placement,
+biases, attention pattern, key/value heads, head kind and tying), plus ALBERT's two ideas as axes any family can
+take: a factorized embedding size E and cross-layer sharing (all / attention / FFN, G groups, K inner blocks).
+``family`` names the lineage: which transformers class the config exports to and is checked against, and the
+defaults its `config.json` leaves out (`albert_core.configuration.hf_config`); the counters read the axes only.
 
 `ModelConfig` is the single object that travels from widgets, presets, URLs and transformers
 `config.json` files to every counter and to the live model. It is frozen and validated on
@@ -18,10 +24,23 @@ from typing import Any
 
 from albert_core.checks import check_field_names, check_flag, check_number, check_whole_number, short_repr
 
-FAMILIES = ("albert", "bert")
+# The families BERT and ALBERT (the paper's two) and the encoders designed since, by transformers' model_type.
+FAMILIES = ("albert", "bert", "roberta", "xlm-roberta", "electra", "deberta-v2", "modernbert", "eurobert",
+            "nomic_bert")
+PAPER_FAMILIES = ("albert", "bert")
+FAMILY_NAMES: Mapping[str, str] = MappingProxyType({
+    "albert": "ALBERT", "bert": "BERT", "roberta": "RoBERTa", "xlm-roberta": "XLM-R", "electra": "ELECTRA",
+    "deberta-v2": "DeBERTa-v3", "modernbert": "ModernBERT", "eurobert": "EuroBERT", "nomic_bert": "NomicBERT",
+})
 SHARING_MODES = ("none", "all", "attention", "ffn")
-HEADS = ("model", "pretraining", "masked-lm")
-ACTIVATIONS = ("gelu", "gelu_new", "relu")
+HEADS = ("model", "pretraining", "masked-lm")  # the heads of BERT and ALBERT (the Explorer's choices)
+ENCODER_HEADS = (*HEADS, "discriminator")  # + ELECTRA's replaced-token discriminator (ElectraForPreTraining)
+ACTIVATIONS = ("gelu", "gelu_new", "relu")  # BERT's and ALBERT's (the Explorer's choices)
+ENCODER_ACTIVATIONS = (*ACTIVATIONS, "silu")  # + EuroBERT's and NomicBERT's SwiGLU gate
+FFN_KINDS = ("dense", "glu")
+POSITIONS = ("learned", "rotary", "relative")
+NORMS = ("layernorm", "rmsnorm")
+NORM_PLACEMENTS = ("post", "pre")
 NUM_ORDER_LABELS = 2  # SOP (ALBERT) and NSP (BERT) are both binary classifiers
 
 SHARING_LABELS = {
@@ -34,6 +53,13 @@ HEAD_LABELS = {
     "model": "encoder + pooler (XModel)",
     "pretraining": "pre-training heads: MLM + SOP/NSP (XForPreTraining)",
     "masked-lm": "masked-LM head only (XForMaskedLM)",
+    "discriminator": "replaced-token discriminator (ElectraForPreTraining)",
+}
+FFN_LABELS = {"dense": "dense (up, activation, down)", "glu": "gated (GLU: act(gate) x up, then down)"}
+POSITION_LABELS = {
+    "learned": "learned table (absolute)",
+    "rotary": "rotary (no table)",
+    "relative": "relative buckets (DeBERTa)",
 }
 
 # Upper bounds keep every count, sweep and URL value finite and meaningful. They are far beyond any
@@ -50,21 +76,31 @@ LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
         "type_vocab_size": (1, 1_024),
         "num_hidden_groups": (1, 512),
         "inner_group_num": (1, 64),
+        "position_offset": (0, 1_024),
+        "position_buckets": (0, 65_536),
+        "num_kv_heads": (0, 1_024),
+        "local_window": (0, 65_536),
+        "global_every": (1, 512),
     }
 )
 
 _INT_LIMITS = tuple(LIMITS.items())
 CHOICE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {"family": FAMILIES, "sharing": SHARING_MODES, "head": HEADS, "hidden_act": ACTIVATIONS}
+    {"family": FAMILIES, "sharing": SHARING_MODES, "head": ENCODER_HEADS, "hidden_act": ENCODER_ACTIVATIONS,
+     "ffn_kind": FFN_KINDS, "position": POSITIONS, "norm": NORMS, "norm_placement": NORM_PLACEMENTS}
 )
+FLAG_FIELDS = ("tie_word_embeddings", "norm_bias", "embedding_norm", "first_layer_norm", "attention_bias",
+               "mlp_bias", "pooler", "head_transform", "head_bias", "decoder_bias")
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Architecture of a BERT- or ALBERT-style encoder and which transformers head sits on it.
+    """Architecture of a BERT-style encoder and which transformers head sits on it.
 
     Defaults are ALBERT-base. For ``family="bert"`` the embedding size is the hidden size (it is
-    set to ``hidden_size`` on construction), there is no cross-layer sharing and K is 1.
+    set to ``hidden_size`` on construction), there is no cross-layer sharing and K is 1. BERT and ALBERT keep
+    the paper's layout on every other axis (dense FFN, learned positions, post-LN with biases); the other
+    families take any value of the axes, E and sharing included ("ALBERTized").
     """
 
     family: str = "albert"
@@ -83,17 +119,51 @@ class ModelConfig:
     head: str = "model"
     tie_word_embeddings: bool = True
     layer_norm_eps: float = 1e-12
+    # ---- architecture axes; the defaults are BERT's and ALBERT's layout
+    ffn_kind: str = "dense"  # "glu": act(gate) * up, each H -> I, then down I -> H (ModernBERT, EuroBERT, NomicBERT)
+    position: str = "learned"  # "rotary": no table; "relative": DeBERTa's bucketed relative table
+    position_offset: int = 0  # rows of the learned table before position 0 (RoBERTa: padding_idx + 1 = 2)
+    position_buckets: int = 0  # relative only: DeBERTa's position_buckets (its table holds 2 x this rows)
+    norm: str = "layernorm"  # "rmsnorm": scale only (EuroBERT)
+    norm_bias: bool = True  # LayerNorm with a bias (ModernBERT: none)
+    norm_placement: str = "post"  # "pre": norm before each block, a final norm after the last (ModernBERT, EuroBERT)
+    embedding_norm: bool = True  # a norm after the embeddings (EuroBERT: none; pre-norm only)
+    first_layer_norm: bool = True  # pre-norm: False = the first block's attention norm is the identity (ModernBERT)
+    attention_bias: bool = True  # Q, K, V and output projections with biases
+    mlp_bias: bool = True  # feed-forward linears with biases
+    num_kv_heads: int = 0  # key/value heads (grouped-query attention); 0 = as many as num_heads
+    local_window: int = 0  # local attention's whole window in tokens (ModernBERT's local_attention); 0: all global
+    global_every: int = 1  # with local_window: layer i attends globally when i % global_every == 0
+    pooler: bool = True  # the bare model (head "model") has BERT's pooler (BERT, ALBERT, RoBERTa)
+    head_transform: bool = True  # MLM head: dense -> act -> norm before the decoder (EuroBERT: decoder only)
+    head_bias: bool = True  # the MLM transform's dense has a bias (ModernBERT: none)
+    decoder_bias: bool = True  # the MLM decoder adds a bias over the vocabulary
+    rope_theta: float = 10_000.0  # rotary: base of the global layers' frequencies
+    local_rope_theta: float = 10_000.0  # rotary: base of the local layers' frequencies (ModernBERT)
 
     def __post_init__(self) -> None:
         for name, choices in CHOICE_FIELDS.items():
             value = getattr(self, name)
             if not isinstance(value, str) or value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {short_repr(value)}")
+        paper = self.family in PAPER_FAMILIES
         for name, (lo, hi) in _INT_LIMITS:
+            if name == "type_vocab_size" and not paper:
+                lo = 0  # the families after BERT may have no token-type table (RoBERTa keeps one row)
             check_whole_number(name, getattr(self, name), lo, hi)
-        check_flag("tie_word_embeddings", self.tie_word_embeddings)
+        for name in FLAG_FIELDS:
+            check_flag(name, getattr(self, name))
         eps = self.layer_norm_eps
         check_number("layer_norm_eps", eps, 0, 1, lo_open=True, hi_open=True)
+        for name in ("rope_theta", "local_rope_theta"):
+            check_number(name, getattr(self, name), 0, 1e12, lo_open=True)
+        if paper:
+            self._check_paper_layout()
+        elif self.head == "pretraining":
+            raise ValueError(
+                f"head 'pretraining' (MLM + sentence-order / next-sentence) exists for albert and bert only; "
+                f"{self.family} pretrains with 'masked-lm' (ELECTRA: 'discriminator')"
+            )
         if self.family == "bert":
             if self.sharing != "none":
                 raise ValueError(
@@ -116,6 +186,54 @@ class ModelConfig:
                 f"num_hidden_groups must be between 1 and num_layers ({self.num_layers}), "
                 f"got {self.num_hidden_groups}"
             )
+        self._check_axes()
+
+    def _check_paper_layout(self) -> None:
+        """BERT and ALBERT keep the paper's layout: every axis at its default."""
+        for name, value in _PAPER_LAYOUT:
+            if getattr(self, name) != value:
+                raise ValueError(
+                    f"{name} must be {value!r} for family {self.family!r} (the paper's layout; other families, "
+                    f"e.g. modernbert or eurobert, take other values), got {short_repr(getattr(self, name))}"
+                )
+        if self.head not in HEADS:
+            raise ValueError(f"head must be one of {', '.join(HEADS)} for family {self.family!r}; "
+                             f"got {short_repr(self.head)}")
+        if self.hidden_act not in ACTIVATIONS:
+            raise ValueError(f"hidden_act must be one of {', '.join(ACTIVATIONS)} for family {self.family!r}; "
+                             f"got {short_repr(self.hidden_act)}")
+
+    def _check_axes(self) -> None:
+        kv = self.num_kv_heads
+        if kv and self.num_heads % kv:
+            raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({kv}): each "
+                             f"key/value head serves a whole group of query heads")
+        if self.position == "relative":
+            if self.position_buckets < 1:
+                raise ValueError("position_buckets must be at least 1 with relative positions (DeBERTa's table "
+                                 f"holds 2 x position_buckets rows), got {self.position_buckets}")
+        elif self.position_buckets:
+            raise ValueError(f"position_buckets must be 0 unless position is 'relative', got {self.position_buckets}")
+        if self.position_offset:
+            if self.position != "learned":
+                raise ValueError(f"position_offset must be 0 without a learned position table, got "
+                                 f"{self.position_offset}")
+            if self.position_offset >= self.max_position_embeddings:
+                raise ValueError(f"position_offset ({self.position_offset}) must be below max_position_embeddings "
+                                 f"({self.max_position_embeddings})")
+        if self.local_window:
+            if self.local_window % 2:
+                raise ValueError(f"local_window must be even (the whole window: local_window / 2 tokens on each "
+                                 f"side, as ModernBERT's local_attention), got {self.local_window}")
+        elif self.global_every != 1:
+            raise ValueError(f"global_every must be 1 without local attention (local_window 0), got "
+                             f"{self.global_every}")
+        if self.norm_placement == "post":
+            for name in ("embedding_norm", "first_layer_norm"):
+                if not getattr(self, name):
+                    raise ValueError(f"{name} must be True with post-norm blocks (only pre-norm encoders drop it)")
+        if not self.head_transform and self.head_bias:
+            raise ValueError("head_bias must be False when head_transform is False (no transform dense to hold it)")
 
     # ----------------------------------------------------------------------------- derived values
     @property
@@ -123,9 +241,33 @@ class ModelConfig:
         return self.hidden_size // self.num_heads
 
     @property
+    def kv_heads(self) -> int:
+        """Key/value heads: ``num_kv_heads``, or every head (0)."""
+        return self.num_kv_heads + (self.num_kv_heads == 0) * self.num_heads  # arithmetic: also numpy columns
+
+    @property
+    def kv_size(self) -> int:
+        """Width of the key and of the value projection: kv_heads x head_dim (H without grouped queries)."""
+        return self.kv_heads * (self.hidden_size // self.num_heads)
+
+    @property
+    def ffn_width(self) -> int:
+        """Output width of the FFN's first linear(s): I, or 2I for a GLU (gate and up)."""
+        return self.intermediate_size * (2 if self.ffn_kind == "glu" else 1)
+
+    @property
     def executed_layers(self) -> int:
         """Layers actually run in a forward pass: L*K, whatever the sharing."""
         return self.num_layers * self.inner_group_num
+
+    @property
+    def local_layers(self) -> int:
+        """Layers (of L) with local attention: all but every ``global_every``-th from the first."""
+        L = self.num_layers
+        return (L - -(-L // self.global_every)) * (self.local_window > 0)  # arithmetic: also numpy columns
+
+    def is_global_layer(self, i: int) -> bool:
+        return not self.local_window or i % self.global_every == 0
 
     @property
     def attention_shared(self) -> bool:
@@ -148,13 +290,50 @@ class ModelConfig:
         return n * self.inner_group_num
 
     @property
+    def attention_norms(self) -> int:
+        """Attention norms held: one per attention copy, except that the first block's is the identity without
+        ``first_layer_norm`` (ModernBERT), so its copy holds none when no other block runs it."""
+        if self.first_layer_norm:
+            return self.attention_copies
+        # arithmetic that also runs on numpy columns (sweeps): 1 when the first copy runs only first
+        first_only = 1 if not self.attention_shared else (self.num_hidden_groups == self.num_layers) * 1
+        return self.attention_copies - first_only
+
+    @property
+    def norm_size(self) -> int:
+        """Parameters of one norm over a vector of 1 (x width): scale, plus a bias for a LayerNorm with bias."""
+        return 2 if self.norm == "layernorm" and self.norm_bias else 1
+
+    @property
     def is_factorized(self) -> bool:
-        """ALBERT always has the E->H projection (transformers keeps it even when E == H)."""
-        return self.family == "albert"
+        """An E->H projection: ALBERT always (transformers keeps it even when E == H), the others when E != H
+        (ELECTRA's embeddings_project, DeBERTa's embed_proj, or an ALBERTized encoder)."""
+        return self.family == "albert" or self.embedding_size != self.hidden_size
+
+    @property
+    def projection_bias(self) -> bool:
+        """DeBERTa's embed_proj has no bias; ALBERT's and ELECTRA's projections do."""
+        return self.family != "deberta-v2"
+
+    @property
+    def norm_after_projection(self) -> bool:
+        """DeBERTa projects E->H before the embedding LayerNorm (its norm is H wide); ALBERT and ELECTRA norm the
+        E-wide embeddings, then project."""
+        return self.family == "deberta-v2"
+
+    @property
+    def separate_decoder_bias(self) -> bool:
+        """The MLM head keeps its bias as a parameter of its own (BERT's lineage): an untied decoder then gets a
+        bias of its own as well. ELECTRA's, ModernBERT's and EuroBERT's decoders hold their bias themselves."""
+        return self.family not in ("electra", "modernbert", "eurobert")
+
+    @property
+    def has_position_table(self) -> bool:
+        return self.position == "learned"
 
     @property
     def has_pooler(self) -> bool:
-        return self.head in ("model", "pretraining")
+        return self.head in ("model", "pretraining") and self.pooler
 
     @property
     def has_mlm_head(self) -> bool:
@@ -163,6 +342,15 @@ class ModelConfig:
     @property
     def has_order_head(self) -> bool:
         return self.head == "pretraining"
+
+    @property
+    def has_discriminator(self) -> bool:
+        return self.head == "discriminator"
+
+    @property
+    def max_seq_len(self) -> int:
+        """The longest input: the position table's rows after its offset (RoBERTa: 514 - 2)."""
+        return self.max_position_embeddings - self.position_offset
 
     def group_of_layer(self, i: int, groups: int | None = None) -> int:
         """The group layer ``i`` uses, exactly as transformers computes it."""
@@ -178,8 +366,12 @@ class ModelConfig:
         """A short human description, e.g. 'ALBERT H=768 L=12 E=128 all-shared'."""
         if self.family == "bert":
             return f"BERT H={self.hidden_size} L={self.num_layers}"
-        text = f"ALBERT H={self.hidden_size} L={self.num_layers} E={self.embedding_size}"
-        text += f" {SHARING_LABELS[self.sharing]}"
+        name = FAMILY_NAMES[self.family]
+        text = f"{name} H={self.hidden_size} L={self.num_layers}"
+        if self.family == "albert" or self.is_factorized:
+            text += f" E={self.embedding_size}"
+        if self.family == "albert" or self.sharing != "none":
+            text += f" {SHARING_LABELS[self.sharing]}"
         if self.sharing != "none" and self.num_hidden_groups > 1:
             text += f" G={self.num_hidden_groups}"
         if self.inner_group_num > 1:
@@ -201,3 +393,11 @@ class ModelConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> ModelConfig:
         check_field_names(cls, data, "a config")
         return cls(**data)
+
+
+# The paper's layout on every axis: what BERT and ALBERT must keep (the defaults of the fields above).
+_AXES = ("ffn_kind", "position", "position_offset", "position_buckets", "norm", "norm_bias", "norm_placement",
+         "embedding_norm", "first_layer_norm", "attention_bias", "mlp_bias", "num_kv_heads", "local_window",
+         "global_every", "pooler", "head_transform", "head_bias", "decoder_bias", "rope_theta", "local_rope_theta")
+AXIS_FIELDS = _AXES
+_PAPER_LAYOUT = tuple((f.name, f.default) for f in fields(ModelConfig) if f.name in _AXES)

@@ -68,7 +68,10 @@ class Workload:
 
 
 def check_seq_len(cfg: ModelConfig, seq_len: int) -> None:
-    if seq_len > cfg.max_position_embeddings:
+    if seq_len > cfg.max_seq_len:
+        if cfg.position_offset:
+            raise ValueError(f"seq_len ({seq_len}) must not exceed {cfg.max_seq_len} (max_position_embeddings "
+                             f"{cfg.max_position_embeddings} less the position table's offset {cfg.position_offset})")
         raise ValueError(
             f"seq_len ({seq_len}) must not exceed max_position_embeddings ({cfg.max_position_embeddings})"
         )

@@ -52,7 +52,7 @@ RESIDUAL_FLOPS = 1
 SCALE_FLOPS = 1  # the 1/sqrt(head_dim) scaling of each attention score
 # ELECTRA charges 8 for GELU (tanh approximation) and for the classifier's activation (tanh here);
 # ReLU is a single comparison.
-ACTIVATION_FLOPS = {"gelu": 8, "gelu_new": 8, "relu": 1}
+ACTIVATION_FLOPS = {"gelu": 8, "gelu_new": 8, "relu": 1, "silu": 8}  # silu: a sigmoid and a product, as costly as gelu
 TANH_FLOPS = 8
 
 
@@ -62,53 +62,95 @@ def masked_tokens_per_sequence(seq_len: int, mlm_fraction: float) -> int:
     return seq_len if mlm_fraction == 1 else max(1, round(seq_len * mlm_fraction))
 
 
+def local_attention_pairs(seq_len: Any, window: Any) -> Any:
+    """(query, key) pairs a local-attention layer scores in a sequence of ``seq_len`` tokens: every key within
+    window / 2 positions of its query (ModernBERT's local_attention = window; transformers' sliding_window is
+    its half). Plain arithmetic (numpy columns too); a window of 0 gives the diagonal only (no local layer
+    has it: `ModelConfig.local_layers` is 0 then)."""
+    S, half = seq_len, window // 2
+    m = (S - 1) - (S - 1 - half) * (S - 1 > half)  # min(half, S - 1)
+    return S + 2 * m * S - m * (m + 1)
+
+
 def flop_terms(c: Any, batch: int, seq_len: int, masked: int, convention: str = "matmul") -> list[tuple[str, Any]]:
     """(name, forward FLOPs) per component; ``masked`` = MLM positions per sequence.
 
     ``c`` is a ModelConfig or config-shaped numpy columns (see `albert_core.counting.params.param_terms`).
+    Local-attention layers score only the pairs inside their window (`local_attention_pairs`): what a
+    sliding-window kernel computes. transformers' eager ModernBERT computes every pair and masks the rest, so
+    FlopCounterMode on it counts S^2 for those layers too (`dense_masked_excess`).
     """
     B, S = batch, seq_len
     N, M = B * S, B * masked  # tokens through the encoder, tokens through the MLM head
     V, E, H, I = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size  # noqa: E741 (paper notation)
-    C, X = NUM_ORDER_LABELS, c.executed_layers
+    C, X, K = NUM_ORDER_LABELS, c.executed_layers, c.inner_group_num
+    KV, F = c.kv_size, c.ffn_width
     out: list[tuple[str, Any]] = []
-    if c.is_factorized:
-        out.append(("encoder.embedding_hidden_mapping_in", 2 * N * E * H))
+    factorized = c.is_factorized  # a bool, or a column of them in a sweep over E or H
+    if factorized is not False:
+        out.append(("encoder.embedding_hidden_mapping_in", 2 * N * E * H * factorized))
+    local = c.local_layers * K  # executed local-attention layers
+    pairs = (X - local) * S * S + local * local_attention_pairs(S, c.local_window)
     out += [
-        ("encoder.attention.qkv", X * 2 * N * H * 3 * H),
-        ("encoder.attention.scores", X * 4 * B * S * S * H),  # QK^T and A.V, all heads together
+        ("encoder.attention.qkv", X * 2 * N * H * (H + 2 * KV)),
+        ("encoder.attention.scores", 4 * B * pairs * H),  # QK^T and A.V, all heads together
         ("encoder.attention.dense", X * 2 * N * H * H),
-        ("encoder.ffn.ffn", X * 2 * N * H * I),
+        ("encoder.ffn.ffn", X * 2 * N * H * F),
         ("encoder.ffn.ffn_output", X * 2 * N * I * H),
     ]
+    if c.position == "relative":
+        # DeBERTa, per layer: the 2k-row relative table through the layer's query and key projections (once, not
+        # per sequence), then content->position and position->content scores: (B*heads, S, d) x (d, 2k) each
+        k = c.position_buckets
+        out.append(("encoder.attention.relative", X * (2 * 2 * (2 * k) * H * H + 2 * 2 * B * S * (2 * k) * H)))
     if c.has_pooler:
         out.append(("pooler", 2 * B * H * H))  # the first token of each sequence only
     if c.has_mlm_head:
-        out += [("predictions.dense", 2 * M * H * E), ("predictions.decoder", 2 * M * E * V)]
+        if c.head_transform or factorized is not False:
+            out.append(("predictions.dense", 2 * M * H * E * (1 if c.head_transform else factorized)))
+        out.append(("predictions.decoder", 2 * M * E * V))
     if c.has_order_head:
         out.append((order_head_name(c.family), 2 * B * H * C))
+    if c.has_discriminator:  # every token: is it the original or a replacement?
+        out += [("discriminator.dense", 2 * N * H * H), ("discriminator.prediction", 2 * N * H)]
     if convention == "full":
         out += _elementwise_terms(c, B, S, M)
     return out
 
 
+def dense_masked_excess(cfg: ModelConfig, batch: int, seq_len: int) -> int:
+    """FLOPs an implementation that scores every pair and masks the window (transformers' eager and SDPA
+    ModernBERT) spends beyond `flop_terms` on the local-attention layers: 4 x B x (S^2 - pairs) x H each."""
+    local = cfg.local_layers * cfg.inner_group_num
+    return local * 4 * batch * (seq_len * seq_len - local_attention_pairs(seq_len, cfg.local_window)) * cfg.hidden_size
+
+
 def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
-    """ELECTRA-style element-wise work per forward, summed per group."""
+    """ELECTRA-style element-wise work per forward, summed per group (an estimate for the blocks ELECTRA's
+    constants do not cover: a GLU's product, rotary, RMSNorm counted as a LayerNorm)."""
     N = B * S
     # single-letter names in the paper's notation (I = intermediate size, hence the E741 exception)
     V, E, H, I, A = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size, c.num_heads  # noqa: E741
     C, X, act = NUM_ORDER_LABELS, c.executed_layers, ACTIVATION_FLOPS[c.hidden_act]
-    # embeddings: two adds (word + position + token type), LayerNorm, dropout, projection bias
-    emb = N * E * (2 * RESIDUAL_FLOPS + LAYER_NORM_FLOPS + DROPOUT_FLOPS)
-    if c.is_factorized:
-        emb = emb + N * H * BIAS_FLOPS
+    KV, F = c.kv_size, c.ffn_width
+    att_b, mlp_b = int(c.attention_bias), int(c.mlp_bias)
+    # embeddings: the adds of the tables there are, the norm, dropout, projection bias
+    tables = 1 + int(c.has_position_table) + (c.type_vocab_size > 0) * 1
+    emb = N * E * ((tables - 1) * RESIDUAL_FLOPS + LAYER_NORM_FLOPS * int(c.embedding_norm) + DROPOUT_FLOPS)
+    factorized = c.is_factorized
+    if factorized is not False:
+        emb = emb + N * H * BIAS_FLOPS * int(c.projection_bias) * factorized
     scores = B * A * S * S
     layer = (
-        N * (5 * H + I) * BIAS_FLOPS  # q, k, v, attention output, FFN up, FFN down
+        N * ((H + 2 * KV + H) * att_b + (F + H) * mlp_b) * BIAS_FLOPS  # q, k, v, attention output, FFN up, down
         + scores * (SCALE_FLOPS + SOFTMAX_FLOPS + DROPOUT_FLOPS)
         + 2 * N * H * (DROPOUT_FLOPS + RESIDUAL_FLOPS + LAYER_NORM_FLOPS)  # after attention and FFN
         + N * I * act
     )
+    if c.ffn_kind == "glu":
+        layer = layer + N * I  # act(gate) x up
+    if c.position == "rotary":
+        layer = layer + 3 * N * (H + KV)  # q and k: x cos + rotate(x) sin
     heads = 0
     if c.has_pooler:
         heads = heads + B * H * (BIAS_FLOPS + TANH_FLOPS)
@@ -117,8 +159,10 @@ def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
         heads = heads + M * E * (BIAS_FLOPS + act + LAYER_NORM_FLOPS) + M * V * (BIAS_FLOPS + SOFTMAX_FLOPS)
     if c.has_order_head:
         heads = heads + B * C * BIAS_FLOPS
+    if c.has_discriminator:
+        heads = heads + N * H * (BIAS_FLOPS + act) + N * BIAS_FLOPS
     out = [("elementwise.embeddings", emb), ("elementwise.encoder", X * layer)]
-    if c.has_pooler or c.has_mlm_head:
+    if c.has_pooler or c.has_mlm_head or c.has_discriminator:
         out.append(("elementwise.heads", heads))
     return out
 
@@ -131,6 +175,7 @@ RECOMPUTED = frozenset(
         "encoder.attention.dense",
         "encoder.ffn.ffn",
         "encoder.ffn.ffn_output",
+        "encoder.attention.relative",
         "elementwise.encoder",
     }
 )

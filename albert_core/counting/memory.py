@@ -61,10 +61,11 @@ MASTER_BYTES = DTYPE_BYTES["fp32"]  # mixed precision: master weights and optimi
 # the activation's output (the input saved by the next Linear / LayerNorm):
 # transformers' gelu_new is written in Python (pow, tanh, two products): input, tanh output,
 # 0.5*x and 1+tanh, plus the output; torch's gelu saves its input; relu saves only its output.
-ACT_SAVED = {"gelu_new": 5, "gelu": 2, "relu": 1}
+ACT_SAVED = {"gelu_new": 5, "gelu": 2, "relu": 1, "silu": 2}  # silu keeps its input and (as gelu) its output
 
 # Family defaults of config_to_hf(cfg) (hidden and attention-probability dropout).
-DEFAULT_DROPOUT = {"albert": 0.0, "bert": 0.1}
+DEFAULT_DROPOUT = {"albert": 0.0, "bert": 0.1, "roberta": 0.1, "xlm-roberta": 0.1, "electra": 0.1, "deberta-v2": 0.1,
+                   "modernbert": 0.0, "eurobert": 0.0, "nomic_bert": 0.0}
 DEVICES = ("cuda", "cpu")
 # transformers' attention implementations the training estimate knows: "eager" (every matmul and the softmax
 # visible) and "sdpa" (torch's scaled_dot_product_attention, transformers' default)
@@ -139,7 +140,9 @@ def activation_bytes_terms(
     N = B * S  # tokens
     scores = B * c.num_heads * S * S  # one (B, heads, S, S) tensor
     act = ACT_SAVED[c.hidden_act]
-    E_head = E if c.is_factorized else H  # MLM transform width (BERT's transform is H -> H)
+    E_head = E  # MLM transform width (BERT's transform is H -> H: E = H there)
+    factorized = c.is_factorized  # a bool, or a column of them
+    KV = c.kv_size
     if not training:
         return _inference_terms(c, N, scores, b, E_head)
 
@@ -152,8 +155,8 @@ def activation_bytes_terms(
     # Embeddings: token ids (word lookup), gathered token-type ids (S int64), LayerNorm, dropout
     # mask; ALBERT's projection saves its E-wide input.
     emb = N * INDEX_BYTES + S * INDEX_BYTES + layer_norm(E) + N * E * m
-    if c.is_factorized:
-        emb += N * E * b
+    if factorized is not False:
+        emb += N * E * b * factorized
 
     # One executed layer: Q/K/V input, Q, K, V, softmax output, context (dense input), the two
     # LayerNorm inputs, the FFN input, the activation's tensors; with dropout the masks and the
@@ -163,11 +166,13 @@ def activation_bytes_terms(
         probs = B * c.num_heads * S * LOGSUMEXP_BYTES  # the fused kernel's logsumexp, no probabilities
     else:
         probs = scores * b + (scores * (m + b) if dropout > 0 else 0)  # softmax output (+ mask, dropped)
+    # A GLU also keeps its up projection and the gated product (estimate: the new blocks are not measured yet).
+    ffn_act = N * inner * b * (act + 2 if c.ffn_kind == "glu" else act)
     layer = (
-        N * H * b * 6
+        N * H * b * 4 + 2 * N * KV * b  # Q/K/V input, Q, context, FFN input; K and V (narrower with GQA)
         + probs
         + 2 * layer_norm(H)
-        + N * inner * b * act
+        + ffn_act
         + N * H * m
         + ffn_drop
     )
@@ -188,6 +193,8 @@ def activation_bytes_terms(
         heads += B * 2 * b + B * INDEX_BYTES + b  # order loss: log-softmax + labels
         if c.family == "albert" and dropout > 0:
             heads += B * H * (m + b)  # SOP dropout: mask and the classifier's input
+    if c.has_discriminator:  # transform input and activation tensors, the logits' input; the BCE loss
+        heads += N * H * b * (1 + act) + N * H * b + 2 * N * b
     return {"embeddings": emb, "encoder": enc, "heads": heads}
 
 

@@ -1,4 +1,4 @@
-"""Exact parameter counts of BERT- and ALBERT-style encoders, component by component.
+"""Exact parameter counts of BERT-style encoders (BERT, ALBERT and the encoders since), component by component.
 
 Component names are the live model's parameter names with indices and the final weight/bias removed
 (`component_of`), so "analytic equals live" is a comparison of two dicts. The totals equal
@@ -6,7 +6,8 @@ Component names are the live model's parameter names with indices and the final 
 
 `param_terms` is written as plain arithmetic on the config's numbers: it runs on a `ModelConfig` and,
 unchanged, on numpy int64 columns of many configs (see `albert_core.counting.sweeps`). The categorical fields
-(family, sharing, head, tie) only decide which components exist, never the arithmetic.
+(family, sharing, head, tie, the architecture axes) only decide which components exist and which terms a
+component has, never the arithmetic of the numbers.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ COMPONENT_INFO: Mapping[str, tuple[str, str]] = MappingProxyType(
         "embeddings.position_embeddings": ("Position embeddings", "embeddings"),
         "embeddings.token_type_embeddings": ("Token-type embeddings", "embeddings"),
         "embeddings.LayerNorm": ("Embedding LayerNorm", "embeddings"),
+        "embeddings.relative_embeddings": ("Relative position embeddings", "embeddings"),
+        "embeddings.relative_LayerNorm": ("Relative position LayerNorm", "embeddings"),
         "encoder.embedding_hidden_mapping_in": ("Embedding projection E→H", "embeddings"),
         "elementwise.embeddings": ("Element-wise work, embeddings", "embeddings"),
         "encoder.attention.qkv": ("Attention Q/K/V", "encoder"),
@@ -38,6 +41,8 @@ COMPONENT_INFO: Mapping[str, tuple[str, str]] = MappingProxyType(
         "encoder.ffn.ffn": ("FFN up H→I", "encoder"),
         "encoder.ffn.ffn_output": ("FFN down I→H", "encoder"),
         "encoder.ffn.LayerNorm": ("FFN LayerNorm", "encoder"),
+        "encoder.attention.relative": ("Relative-position attention (DeBERTa)", "encoder"),
+        "encoder.final_norm": ("Final norm (pre-norm encoders)", "encoder"),
         "elementwise.encoder": ("Element-wise work, encoder", "encoder"),
         "pooler": ("Pooler", "heads"),
         "predictions.dense": ("MLM transform", "heads"),
@@ -46,6 +51,8 @@ COMPONENT_INFO: Mapping[str, tuple[str, str]] = MappingProxyType(
         "predictions.decoder": ("MLM decoder", "heads"),
         "sop_classifier": ("Sentence-order head (SOP)", "heads"),
         "nsp_classifier": ("Next-sentence head (NSP)", "heads"),
+        "discriminator.dense": ("Discriminator transform", "heads"),
+        "discriminator.prediction": ("Discriminator output (replaced token?)", "heads"),
         "elementwise.heads": ("Element-wise work, heads", "heads"),
     }
 )
@@ -78,43 +85,57 @@ def param_terms(c: Any) -> list[tuple[str, Any, Any]]:
     V, E, H, I = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size  # noqa: E741 (paper notation)
     P, T, C = c.max_position_embeddings, c.type_vocab_size, NUM_ORDER_LABELS
     att, ffn, X = c.attention_copies, c.ffn_copies, c.executed_layers
+    KV, F, n = c.kv_size, c.ffn_width, c.norm_size  # key/value width, FFN up width, parameters per normed unit
+    att_b, mlp_b = int(c.attention_bias), int(c.mlp_bias)
 
-    def same(name: str, n: Any) -> tuple[str, Any, Any]:
-        return name, n, n
+    def same(name: str, count: Any) -> tuple[str, Any, Any]:
+        return name, count, count
 
     def layered(name: str, copies: Any, per_copy: Any) -> tuple[str, Any, Any]:
         return name, copies * per_copy, X * per_copy
 
-    out = [
-        same("embeddings.word_embeddings", V * E),
-        same("embeddings.position_embeddings", P * E),
-        same("embeddings.token_type_embeddings", T * E),
-        same("embeddings.LayerNorm", 2 * E),
-    ]
-    if c.is_factorized:  # ALBERT keeps the projection even when E == H, as transformers does
-        out.append(same("encoder.embedding_hidden_mapping_in", E * H + H))
+    out = [same("embeddings.word_embeddings", V * E)]
+    if c.has_position_table:
+        out.append(same("embeddings.position_embeddings", P * E))
+    out.append(same("embeddings.token_type_embeddings", T * E))  # T = 0: no table (dropped by count_params)
+    if c.embedding_norm:
+        out.append(same("embeddings.LayerNorm", n * (H if c.norm_after_projection else E)))
+    if c.position == "relative":  # DeBERTa: 2 x buckets rows of H, normed once, projected by every layer
+        out += [same("embeddings.relative_embeddings", 2 * c.position_buckets * H),
+                same("embeddings.relative_LayerNorm", 2 * H)]
+    factorized = c.is_factorized  # a bool, or a column of them in a sweep over E or H
+    if factorized is not False:  # ALBERT keeps the projection even when E == H, as transformers does
+        out.append(same("encoder.embedding_hidden_mapping_in", (E * H + H * int(c.projection_bias)) * factorized))
+    # the first executed block's attention norm is the identity without first_layer_norm (ModernBERT)
+    first = 0 if c.first_layer_norm else n * H
     out += [
-        layered("encoder.attention.qkv", att, 3 * (H * H + H)),
-        layered("encoder.attention.dense", att, H * H + H),
-        layered("encoder.attention.LayerNorm", att, 2 * H),
-        layered("encoder.ffn.ffn", ffn, H * I + I),
-        layered("encoder.ffn.ffn_output", ffn, I * H + H),
-        layered("encoder.ffn.LayerNorm", ffn, 2 * H),
+        layered("encoder.attention.qkv", att, H * (H + 2 * KV) + (H + 2 * KV) * att_b),
+        layered("encoder.attention.dense", att, H * H + H * att_b),
+        ("encoder.attention.LayerNorm", c.attention_norms * n * H, X * n * H - first),
+        layered("encoder.ffn.ffn", ffn, H * F + F * mlp_b),
+        layered("encoder.ffn.ffn_output", ffn, I * H + H * mlp_b),
+        layered("encoder.ffn.LayerNorm", ffn, n * H),
     ]
+    if c.norm_placement == "pre":
+        out.append(same("encoder.final_norm", n * H))
     if c.has_pooler:
         out.append(same("pooler", H * H + H))
     if c.has_mlm_head:
-        out += [
-            same("predictions.dense", H * E + E),
-            same("predictions.LayerNorm", 2 * E),
-            same("predictions", V),
-        ]
+        if c.head_transform:
+            out += [same("predictions.dense", H * E + E * int(c.head_bias)),
+                    same("predictions.LayerNorm", n * E)]
+        elif factorized is not False:  # a decoder-only head (EuroBERT) reads E-wide vectors through a plain H->E map
+            out.append(same("predictions.dense", H * E * factorized))
+        if c.decoder_bias:
+            out.append(same("predictions", V))
         if not c.tie_word_embeddings:
-            # transformers 5 unties the decoder's weight [V, E] *and* its bias [V] (decoder.bias is
-            # tied to predictions.bias only together with the word embeddings).
-            out.append(same("predictions.decoder", V * E + V))
+            # transformers 5 unties the decoder's weight [V, E]; the BERT-lineage heads (a separate `bias`
+            # parameter) untie its bias too, leaving `predictions.bias` unused (`albert_core.counting.memory`).
+            out.append(same("predictions.decoder", V * E + V * int(c.decoder_bias and c.separate_decoder_bias)))
     if c.has_order_head:
         out.append(same(order_head_name(c.family), C * H + C))
+    if c.has_discriminator:
+        out += [same("discriminator.dense", H * H + H), same("discriminator.prediction", H + 1)]
     return out
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from albert_core.checks import check_flag
 from albert_core.configuration.coerce import bert_fields, twin_fields
-from albert_core.configuration.config import CHOICE_FIELDS, LIMITS, ModelConfig
+from albert_core.configuration.config import AXIS_FIELDS, CHOICE_FIELDS, FLAG_FIELDS, LIMITS, ModelConfig
 from albert_core.configuration.workload import DTYPE_BYTES, Workload, check_seq_len
 from albert_core.counting.flops import flop_terms, training_factor
 from albert_core.counting.memory import DEFAULT_DROPOUT, activation_bytes_terms, state_bytes, unused_params
@@ -25,7 +25,8 @@ from albert_core.counting.params import COMPONENT_INFO, param_terms
 
 FIELDS = tuple(f.name for f in fields(ModelConfig))
 SWEEPABLE = tuple(f for f in FIELDS if f != "layer_norm_eps")
-CATEGORICAL = ("family", "sharing", "head", "tie_word_embeddings", "hidden_act")
+CATEGORICAL = ("family", "sharing", "head", "tie_word_embeddings", "hidden_act",
+               *(f for f in AXIS_FIELDS if f in CHOICE_FIELDS or f in FLAG_FIELDS))
 MODELS = ("ALBERT", "BERT")
 METRICS = (
     "params", "embedding_params", "encoder_params", "head_params", "unshared_params",
@@ -51,6 +52,17 @@ class ConfigColumns:
     has_pooler = ModelConfig.has_pooler
     has_mlm_head = ModelConfig.has_mlm_head
     has_order_head = ModelConfig.has_order_head
+    has_discriminator = ModelConfig.has_discriminator
+    has_position_table = ModelConfig.has_position_table
+    kv_heads = ModelConfig.kv_heads
+    kv_size = ModelConfig.kv_size
+    ffn_width = ModelConfig.ffn_width
+    attention_norms = ModelConfig.attention_norms
+    norm_size = ModelConfig.norm_size
+    projection_bias = ModelConfig.projection_bias
+    separate_decoder_bias = ModelConfig.separate_decoder_bias
+    local_layers = ModelConfig.local_layers
+    norm_after_projection = ModelConfig.norm_after_projection
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.__dict__.update(values)
