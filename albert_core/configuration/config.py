@@ -209,9 +209,10 @@ class ModelConfig:
             raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({kv}): each "
                              f"key/value head serves a whole group of query heads")
         if self.position == "relative":
-            if self.position_buckets < 1:
-                raise ValueError("position_buckets must be at least 1 with relative positions (DeBERTa's table "
-                                 f"holds 2 x position_buckets rows), got {self.position_buckets}")
+            if self.position_buckets < 2:
+                raise ValueError("position_buckets must be at least 2 with relative positions (DeBERTa's table "
+                                 "holds 2 x position_buckets rows; its log buckets start at half of them), got "
+                                 f"{self.position_buckets}")
         elif self.position_buckets:
             raise ValueError(f"position_buckets must be 0 unless position is 'relative', got {self.position_buckets}")
         if self.position_offset:

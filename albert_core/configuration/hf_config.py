@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from albert_core.checks import short_repr
-from albert_core.configuration.config import FAMILIES, FAMILY_NAMES, LIMITS, PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.config import FAMILIES, LIMITS, PAPER_FAMILIES, ModelConfig
 
 
 def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:

@@ -1,8 +1,11 @@
-"""The published configurations (ALBERT paper, Table 1; BERT base and large)."""
+"""The published configurations: the paper's (ALBERT paper, Table 1; BERT base and large) in `PRESETS`, the
+encoders designed since (RoBERTa, XLM-R, ELECTRA, DeBERTa-v3, ModernBERT, Ettin, mmBERT, EuroBERT, NomicBERT) in
+`ENCODER_PRESETS`, each with its source and the total its authors publish (`PRESET_SOURCES`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from albert_core.checks import short_repr
@@ -28,9 +31,165 @@ PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
 )
 
 
+
+def _modernbert(vocab: int, hidden: int, inner: int, layers: int, heads: int) -> ModelConfig:
+    """ModernBERT's layout (Warner et al. 2024): GeGLU, rotary (global base 160,000, local 10,000), pre-LN without
+    biases, the first block's attention norm the identity, local attention over 128 tokens with a global layer
+    every third, a tied MLM head without transform bias; 8,192 positions."""
+    return ModelConfig(
+        family="modernbert", vocab_size=vocab, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
+        num_heads=heads, intermediate_size=inner, max_position_embeddings=8192, type_vocab_size=0, hidden_act="gelu",
+        sharing="none", layer_norm_eps=1e-5, ffn_kind="glu", position="rotary", norm_bias=False,
+        norm_placement="pre", first_layer_norm=False, attention_bias=False, mlp_bias=False, local_window=128,
+        global_every=3, pooler=False, head_bias=False, rope_theta=160_000.0, local_rope_theta=10_000.0,
+    )
+
+
+def _eurobert(hidden: int, inner: int, layers: int, heads: int, kv_heads: int) -> ModelConfig:
+    """EuroBERT's layout (Boizard et al. 2025): Llama-style pre-RMSNorm blocks, SwiGLU, rotary, grouped-query
+    attention, no biases, an untied decoder-only MLM head; vocabulary 128,256, 8,192 positions."""
+    return ModelConfig(
+        family="eurobert", vocab_size=128_256, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
+        num_heads=heads, num_kv_heads=0 if kv_heads == heads else kv_heads, intermediate_size=inner,
+        max_position_embeddings=8192, type_vocab_size=0, hidden_act="silu", sharing="none", layer_norm_eps=1e-5,
+        ffn_kind="glu", position="rotary", norm="rmsnorm", norm_bias=False, norm_placement="pre",
+        embedding_norm=False, attention_bias=False, mlp_bias=False, pooler=False, head_transform=False,
+        head_bias=False, decoder_bias=False, tie_word_embeddings=False,
+    )
+
+
+def _roberta(vocab: int, hidden: int, layers: int, heads: int, family: str = "roberta") -> ModelConfig:
+    """RoBERTa's layout (Liu et al. 2019): BERT's, with 514 learned positions starting after the padding id (1)
+    and one token type."""
+    return ModelConfig(
+        family=family, vocab_size=vocab, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
+        num_heads=heads, intermediate_size=4 * hidden, max_position_embeddings=514, type_vocab_size=1,
+        hidden_act="gelu", sharing="none", layer_norm_eps=1e-5, position_offset=2,
+    )
+
+
+def _electra(embedding: int, hidden: int, layers: int, heads: int) -> ModelConfig:
+    """ELECTRA's discriminator (Clark et al. 2020): BERT's layout with its own embedding size E (an E->H projection
+    when E != H) and the replaced-token head."""
+    return ModelConfig(
+        family="electra", vocab_size=30_522, embedding_size=embedding, hidden_size=hidden, num_layers=layers,
+        num_heads=heads, intermediate_size=4 * hidden, hidden_act="gelu", sharing="none", pooler=False,
+        head="discriminator",
+    )
+
+
+def _deberta_v3(hidden: int, layers: int, heads: int) -> ModelConfig:
+    """DeBERTa-v3 (He et al. 2021): disentangled attention over 256 log-bucketed relative positions a side (no
+    absolute table, no token types), a 128,100-token vocabulary."""
+    return ModelConfig(
+        family="deberta-v2", vocab_size=128_100, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
+        num_heads=heads, intermediate_size=4 * hidden, type_vocab_size=0, hidden_act="gelu", sharing="none",
+        layer_norm_eps=1e-7, position="relative", position_buckets=256, pooler=False,
+    )
+
+
+_NOMIC = ModelConfig(
+    family="nomic_bert", vocab_size=30_528, embedding_size=768, hidden_size=768, num_layers=12, num_heads=12,
+    intermediate_size=3072, max_position_embeddings=2048, hidden_act="silu", sharing="none", ffn_kind="glu",
+    position="rotary", attention_bias=False, mlp_bias=False, pooler=False, rope_theta=1000.0,
+)
+
+# The encoders designed since BERT, as their authors published them (the bare encoder: transformers' XModel,
+# ELECTRA's with its discriminator head). Sources and published totals: `PRESET_SOURCES`.
+ENCODER_PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
+    {
+        "roberta-base": _roberta(50_265, 768, 12, 12),
+        "roberta-large": _roberta(50_265, 1024, 24, 16),
+        "xlm-roberta-base": _roberta(250_002, 768, 12, 12, "xlm-roberta"),
+        "xlm-roberta-large": _roberta(250_002, 1024, 24, 16, "xlm-roberta"),
+        "electra-small-discriminator": _electra(128, 256, 12, 4),
+        "electra-base-discriminator": _electra(768, 768, 12, 12),
+        "deberta-v3-xsmall": _deberta_v3(384, 12, 6),
+        "deberta-v3-base": _deberta_v3(768, 12, 12),
+        "deberta-v3-large": _deberta_v3(1024, 24, 16),
+        "modernbert-base": _modernbert(50_368, 768, 1152, 22, 12),
+        "modernbert-large": _modernbert(50_368, 1024, 2624, 28, 16),
+        "ettin-encoder-17m": _modernbert(50_368, 256, 384, 7, 4),
+        "ettin-encoder-32m": _modernbert(50_368, 384, 576, 10, 6),
+        "ettin-encoder-68m": _modernbert(50_368, 512, 768, 19, 8),
+        "ettin-encoder-150m": _modernbert(50_368, 768, 1152, 22, 12),
+        "ettin-encoder-400m": _modernbert(50_368, 1024, 2624, 28, 16),
+        "ettin-encoder-1b": _modernbert(50_368, 1792, 3840, 28, 28),
+        "mmbert-small": _modernbert(256_000, 384, 1152, 22, 6),
+        "mmbert-base": _modernbert(256_000, 768, 1152, 22, 12),
+        "eurobert-210m": _eurobert(768, 3072, 12, 12, 12),
+        "eurobert-610m": _eurobert(1152, 4096, 26, 18, 6),
+        "eurobert-2.1b": _eurobert(2304, 6144, 32, 18, 6),
+        "nomic-bert-2048": _NOMIC,
+    }
+)
+ALL_PRESETS: Mapping[str, ModelConfig] = MappingProxyType({**PRESETS, **ENCODER_PRESETS})
+
+
+@dataclass(frozen=True)
+class PresetSource:
+    """Where a preset's numbers come from, and the parameter total its authors publish (rounded as printed;
+    some count without the MLM head, as the presets' bare encoders do)."""
+
+    source: str
+    published_params: float  # as printed, e.g. 149e6 for "149M"
+    published_as: str  # the printed figure and where
+
+
+_ALBERT_PAPER = "Lan et al. 2020, ALBERT, Table 1 (github.com/google-research/albert)"
+PRESET_SOURCES: Mapping[str, PresetSource] = MappingProxyType({
+    "bert-base": PresetSource("Devlin et al. 2019, BERT, section 3 (google-research/bert config)", 110e6,
+                              "110M (BERT paper; ALBERT Table 1: 108M)"),
+    "bert-large": PresetSource("Devlin et al. 2019, BERT, section 3", 340e6, "340M (BERT paper; ALBERT Table 1: 334M)"),
+    "albert-base": PresetSource(_ALBERT_PAPER, 12e6, "12M (ALBERT Table 1)"),
+    "albert-large": PresetSource(_ALBERT_PAPER, 18e6, "18M (ALBERT Table 1)"),
+    "albert-xlarge": PresetSource(_ALBERT_PAPER, 60e6, "60M (ALBERT Table 1)"),
+    "albert-xxlarge": PresetSource(_ALBERT_PAPER, 235e6, "235M (ALBERT Table 1)"),
+    "roberta-base": PresetSource("Liu et al. 2019, RoBERTa; FacebookAI/roberta-base config.json", 125e6,
+                                 "125M (RoBERTa model card)"),
+    "roberta-large": PresetSource("Liu et al. 2019, RoBERTa; FacebookAI/roberta-large config.json", 355e6,
+                                  "355M (RoBERTa model card)"),
+    "xlm-roberta-base": PresetSource("Conneau et al. 2020, XLM-R; FacebookAI/xlm-roberta-base config.json", 270e6,
+                                     "270M (XLM-R paper, Table 7; counted without part of the vocabulary)"),
+    "xlm-roberta-large": PresetSource("Conneau et al. 2020, XLM-R; FacebookAI/xlm-roberta-large config.json", 550e6,
+                                      "550M (XLM-R paper, Table 7)"),
+    "electra-small-discriminator": PresetSource("Clark et al. 2020, ELECTRA, Table 6 (google/electra-small-"
+                                                "discriminator config.json)", 14e6, "14M (ELECTRA Table 1)"),
+    "electra-base-discriminator": PresetSource("Clark et al. 2020, ELECTRA, Table 6 (google/electra-base-"
+                                               "discriminator config.json)", 110e6, "110M (ELECTRA Table 1)"),
+    "deberta-v3-xsmall": PresetSource("He et al. 2021, DeBERTaV3; microsoft/deberta-v3-xsmall config.json", 70e6,
+                                      "22M backbone + 48M embedding (model card)"),
+    "deberta-v3-base": PresetSource("He et al. 2021, DeBERTaV3; microsoft/deberta-v3-base config.json", 184e6,
+                                    "86M backbone + 98M embedding (model card)"),
+    "deberta-v3-large": PresetSource("He et al. 2021, DeBERTaV3; microsoft/deberta-v3-large config.json", 435e6,
+                                     "304M backbone + 131M embedding (model card)"),
+    "modernbert-base": PresetSource("Warner et al. 2024, ModernBERT, Table 4; answerdotai/ModernBERT-base "
+                                    "config.json", 149e6, "149M (model card)"),
+    "modernbert-large": PresetSource("Warner et al. 2024, ModernBERT, Table 4; answerdotai/ModernBERT-large "
+                                     "config.json", 395e6, "395M (model card)"),
+    **{f"ettin-encoder-{size}": PresetSource(
+        f"Weller et al. 2025, Ettin (ModernBERT's architecture); jhu-clsp/ettin-encoder-{size} config.json",
+        total, f"{size.upper()} (the model's name)")
+       for size, total in (("17m", 17e6), ("32m", 32e6), ("68m", 68e6), ("150m", 150e6), ("400m", 400e6),
+                           ("1b", 1e9))},
+    "mmbert-small": PresetSource("Marone et al. 2025, mmBERT (ModernBERT's architecture, Gemma 2's 256k "
+                                 "vocabulary); jhu-clsp/mmBERT-small config.json", 140e6, "140M (model card)"),
+    "mmbert-base": PresetSource("Marone et al. 2025, mmBERT; jhu-clsp/mmBERT-base config.json", 307e6,
+                                "307M (model card)"),
+    "eurobert-210m": PresetSource("Boizard et al. 2025, EuroBERT; the EuroBERT training library's size table "
+                                  "(210m)", 210e6, "210M (the model's name; without the MLM head)"),
+    "eurobert-610m": PresetSource("Boizard et al. 2025, EuroBERT; the training library's size table (610m)",
+                                  610e6, "610M (the model's name; without the MLM head)"),
+    "eurobert-2.1b": PresetSource("Boizard et al. 2025, EuroBERT; the training library's size table (2b)", 2.1e9,
+                                  "2.1B (the model's name; without the MLM head)"),
+    "nomic-bert-2048": PresetSource("Nussbaum et al. 2024, nomic-embed-text-v1 (nomic-ai/nomic-bert-2048 "
+                                    "config.json)", 137e6, "137M (model card)"),
+})
+
+
 def matching_preset(cfg: ModelConfig) -> str | None:
     """The name of the preset equal to ``cfg``, or None."""
-    return next((name for name, p in PRESETS.items() if p == cfg), None)
+    return next((name for name, p in ALL_PRESETS.items() if p == cfg), None)
 
 
 # The fields `ModelConfig.label` leaves out, in the order a name lists them (URL keys as names).
@@ -45,9 +204,9 @@ _UNLABELLED = (
 def preset(name: str) -> ModelConfig:
     """The preset called ``name``; ValueError naming the choices for any other name."""
     try:
-        return PRESETS[name]
+        return ALL_PRESETS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"preset must be one of {', '.join(PRESETS)}; got {short_repr(name)}") from None
+        raise ValueError(f"preset must be one of {', '.join(ALL_PRESETS)}; got {short_repr(name)}") from None
 
 
 def reference_config(cfg: ModelConfig) -> ModelConfig:

@@ -68,7 +68,7 @@ def local_attention_pairs(seq_len: Any, window: Any) -> Any:
     its half). Plain arithmetic (numpy columns too); a window of 0 gives the diagonal only (no local layer
     has it: `ModelConfig.local_layers` is 0 then)."""
     S, half = seq_len, window // 2
-    m = (S - 1) - (S - 1 - half) * (S - 1 > half)  # min(half, S - 1)
+    m = (S - 1) - (S - 1 - half) * (half < S - 1)  # min(half, S - 1)
     return S + 2 * m * S - m * (m + 1)
 
 

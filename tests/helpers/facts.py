@@ -60,6 +60,22 @@ HF_CLASS_NAMES = {
     ("bert", "model"): "BertModel",
     ("bert", "pretraining"): "BertForPreTraining",
     ("bert", "masked-lm"): "BertForMaskedLM",
+    # the encoders since BERT (transformers 5.24's class names, from its documentation)
+    ("roberta", "model"): "RobertaModel",
+    ("roberta", "masked-lm"): "RobertaForMaskedLM",
+    ("xlm-roberta", "model"): "XLMRobertaModel",
+    ("xlm-roberta", "masked-lm"): "XLMRobertaForMaskedLM",
+    ("electra", "model"): "ElectraModel",
+    ("electra", "masked-lm"): "ElectraForMaskedLM",
+    ("electra", "discriminator"): "ElectraForPreTraining",
+    ("deberta-v2", "model"): "DebertaV2Model",
+    ("deberta-v2", "masked-lm"): "DebertaV2ForMaskedLM",
+    ("modernbert", "model"): "ModernBertModel",
+    ("modernbert", "masked-lm"): "ModernBertForMaskedLM",
+    ("eurobert", "model"): "EuroBertModel",
+    ("eurobert", "masked-lm"): "EuroBertForMaskedLM",
+    ("nomic_bert", "model"): "NomicBertModel",
+    ("nomic_bert", "masked-lm"): "NomicBertForMaskedLM",
 }
 
 # The published transformers config.json of ALBERT v1 / v2 base, large, xlarge and xxlarge (architectures
