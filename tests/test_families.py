@@ -198,3 +198,52 @@ def test_roberta_sequence_limit_names_the_offset() -> None:
     assert count_flops(cfg, 1, 512).forward > 0
     with pytest.raises(ValueError, match="must not exceed 512 .*offset 2"):
         count_flops(cfg, 1, 513)
+
+
+# ----------------------------------------------------------------------------- ALBERTize: library and CLI
+def test_albertize_applies_the_two_ideas_to_any_family() -> None:
+    from albert_core.configuration.coerce import albertize
+
+    base = ENCODER_PRESETS["mmbert-base"]
+    twin = albertize(base)
+    assert (twin.embedding_size, twin.sharing, twin.family) == (128, "all", "modernbert")
+    assert twin.replace(embedding_size=768, sharing="none") == base  # nothing else changed
+    # the issue's figure: mmBERT-base from about 307M to about 143M with E = 128 alone
+    assert round(count_params(albertize(base, sharing=None)).total / 1e6) == 143
+    bert = albertize(ENCODER_PRESETS["roberta-base"].replace(family="roberta"), embedding_size=None)
+    assert bert.embedding_size == 768 and bert.sharing == "all"
+    from albert_core import PRESETS
+
+    assert albertize(PRESETS["bert-base"]).family == "albert"
+
+
+def test_cli_params_of_a_modernbert_config_json_beside_its_twin(tmp_path, capsys) -> None:
+    """The issue's command: a ModernBERT config.json (as transformers writes it) ALBERTized on the command line."""
+    import json
+
+    from albert_core.cli.main import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config_to_hf(ENCODER_PRESETS["modernbert-base"])))
+    assert main(["params", "--hf-config", str(path), "--embedding-size", "128", "--sharing", "all", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    twin = ENCODER_PRESETS["modernbert-base"].replace(embedding_size=128, sharing="all")
+    assert data["total"] == count_params(twin).total
+    rows = {r["measure"]: r for r in data["albertized_from"]["rows"]}
+    assert rows["parameters"]["original"] == count_params(ENCODER_PRESETS["modernbert-base"]).total
+    assert rows["parameters"]["albertized"] == count_params(twin).total
+    assert rows["forward FLOPs per sequence"]["original"] == count_flops(ENCODER_PRESETS["modernbert-base"], 1, 128).forward
+    assert data["albertized_from"]["export_problem"].startswith("transformers' ModernBertModel has no setting")
+    assert main(["params", "--hf-config", str(path)]) == 0
+    assert "beside its ALBERTized twin" not in capsys.readouterr().out  # no override: no comparison
+
+
+def test_cli_albertize_text(capsys) -> None:
+    from albert_core.cli.main import main
+
+    assert main(["albertize", "--preset", "eurobert-210m", "--seq-len", "512"]) == 0
+    out = capsys.readouterr().out
+    assert "Sharing saves parameters, never compute: the twin still runs all 12 layers" in out
+    assert "largest batch on 80 GB" in out
+    assert main(["albertize", "--preset", "eurobert-210m", "--sharing", "none"]) == 0
+    assert "never compute" not in capsys.readouterr().out

@@ -10,15 +10,15 @@ from typing import Any, NoReturn
 
 from albert_core.configuration.coerce import coerce
 from albert_core.configuration.config import (
-    ACTIVATIONS,
+    ENCODER_ACTIVATIONS,
+    ENCODER_HEADS,
     FAMILIES,
     HEAD_LABELS,
-    HEADS,
     SHARING_MODES,
     ModelConfig,
 )
 from albert_core.configuration.hf_config import config_from_hf
-from albert_core.configuration.presets import PRESETS, preset
+from albert_core.configuration.presets import ALL_PRESETS, preset
 from albert_core.configuration.workload import Workload, check_seq_len
 
 # CLI option -> ModelConfig field, for the numeric overrides.
@@ -66,14 +66,22 @@ def fraction(text: str) -> float:
 
 
 # ----------------------------------------------------------------------------- model from arguments
-def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
-    """The base (preset, transformers config or ``default``, else ALBERT-base) with the overrides applied."""
+def base_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
+    """The config before the overrides: a transformers config, a preset, ``default``, else ALBERT-base."""
     if args.hf_config is not None:
-        base = config_from_hf(args.hf_config, head=args.head)
-    elif default is not None and args.preset is None:
-        base = default
-    else:
-        base = preset(args.preset or "albert-base")
+        return config_from_hf(args.hf_config, head=args.head)
+    if default is not None and args.preset is None:
+        return default
+    return preset(args.preset or "albert-base")
+
+
+# The overrides that apply ALBERT's two ideas: with one of them, a report shows the original beside the twin.
+ALBERT_AXES = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num")
+
+
+def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
+    """The base (`base_from_args`) with the overrides applied."""
+    base = base_from_args(args, default)
     changes: dict[str, Any] = {
         field: getattr(args, opt) for opt, field in INT_OPTIONS.items() if getattr(args, opt) is not None
     }
@@ -119,14 +127,14 @@ def model_options() -> Parser:
     model = Parser(add_help=False)
     src = model.add_argument_group("model (a preset or a transformers config.json, then overrides)")
     pick = src.add_mutually_exclusive_group()
-    pick.add_argument("--preset", metavar="NAME", help=f"one of {', '.join(PRESETS)} (default albert-base)")
+    pick.add_argument("--preset", metavar="NAME", help=f"one of {', '.join(ALL_PRESETS)} (default albert-base)")
     pick.add_argument("--hf-config", metavar="PATH", help="a transformers config.json (or its folder)")
     src.add_argument("--family", choices=FAMILIES)
     for opt, field in INT_OPTIONS.items():
         src.add_argument(f"--{opt.replace('_', '-')}", type=whole, metavar="N", help=field)
     src.add_argument("--sharing", choices=SHARING_MODES)
-    src.add_argument("--head", choices=HEADS)
-    src.add_argument("--act", choices=ACTIVATIONS, help="hidden activation")
+    src.add_argument("--head", choices=ENCODER_HEADS)
+    src.add_argument("--act", choices=ENCODER_ACTIVATIONS, help="hidden activation")
     src.add_argument("--untied", action="store_true", help="untie the MLM decoder from the word embeddings")
     model.add_argument("--json", action="store_true", help="machine-readable output")
     return model

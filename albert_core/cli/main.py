@@ -1,10 +1,12 @@
-"""Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | export-hf` (and the
-commands of `COMMAND_MODULES`: train, time, audit, doctor).
+"""Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | albertize |
+export-hf` (and the commands of `COMMAND_MODULES`: train, time, audit, doctor).
 
 A model is a `--preset` or a transformers `--hf-config` file plus overrides, turned into a config by
 `albert_core.configuration.coerce` (the same rule as the app's sidebar and URL). Output is a readable table by
 default and JSON with `--json`. Bad input exits with code 2 and one line on stderr naming the problem
-(never a traceback). This module imports neither torch nor transformers.
+(never a traceback). When the overrides apply ALBERT's ideas (--embedding-size, --sharing, --groups, --inner-groups)
+to a preset or config.json, params, flops and memory also show the original beside its twin (`albertize` shows
+only that comparison). This module imports neither torch nor transformers.
 
 Adding a command from another module: list the module in `COMMAND_MODULES`; it defines
 `add_commands(sub, model)`, where ``sub`` is the subparsers object and ``model`` the parent parser of
@@ -25,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from albert_core.cli.args import (
+    ALBERT_AXES,
+    INT_OPTIONS,
     Parser,
+    base_from_args,
     config_from_args,
     fraction,
     model_options,
@@ -36,8 +41,8 @@ from albert_core.cli.args import (
 )
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.hf_config import config_to_hf
-from albert_core.configuration.presets import PRESETS
-from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS
+from albert_core.configuration.presets import ALL_PRESETS, PRESET_SOURCES, config_name
+from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, Workload
 from albert_core.counting.memory import PRECISIONS
 from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct
 
@@ -144,19 +149,89 @@ def _presets_report() -> tuple[dict[str, Any], str]:
 
     data: dict[str, Any] = {}
     rows = []
-    for name, cfg in PRESETS.items():
-        total = int(count_params(cfg).total)
-        data[name] = {**cfg.to_dict(), "params": total}
+    for name, cfg in ALL_PRESETS.items():
+        bd = count_params(cfg)
+        total = int(bd.total)
+        source = PRESET_SOURCES[name]
+        data[name] = {**cfg.to_dict(), "params": total, "source": source.source,
+                      "published": source.published_as}
         rows.append(
             (name, cfg.family, fmt_count(cfg.vocab_size), cfg.embedding_size, cfg.hidden_size, cfg.num_layers,
-             cfg.num_heads, cfg.intermediate_size, cfg.sharing, fmt_count(total), fmt_params(total))
+             cfg.num_heads, cfg.intermediate_size, cfg.sharing, fmt_count(total), fmt_params(total),
+             fmt_pct(bd.group_totals()["embeddings"] / total), source.published_as)
         )
     text = table(
-        ("preset", "family", "V", "E", "H", "L", "heads", "I", "sharing", "params", ""),
+        ("preset", "family", "V", "E", "H", "L", "heads", "I", "sharing", "params", "", "embeddings", "published"),
         rows,
-        (False, False, True, True, True, True, True, True, False, True, True),
+        (False, False, True, True, True, True, True, True, False, True, True, True, False),
     )
-    return data, f"{text}\n\nparams: encoder + pooler (transformers' XModel)"
+    return data, (f"{text}\n\nparams: the bare encoder (transformers' XModel: with BERT's pooler where the family "
+                  "has one; ELECTRA's with its discriminator head); sources: --json")
+
+
+def _albertized(args: argparse.Namespace) -> tuple[ModelConfig, ModelConfig] | None:
+    """(original, twin) when the overrides apply ALBERT's ideas to the base and change it, else None."""
+    given = {INT_OPTIONS.get(opt, opt) for opt in ("embedding_size", "sharing", "groups", "inner_groups")
+             if getattr(args, opt, None) is not None}
+    if not given & set(ALBERT_AXES):
+        return None
+    base, cfg = base_from_args(args), config_from_args(args)
+    return None if base == cfg else (base, cfg)
+
+
+def _comparison(original: ModelConfig, twin: ModelConfig, wl: Workload) -> tuple[dict[str, Any], str]:
+    from albert_core.configuration.hf_config import hf_class_mismatch
+    from albert_core.format import fmt_bytes as fb
+    from albert_core.hardware.albertized import compare_albertized
+
+    pair = compare_albertized(original, twin, wl)
+    shown = {"params": fmt_params, "FLOPs": fmt_flops, "bytes": fb, "sequences": fmt_count,
+             "seconds": lambda x: f"{x * 1e3:.1f} ms"}
+    rows = [(r.measure, shown[r.unit](r.original), shown[r.unit](r.twin),
+             fmt_pct(r.ratio - 1, signed=True) if r.original else "", r.kind) for r in pair.rows]
+    text = table(("", config_name(original), "ALBERTized", "change", ""), rows, (False, True, True, True, False))
+    export = hf_class_mismatch(twin)
+    notes = [*pair.sentences(), f"Workload: batch {wl.batch}, sequence {wl.seq_len}, {wl.dtype} ({wl.precision}), "
+             f"{wl.optimizer}{', gradient checkpointing' if wl.checkpointing else ''}."]
+    if export:
+        notes.append(f"Export: {export}")
+    data = {"original": {"name": config_name(original), **original.to_dict()},
+            "albertized": {"name": config_name(twin), **twin.to_dict()},
+            "rows": [{"measure": r.measure, "unit": r.unit, "original": r.original, "albertized": r.twin,
+                      "kind": r.kind} for r in pair.rows],
+            "transformers_class": None if export else True, "export_problem": export}
+    return data, f"{config_name(original)} beside its ALBERTized twin ({twin.label})\n\n{text}\n\n" + "\n".join(notes)
+
+
+def _comparison_workload(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
+    """The command's workload where it has one, else 8 sequences of 128 tokens (or fewer if the model is shorter)."""
+    if hasattr(args, "batch"):
+        return Workload(batch=args.batch, seq_len=args.seq_len, dtype=getattr(args, "dtype", "fp32"),
+                        optimizer=getattr(args, "optimizer", "adamw"), precision=getattr(args, "precision", "pure"),
+                        checkpointing=bool(getattr(args, "checkpointing", False) or getattr(args, "recompute", False)))
+    return Workload(seq_len=min(128, cfg.max_seq_len))
+
+
+def _with_original(report: Any) -> Any:
+    """A report command that also shows the original beside its twin when the overrides ALBERTize it."""
+    def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+        data, text = report(args)
+        pair = _albertized(args)
+        if pair is None:
+            return data, text
+        extra, more = _comparison(*pair, _comparison_workload(args, pair[0]))
+        return {**data, "albertized_from": extra}, f"{text}\n\n{more}"
+    return run
+
+
+def _albertize_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from albert_core.configuration.coerce import albertize
+
+    base = base_from_args(args)
+    # E = 128 and all layers shared, unless the options say otherwise (an option given is kept as given)
+    twin = albertize(config_from_args(args), embedding_size=None if args.embedding_size is not None else 128,
+                     sharing=None if args.sharing is not None else "all")
+    return _comparison(base, twin, _comparison_workload(args, base))
 
 
 # ----------------------------------------------------------------------------- parser
@@ -169,7 +244,8 @@ def build_parser() -> Parser:
 
     parser = Parser(
         prog=os.path.basename(sys.argv[0]) if sys.argv[0].endswith("albert-explorer") else "python -m albert_core",
-        description="Exact parameter, FLOP and memory accounting of BERT and ALBERT encoders.",
+        description="Exact parameter, FLOP and memory accounting of BERT-style encoders (BERT, ALBERT, RoBERTa, "
+                    "XLM-R, ELECTRA, DeBERTa-v3, ModernBERT, EuroBERT, NomicBERT) and their ALBERTized twins.",
         epilog="Bad input exits with code 2 and one line naming the problem.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
@@ -178,7 +254,7 @@ def build_parser() -> Parser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=lambda args: _presets_report())
     p = sub.add_parser("params", parents=[model], help="exact parameter count per component")
-    p.set_defaults(run=lambda args: _params_report(config_from_args(args)))
+    p.set_defaults(run=_with_original(lambda args: _params_report(config_from_args(args))))
 
     p = sub.add_parser("flops", parents=[model], help="forward and training FLOPs per component")
     shape(p, 1)
@@ -188,7 +264,7 @@ def build_parser() -> Parser:
                    help="share of tokens the MLM head runs on (default 1: all, as transformers)")
     p.add_argument("--recompute", "--checkpointing", dest="recompute", action="store_true",
                    help="gradient checkpointing: the backward recomputes every encoder layer's forward")
-    p.set_defaults(run=lambda args: _flops_report(config_from_args(args), args))
+    p.set_defaults(run=_with_original(lambda args: _flops_report(config_from_args(args), args)))
 
     p = sub.add_parser("memory", parents=[model], help="bytes for weights, gradients, optimizer, activations")
     shape(p, 8)
@@ -201,7 +277,17 @@ def build_parser() -> Parser:
                    help="gradient checkpointing of every encoder layer (activations: the layers' inputs "
                         "plus one recomputed layer)")
     p.add_argument("--inference", action="store_true", help="no gradients, optimizer or saved activations")
-    p.set_defaults(run=lambda args: _memory_report(config_from_args(args), args))
+    p.set_defaults(run=_with_original(lambda args: _memory_report(config_from_args(args), args)))
+
+    p = sub.add_parser("albertize", parents=[model],
+                       help="the model beside its ALBERTized twin (E = 128 and all layers shared unless "
+                            "--embedding-size / --sharing / --groups / --inner-groups say otherwise)")
+    shape(p, 8)
+    p.add_argument("--dtype", choices=tuple(DTYPE_BYTES), default="fp32")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    p.add_argument("--precision", choices=PRECISIONS, default="pure")
+    p.add_argument("--checkpointing", action="store_true", help="gradient checkpointing of every encoder layer")
+    p.set_defaults(run=_albertize_command)
 
     p = sub.add_parser("export-hf", parents=[model], help="the transformers config.json of the model")
     p.add_argument("--output", "-o", metavar="PATH", help="write to this file instead of printing")

@@ -135,6 +135,29 @@ def coerce(
     return Coerced(ModelConfig(**out), reset)
 
 
+def albertize(
+    cfg: ModelConfig,
+    embedding_size: int | None = ALBERT_EMBEDDING,
+    sharing: str | None = "all",
+    num_hidden_groups: int | None = None,
+    inner_group_num: int | None = None,
+) -> ModelConfig:
+    """``cfg`` with ALBERT's two ideas, by the coerce rule: a factorized embedding of size ``embedding_size``
+    and/or cross-layer ``sharing`` (G groups, K inner blocks); None leaves a field as it is. Any family takes
+    them (the result of a family other than ALBERT has no transformers class: `hf_class_mismatch`); a BERT
+    becomes an ALBERT of its size, as the paper builds it."""
+    changes: dict[str, Any] = {
+        name: value for name, value in (("embedding_size", embedding_size), ("sharing", sharing),
+                                        ("num_hidden_groups", num_hidden_groups),
+                                        ("inner_group_num", inner_group_num)) if value is not None
+    }
+    if cfg.family == "bert":
+        changes["family"] = "albert"
+    if changes.get("sharing") == "none" and "num_hidden_groups" not in changes:
+        changes["num_hidden_groups"] = 1
+    return coerce(changes, cfg).config
+
+
 def switch_family(cfg: ModelConfig, family: str) -> ModelConfig:
     """``cfg`` as the other family, by the rule (BERT twin, or a BERT's ALBERT counterpart)."""
     return coerce({"family": family}, cfg).config

@@ -1,0 +1,95 @@
+"""An encoder beside its ALBERTized twin: the same model with ALBERT's factorized embedding and/or cross-layer
+sharing (`albert_core.configuration.coerce.albertize`), compared on every cost the explorer counts: parameters
+(exact), FLOPs (exact), training memory (exact but for the activations, an estimate), the largest batch per
+device size (from that estimate) and the step time on the hardware profiles (an estimate)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.workload import Workload
+from albert_core.counting.flops import count_flops
+from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
+from albert_core.counting.params import count_params
+from albert_core.format import fmt_flops, fmt_params, fmt_pct
+from albert_core.hardware.time_model import estimate_time
+
+TIME_PROFILES = ("a100", "h100")  # datasheet profiles the comparison times the step on
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One cost of the original and of the twin; ``kind``: "exact" or "estimate"."""
+
+    measure: str
+    unit: str  # "params", "FLOPs", "bytes", "sequences", "seconds"
+    original: float
+    twin: float
+    kind: str
+
+    @property
+    def ratio(self) -> float:
+        """twin / original (nan when the original is 0)."""
+        return self.twin / self.original if self.original else float("nan")
+
+
+@dataclass(frozen=True)
+class AlbertizedPair:
+    original: ModelConfig
+    twin: ModelConfig
+    workload: Workload
+    rows: tuple[PairRow, ...]
+
+    def row(self, measure: str) -> PairRow:
+        return next(r for r in self.rows if r.measure == measure)
+
+    def sentences(self) -> list[str]:
+        """What the twin changes, in the config's own numbers; sharing saves parameters, never compute."""
+        p, f = self.row("parameters"), self.row("forward FLOPs per sequence")
+        out = [f"Parameters: {fmt_params(p.original)} -> {fmt_params(p.twin)} ({fmt_pct(p.ratio - 1, signed=True)})."]
+        if self.twin.sharing != "none":
+            same = " (the same)." if f.twin == f.original else \
+                f" ({fmt_pct(f.ratio - 1, signed=True)}, from the factorized embedding and head, not the sharing)."
+            out.append(f"Sharing saves parameters, never compute: the twin still runs all {self.twin.executed_layers} "
+                       f"layers, so its forward pass costs {fmt_flops(f.twin)} per sequence against "
+                       f"{fmt_flops(f.original)}{same}")
+        elif f.twin != f.original:
+            out.append(f"Forward FLOPs per sequence: {fmt_flops(f.original)} -> {fmt_flops(f.twin)} "
+                       f"({fmt_pct(f.ratio - 1, signed=True)}: the E->H projection and an E-wide MLM head).")
+        return out
+
+
+def compare_albertized(original: ModelConfig, twin: ModelConfig, workload: Workload,
+                       profiles: tuple[str, ...] = TIME_PROFILES) -> AlbertizedPair:
+    """Every cost of ``original`` and ``twin`` at ``workload`` (training memory at its dtype, precision and
+    checkpointing; FLOPs per sequence and per training step)."""
+    for name, cfg in (("original", original), ("twin", twin)):
+        if not isinstance(cfg, ModelConfig):
+            raise ValueError(f"{name} must be a ModelConfig, got {type(cfg).__name__}")
+    wl = workload
+    rows: list[PairRow] = []
+
+    def add(measure: str, unit: str, a: float, b: float, kind: str = "exact") -> None:
+        rows.append(PairRow(measure, unit, a, b, kind))
+
+    pa, pb = count_params(original), count_params(twin)
+    add("parameters", "params", pa.total, pb.total)
+    add("embedding parameters", "params", pa.group_totals()["embeddings"], pb.group_totals()["embeddings"])
+    fa = count_flops(original, 1, wl.seq_len, recompute=wl.checkpointing)
+    fb = count_flops(twin, 1, wl.seq_len, recompute=wl.checkpointing)
+    add("forward FLOPs per sequence", "FLOPs", fa.forward, fb.forward)
+    add("training FLOPs per step", "FLOPs", fa.training * wl.batch, fb.training * wl.batch)
+    memory = [estimate_memory(c, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, precision=wl.precision,
+                              checkpointing=wl.checkpointing) for c in (original, twin)]
+    add("weights + gradients + optimizer", "bytes", *(m.weights + m.gradients + m.optimizer for m in memory))
+    add("training memory (activations estimated)", "bytes", *(m.total for m in memory), "estimate")
+    sizes = [gb * 1e9 for gb in DEVICE_MEMORY_GB]
+    fits = [largest_batches(c, wl.seq_len, sizes, wl.dtype, wl.optimizer, wl.precision, wl.checkpointing)
+            for c in (original, twin)]
+    for gb, a, b in zip(DEVICE_MEMORY_GB, *fits, strict=True):
+        add(f"largest batch on {gb} GB", "sequences", a[0], b[0], "estimate")
+    for hw in profiles:
+        ta, tb = (estimate_time(c, wl, hw) for c in (original, twin))
+        add(f"training step on {ta.hardware.label}", "seconds", ta.training_s, tb.training_s, "estimate")
+    return AlbertizedPair(original, twin, wl, tuple(rows))
