@@ -121,3 +121,41 @@ def test_cli(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["doctor", str(tmp_path / "missing.json")])
     assert exc.value.code == 2 and "config path must be a config.json file" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- the encoders after BERT
+def _family_json(name: str, **extra):
+    from albert_core.configuration.hf_config import config_to_hf
+    from albert_core.configuration.presets import ENCODER_PRESETS
+
+    return config_to_hf(ENCODER_PRESETS[name].replace(head="masked-lm")) | extra
+
+
+def test_modernbert_traps_with_their_numbers():
+    found = {f.code: f for f in diagnose(_family_json("modernbert-base", sliding_window=128,
+                                                      position_embedding_type="absolute"), 1024).findings}
+    assert {"intermediate-size-meaning", "local-window", "sliding-window-mismatch", "absolute-without-table"} <= set(found)
+    assert "ffn-not-4h" not in found  # a GLU's I is not a dense FFN's
+    # the GLU's three matrices: 3 x 768 x 1152 per layer = 2,654,208
+    assert "2.65M" in found["intermediate-size-meaning"].number
+    assert "sliding_window is half of it, 64" in found["local-window"].what
+    assert "14 of 22 layers are local" in found["local-window"].what  # layers 0, 3, ..., 21 are global: 8
+    assert found["sliding-window-mismatch"].severity == "warning"
+    assert "local_attention = 256" in found["sliding-window-mismatch"].fix
+    assert "8,192 x 768" in found["absolute-without-table"].number
+
+
+def test_eurobert_untied_and_grouped_query_numbers():
+    found = {f.code: f for f in diagnose(_family_json("eurobert-610m")).findings}
+    assert "128,256 x 1152" in found["untied-decoder"].what
+    assert "(-147.75M)" in found["untied-decoder"].effect  # 128,256 x 1,152 = 147,750,912, no decoder bias
+    # K and V at 6 x 64 = 384 instead of 1,152: 2 x 1,152 x 768 x 26 layers = 46,006,272 fewer weights
+    assert "(-46.01M)" in found["grouped-query"].effect
+
+
+def test_sizes_off_the_hardware_multiples_and_embedding_share():
+    found = {f.code: f for f in diagnose(_family_json("xlm-roberta-base", intermediate_size=3070)).findings}
+    assert "250,002 = 3906 x 64 + 18" in found["vocab-not-multiple"].number
+    assert found["ffn-not-multiple"].fix == "intermediate_size = 3,072"
+    share = found["embedding-share"]
+    assert "69%" in share.what  # 250,002 x 768 + 514 x 768 + 768 + 2 x 768 of 278M

@@ -1,4 +1,7 @@
-"""Config doctor: ALBERT's known traps in a transformers ``config.json``, each with its numbers for that config.
+"""Config doctor: the known traps of a transformers ``config.json`` (ALBERT's, and those of the encoders since: the
+three meanings of intermediate_size, ModernBERT's local_attention against transformers' sliding_window, an
+"absolute" position type where there is no table, untied decoders, grouped-query attention, sizes off the
+hardware's multiples), each with its numbers for that config.
 
 `diagnose` reads the JSON object of a config (`albert_core.configuration.hf_config.parse_config_json` for raw
 bytes: only `json.loads`, nothing evaluated) with the same parser as the sidebar upload (`config_from_hf`), and
@@ -17,21 +20,23 @@ from pathlib import Path
 from typing import Any
 
 from albert_core.checks import check_whole_number, short_repr
-from albert_core.configuration.coerce import bert_twin, fit_heads
-from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.coerce import albertize, bert_twin, fit_heads
+from albert_core.configuration.config import PAPER_FAMILIES, ModelConfig
 from albert_core.configuration.hf_config import _HF_DEFAULTS, _hf_dict, config_from_hf, parse_config_json
 from albert_core.configuration.presets import config_name
-from albert_core.counting.flops import count_flops
-from albert_core.counting.memory import estimate_memory
+from albert_core.counting.flops import count_flops, dense_masked_excess
+from albert_core.counting.memory import DEFAULT_DROPOUT, estimate_memory
 from albert_core.counting.params import count_params
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_ratio
 
 SEVERITIES = ("error", "warning", "info")
 V1_DROPOUT = 0.1  # ALBERT v1 base/large/xlarge (xxlarge and every v2 config: 0)
 DROPOUT_KEYS = ("hidden_dropout_prob", "attention_probs_dropout_prob")
-DEFAULT_DROPOUT = {"albert": 0.0, "bert": 0.1}  # transformers' AlbertConfig / BertConfig defaults
 DOCTOR_BATCH = 8  # the batch memory effects are computed at (the Explorer's default)
 LARGE_TABLE_BYTES = 10**9  # a V x H fp32 table from 1 GB is a memory peak worth a warning
+VOCAB_MULTIPLE = 64  # tensor-core friendly vocabulary (the decoder's output dimension); Karpathy's 50,257 -> 50,304
+FFN_MULTIPLE = 8  # matmul dimensions that are multiples of 8 keep fp16/bf16 tensor cores busy
+EMBEDDING_SHARE = 0.3  # from this share of parameters in the embeddings, factorizing them is worth a look
 
 
 @dataclass(frozen=True)
@@ -302,7 +307,7 @@ def _sanity_findings(
 ) -> list[Finding]:
     out: list[Finding] = []
     H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741 (paper notation)
-    if I != 4 * H:
+    if I != 4 * H and cfg.ffn_kind == "dense":
         fixed = cfg.replace(intermediate_size=4 * H)
         out.append(
             Finding(
@@ -334,6 +339,137 @@ def _sanity_findings(
                 "max_position_embeddings",
             )
         )
+    return out
+
+
+def _ffn_meaning(cfg: ModelConfig, data: Mapping[str, Any]) -> Finding | None:
+    if cfg.ffn_kind != "glu":
+        return None
+    H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741 (paper notation)
+    per_block = 3 * H * I
+    layout = {"modernbert": f"Wi = Linear({H:,}, 2 x {I:,}) (input and gate fused) and Wo = Linear({I:,}, {H:,})",
+              "eurobert": f"gate_proj and up_proj = Linear({H:,}, {I:,}) each and down_proj = Linear({I:,}, {H:,})",
+              "nomic_bert": f"gate_proj and up_proj = Linear({H:,}, {I:,}) each and down_proj = Linear({I:,}, {H:,})"}
+    dense = cfg.replace(ffn_kind="dense")
+    return Finding(
+        "intermediate-size-meaning", "info",
+        f"intermediate_size I = {I:,} is the width of each of a gated FFN's three matrices here: "
+        f"{layout.get(cfg.family, 'gate, up and down of I each')}; in BERT and ALBERT it is one up projection of I, "
+        "so the same number means 1.5x the FFN parameters (a GLU at 8H/3 holds what a dense FFN at 4H holds)",
+        "parameters", f"FFN per layer {fmt_params(per_block)} (a dense FFN with this I: {fmt_params(2 * H * I)})",
+        f"compare FFNs by parameters, not by intermediate_size; a dense FFN of the same size has I = {3 * I // 2:,}",
+        f"parameters with a dense FFN of this I: {_change(_params(cfg), _params(dense))}",
+        "intermediate_size" + (f", {cfg.family} (transformers' {data.get('model_type')} class)" if data else ""),
+    )
+
+
+def _scores(cfg: ModelConfig, seq_len: int) -> int:
+    return count_flops(cfg, 1, seq_len).by_name()["encoder.attention.scores"]
+
+
+def _local_window_findings(cfg: ModelConfig, data: Mapping[str, Any], seq_len: int) -> list[Finding]:
+    if not cfg.local_window:
+        return []
+    w, half = cfg.local_window, cfg.local_window // 2
+    local = cfg.local_layers
+    out = [Finding(
+        "local-window", "info",
+        f"local_attention = {w} is the whole window: each token attends to {half} tokens on each side (transformers' "
+        f"sliding_window is half of it, {half}); {local} of {cfg.num_layers} layers are local (a global one every "
+        f"{cfg.global_every})",
+        "FLOPs", f"attention scores at {seq_len} tokens: {fmt_flops(_scores(cfg, seq_len))} counted at the window; an "
+        "implementation that scores every pair and masks (transformers' eager) spends "
+        f"{fmt_flops(dense_masked_excess(cfg, 1, seq_len))} more",
+        "nothing to fix; give a tool the whole window (local_attention), not sliding_window",
+        "the window matters only beyond its width: at most "
+        f"{w + 1} keys a query", "local_attention, global_attn_every_n_layers")]
+    sliding = data.get("sliding_window")
+    if sliding is not None and sliding != half:
+        twice = 2 * sliding if isinstance(sliding, int) else "twice the half-window"
+        out.append(Finding(
+            "sliding-window-mismatch", "warning",
+            f"sliding_window = {short_repr(sliding)} in this file is not half of local_attention = {w}: transformers "
+            f"derives its sliding_window ({half}) from local_attention, so this key is ignored; a window of "
+            f"{short_repr(sliding)} on each side would be local_attention = {twice}",
+            "FLOPs", f"window {w} (from local_attention)",
+            f"set local_attention = {twice} for a half-window of {short_repr(sliding)}, or drop sliding_window",
+            "the window transformers uses is stated above", "sliding_window, local_attention"))
+    return out
+
+
+def _encoder_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> list[Finding]:
+    """The traps of the encoders after BERT (and two that apply to any): see the module docstring."""
+    out: list[Finding] = []
+    meaning = _ffn_meaning(cfg, data)
+    if meaning:
+        out.append(meaning)
+    out += _local_window_findings(cfg, data, seq_len)
+    if cfg.position != "learned" and data.get("position_embedding_type") == "absolute":
+        out.append(Finding(
+            "absolute-without-table", "info",
+            f"position_embedding_type says 'absolute', but {cfg.family} has no position table ({cfg.position} "
+            "positions): the key is left over from BERT's config and ignored",
+            "parameters", f"position parameters 0 (a BERT-style table would hold {cfg.max_position_embeddings:,} x "
+            f"{cfg.embedding_size} = {fmt_params(cfg.max_position_embeddings * cfg.embedding_size)})",
+            "drop position_embedding_type", "nothing changes in the model", "position_embedding_type"))
+    if cfg.has_mlm_head and not cfg.tie_word_embeddings:
+        tied = cfg.replace(tie_word_embeddings=True)
+        out.append(Finding(
+            "untied-decoder", "info",
+            f"the MLM decoder is untied: it holds its own {cfg.vocab_size:,} x {cfg.embedding_size} matrix beside the "
+            "word embeddings (discarded when the encoder is fine-tuned without it)",
+            "parameters", f"decoder {fmt_params(cfg.vocab_size * cfg.embedding_size)} parameters",
+            "tie_word_embeddings = true (the decoder reads the word embeddings)",
+            f"parameters {_change(_params(cfg), _params(tied))}", "tie_word_embeddings"))
+    if cfg.num_kv_heads:
+        mha = cfg.replace(num_kv_heads=0)
+        out.append(Finding(
+            "grouped-query", "info",
+            f"{cfg.num_kv_heads} key/value heads for {cfg.num_heads} query heads: K and V are "
+            f"{cfg.kv_size:,} wide instead of {cfg.hidden_size:,} (an encoder keeps no KV cache, so the saving is "
+            "in weights and projection FLOPs only; the attention scores cost the same)",
+            "parameters", f"Q/K/V projection {fmt_params(cfg.hidden_size * (cfg.hidden_size + 2 * cfg.kv_size))} "
+            f"per layer", "nothing to fix",
+            f"against full multi-head attention: parameters {_change(_params(mha), _params(cfg))}; forward FLOPs "
+            f"{_change(_flops(mha, seq_len), _flops(cfg, seq_len), fmt_flops)}", "num_key_value_heads"))
+    if cfg.family in PAPER_FAMILIES:  # the size hints are for encoders being designed, not the paper's fixed sizes
+        return out
+    V = cfg.vocab_size
+    if V % VOCAB_MULTIPLE:
+        padded = -(-V // VOCAB_MULTIPLE) * VOCAB_MULTIPLE
+        out.append(Finding(
+            "vocab-not-multiple", "info",
+            f"vocab_size = {V:,} is not a multiple of {VOCAB_MULTIPLE}: the decoder's {V:,}-wide output and the "
+            "embedding gather run on tensor cores at full speed only on multiples of 64 (padded rows are never "
+            "predicted once their logits are masked)",
+            "FLOPs", f"{V:,} = {V // VOCAB_MULTIPLE} x {VOCAB_MULTIPLE} + {V % VOCAB_MULTIPLE}",
+            f"pad vocab_size to {padded:,}",
+            f"parameters {_change(_params(cfg), _params(cfg.replace(vocab_size=padded)))}",
+            "vocab_size"))
+    I = cfg.intermediate_size  # noqa: E741 (paper notation)
+    if I % FFN_MULTIPLE:
+        up = -(-I // FFN_MULTIPLE) * FFN_MULTIPLE
+        out.append(Finding(
+            "ffn-not-multiple", "info",
+            f"intermediate_size = {I:,} is not a multiple of {FFN_MULTIPLE}: fp16/bf16 matmuls pad or fall back "
+            "to slower kernels on such dimensions",
+            "FLOPs", f"{I:,} = {I // FFN_MULTIPLE} x {FFN_MULTIPLE} + {I % FFN_MULTIPLE}",
+            f"intermediate_size = {up:,}",
+            f"parameters {_change(_params(cfg), _params(cfg.replace(intermediate_size=up)))}",
+            "intermediate_size"))
+    total = _params(cfg)
+    share = count_params(cfg).group_totals()["embeddings"] / total
+    if share >= EMBEDDING_SHARE and cfg.embedding_size > 128:
+        twin = albertize(cfg, sharing=None)
+        out.append(Finding(
+            "embedding-share", "info",
+            f"the embeddings hold {share:.0%} of the parameters: ALBERT's factorization (a {V:,} x 128 table and "
+            f"a 128 x {cfg.hidden_size} projection) shrinks exactly that part; FLOPs stay within "
+            f"{abs(_flops(twin, seq_len) / _flops(cfg, seq_len) - 1):.1%}",
+            "parameters", f"embeddings {fmt_params(count_params(cfg).group_totals()['embeddings'])} of "
+            f"{fmt_params(total)}",
+            "embedding_size = 128 (ALBERTize: `albertize` on the command line, the Explorer's E)",
+            f"parameters {_change(total, _params(twin))}", "vocab_size, hidden_size"))
     return out
 
 
@@ -406,5 +542,6 @@ def diagnose(source: Mapping[str, Any] | bytes | str | Path, seq_len: int | None
     findings += _embedding_findings(data, cfg, counted)
     findings += _sanity_findings(data, cfg, used, explicit)
     findings += _cost_findings(data, cfg, counted)
+    findings += _encoder_findings(data, cfg, counted)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return Diagnosis(cfg, used, tuple(sorted(findings, key=lambda f: order[f.severity])))
