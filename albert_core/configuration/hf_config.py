@@ -50,7 +50,8 @@ def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:
         head=head,
         tie_word_embeddings=get("tie_word_embeddings"),
     )
-    kwargs.update(_FAMILY_READERS[model_type](get))
+    reader = _FAMILY_READERS[model_type]
+    kwargs.update(reader(get, data) if reader is _read_modernbert else reader(get))
     return ModelConfig(**kwargs)
 
 
@@ -125,7 +126,7 @@ def _rope(get: Any, layer: str | None = None) -> Any:
     return get(key)
 
 
-def _read_modernbert(get: Any) -> dict[str, Any]:
+def _read_modernbert(get: Any, data: Mapping[str, Any]) -> dict[str, Any]:
     if get("classifier_activation") != get("hidden_activation"):
         raise ValueError(f"classifier_activation must equal hidden_activation (one activation is modelled), got "
                          f"{short_repr(get('classifier_activation'))} and {short_repr(get('hidden_activation'))}")
@@ -135,8 +136,10 @@ def _read_modernbert(get: Any) -> dict[str, Any]:
         if not isinstance(types, list) or not isinstance(layers, int) or len(types) != layers:
             raise ValueError("layer_types must list one attention type per layer")
         full = [i for i, t in enumerate(types) if t == "full_attention"]
-        every = full[1] if len(full) > 1 else layers
-        if any((i % every == 0) != (t == "full_attention") for i, t in enumerate(types)) or full[:1] != [0]:
+        if "global_attn_every_n_layers" not in data:  # else the period as written (beyond L it means one global)
+            every = full[1] if len(full) > 1 else layers
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1 or \
+                any((i % every == 0) != (t == "full_attention") for i, t in enumerate(types)):
             raise ValueError("layer_types must be full attention every n layers from the first (ModernBERT's "
                              "global_attn_every_n_layers); other patterns are not modelled")
     local = get("local_attention")
@@ -144,9 +147,8 @@ def _read_modernbert(get: Any) -> dict[str, Any]:
         embedding_size=get("hidden_size"), type_vocab_size=0, hidden_act=get("hidden_activation"),
         layer_norm_eps=get("norm_eps"), sharing="none", ffn_kind="glu", position="rotary",
         norm_bias=get("norm_bias"), norm_placement="pre", first_layer_norm=False,
-        attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"), local_window=local,
-        global_every=min(every, layers) if isinstance(every, int) and isinstance(layers, int) and every > 0
-        else every,
+        attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"), local_window=local if every != 1 else 0,
+        global_every=every,
         pooler=False, head_bias=get("classifier_bias"), decoder_bias=get("decoder_bias"),
         rope_theta=_rope(get, "full_attention"), local_rope_theta=_rope(get, "sliding_attention"),
     )

@@ -149,12 +149,16 @@ def activation_bytes_terms(
     m = (1 if device == "cuda" else b) if dropout > 0 else 0  # p == 0: torch saves no mask
     stats = 4 if device == "cuda" else b  # LayerNorm mean and rstd per row (fp32 on CUDA)
 
-    def layer_norm(width: Any) -> Any:  # input plus mean and rstd
-        return N * width * b + 2 * N * stats
+    rms = c.norm == "rmsnorm"
+
+    def layer_norm(width: Any) -> Any:  # input plus mean and rstd; an RMSNorm module: input, rstd, normed input
+        return N * width * b * 2 + N * stats if rms else N * width * b + 2 * N * stats
 
     # Embeddings: token ids (word lookup), gathered token-type ids (S int64), LayerNorm, dropout
     # mask; ALBERT's projection saves its E-wide input.
-    emb = N * INDEX_BYTES + S * INDEX_BYTES + layer_norm(E) + N * E * m
+    emb = N * INDEX_BYTES + S * INDEX_BYTES + N * E * m
+    if c.embedding_norm:  # EuroBERT has none
+        emb += layer_norm(E)
     if factorized is not False:
         emb += N * E * b * factorized
 
@@ -176,10 +180,18 @@ def activation_bytes_terms(
         + N * H * m
         + ffn_drop
     )
+    if c.position == "relative":  # DeBERTa, measured on its eager model: per layer, the 2k-row position keys and
+        # queries repeated per sequence, the content->position and position->content scores the gathers keep,
+        # and the keys divided by their scale; once, the normed relative table
+        k2 = 2 * c.position_buckets
+        layer = layer + B * (2 * k2 * H + 2 * c.num_heads * S * k2 + S * H) * b
+        emb += k2 * H * b + 2 * k2 * stats
     # Checkpointing: each layer keeps only its input (one of the six B*S*H tensors above), and one
     # layer's tensors are saved again while the backward recomputes it.
     X = c.executed_layers
     enc = (X - 1) * N * H * b + layer if checkpointing else X * layer
+    if c.norm_placement == "pre":
+        enc = enc + layer_norm(H)  # the final norm after the last layer
 
     # Heads. The last hidden state is saved by the pooler (a view of it) or the MLM transform.
     heads = N * H * b
@@ -187,7 +199,8 @@ def activation_bytes_terms(
         heads += B * H * b  # tanh output
     if c.has_mlm_head:
         # transform: activation tensors, LayerNorm, decoder input; loss: log-softmax (B*S*V) + labels
-        heads += N * E_head * b * act + 2 * N * stats + N * E_head * b
+        if c.head_transform:  # EuroBERT's head is the decoder alone
+            heads += N * E_head * b * act + 2 * N * stats + N * E_head * b
         heads += N * V * b + N * INDEX_BYTES + b  # (+ the loss's scalar total weight)
     if c.has_order_head:
         heads += B * 2 * b + B * INDEX_BYTES + b  # order loss: log-softmax + labels
