@@ -1,7 +1,9 @@
-"""transformers <-> live model: import any ALBERT/BERT model (or a saved folder), export back.
+"""transformers <-> live model: import a model of any family (or a saved folder), export back.
 
-Every weight is copied through one explicit name map (ours -> transformers'), with an assert on every
-shape and a check that every transformers parameter is used exactly once. Folders are read with
+Families: ALBERT, BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa-v3, ModernBERT, EuroBERT, NomicBERT; heads: the bare model,
+ALBERT's / BERT's pre-training heads, the masked-LM heads, ELECTRA's discriminator. Every weight is copied through
+one explicit name map per family (ours -> transformers'), with an assert on every shape and a check that every
+transformers parameter is used exactly once. Folders are read with
 transformers' `from_pretrained(local_files_only=True, use_safetensors=True)`: no network, never pickle.
 """
 
@@ -14,8 +16,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from albert_core.configuration.config import ModelConfig
-from albert_core.configuration.hf_config import config_from_hf, config_to_hf
+from albert_core.configuration.config import FAMILIES, PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.hf_config import HF_CLASS_PREFIX, config_from_hf, config_to_hf
 from albert_core.format import fmt_bytes
 from albert_core.live import budget
 from albert_core.live.model import (
@@ -36,21 +38,36 @@ _CLASSES = {
     ("bert", "model"): "BertModel",
     ("bert", "pretraining"): "BertForPreTraining",
     ("bert", "masked-lm"): "BertForMaskedLM",
+    **{(family, head): HF_CLASS_PREFIX[family] + suffix
+       for family in FAMILIES if family not in PAPER_FAMILIES
+       for head, suffix in (("model", "Model"), ("masked-lm", "ForMaskedLM"))},
+    ("electra", "discriminator"): "ElectraForPreTraining",
 }
 _HEAD_OF_CLASS = {cls: key for key, cls in _CLASSES.items()}
+# the attribute of a head class that holds the base model
+_BASE_PREFIX = {"albert": "albert", "bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta",
+                "electra": "electra", "deberta-v2": "deberta", "modernbert": "model", "eurobert": "model",
+                "nomic_bert": "nomic_bert"}
 
 
 def _hf_class(family: str, head: str) -> type[nn.Module]:
     import transformers
 
-    return getattr(transformers, _CLASSES[family, head])
+    name = _CLASSES.get((family, head))
+    if name is None or not hasattr(transformers, name):
+        raise ValueError(f"transformers has no class for a {family} encoder with head {head!r} (classes: "
+                         f"{', '.join(c for (f, _), c in _CLASSES.items() if f == family)})")
+    return getattr(transformers, name)
 
 
 def _param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
     """(our parameter name, the transformers parameter names it is made of) for every parameter.
 
-    Only Q/K/V map to more than one name: they are concatenated along the output dimension.
+    Only Q/K/V (and a GLU's gate and up projections) map to more than one name: they are concatenated along the
+    output dimension.
     """
+    if cfg.family not in PAPER_FAMILIES:
+        return _family_param_map(cfg)
     albert = cfg.family == "albert"
     p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
     out: list[tuple[str, list[str]]] = []
@@ -107,6 +124,93 @@ def _param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
     return out
 
 
+def _family_param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
+    """`_param_map` of the families after BERT (transformers' classes hold no sharing and no factorization
+    beyond ELECTRA's and DeBERTa's projections: one layer a copy). Each of our modules maps to the transformers
+    module(s) it is made of; its weight and, where ours has one, its bias are copied."""
+    ours = {name for name, _ in EncoderModel(cfg).named_parameters()}  # meta device: shapes only
+    fam = cfg.family
+    p = "" if cfg.head == "model" else _BASE_PREFIX[fam] + "."
+    out: list[tuple[str, list[str]]] = []
+
+    def pair(mine: str, *theirs: str) -> None:
+        for w in ("weight", "bias"):
+            if f"{mine}.{w}" in ours:
+                out.append((f"{mine}.{w}", [f"{t}.{w}" for t in theirs]))
+
+    bert_like = fam in ("roberta", "xlm-roberta", "electra", "deberta-v2")
+    if bert_like or fam == "nomic_bert":
+        for name in ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm"):
+            pair(f"embeddings.{name}", f"{p}embeddings.{name}")
+    elif fam == "modernbert":
+        pair("embeddings.word_embeddings", f"{p}embeddings.tok_embeddings")
+        pair("embeddings.LayerNorm", f"{p}embeddings.norm")
+    else:  # eurobert
+        pair("embeddings.word_embeddings", f"{p}embed_tokens")
+    if fam == "electra":
+        pair("encoder.embedding_hidden_mapping_in", f"{p}embeddings_project")
+    if fam == "deberta-v2":
+        pair("encoder.embedding_hidden_mapping_in", f"{p}embeddings.embed_proj")
+        pair("embeddings.relative_embeddings", f"{p}encoder.rel_embeddings")
+        pair("embeddings.relative_LayerNorm", f"{p}encoder.LayerNorm")
+    for i in range(cfg.num_layers):
+        att, ffn = f"encoder.attention.{i}.0", f"encoder.ffn.{i}.0"
+        if bert_like:
+            src = f"{p}encoder.layer.{i}"
+            qkv = ("query_proj", "key_proj", "value_proj") if fam == "deberta-v2" else ("query", "key", "value")
+            pair(f"{att}.qkv", *(f"{src}.attention.self.{x}" for x in qkv))
+            pair(f"{att}.dense", f"{src}.attention.output.dense")
+            pair(f"{att}.LayerNorm", f"{src}.attention.output.LayerNorm")
+            pair(f"{ffn}.ffn", f"{src}.intermediate.dense")
+            pair(f"{ffn}.ffn_output", f"{src}.output.dense")
+            pair(f"{ffn}.LayerNorm", f"{src}.output.LayerNorm")
+        elif fam == "modernbert":
+            src = f"{p}layers.{i}"
+            pair(f"{att}.qkv", f"{src}.attn.Wqkv")
+            pair(f"{att}.dense", f"{src}.attn.Wo")
+            pair(f"{att}.LayerNorm", f"{src}.attn_norm")
+            pair(f"{ffn}.ffn", f"{src}.mlp.Wi")
+            pair(f"{ffn}.ffn_output", f"{src}.mlp.Wo")
+            pair(f"{ffn}.LayerNorm", f"{src}.mlp_norm")
+        else:  # eurobert, nomic_bert: Llama-style names
+            src = f"{p}layers.{i}"
+            pair(f"{att}.qkv", *(f"{src}.self_attn.{x}_proj" for x in "qkv"))
+            pair(f"{att}.dense", f"{src}.self_attn.o_proj")
+            pair(f"{ffn}.ffn", f"{src}.mlp.gate_proj", f"{src}.mlp.up_proj")
+            pair(f"{ffn}.ffn_output", f"{src}.mlp.down_proj")
+            if fam == "eurobert":
+                pair(f"{att}.LayerNorm", f"{src}.input_layernorm")
+                pair(f"{ffn}.LayerNorm", f"{src}.post_attention_layernorm")
+            else:
+                pair(f"{att}.LayerNorm", f"{src}.post_attention_layernorm")
+                pair(f"{ffn}.LayerNorm", f"{src}.post_mlp_layernorm")
+    pair("encoder.final_norm", {"modernbert": f"{p}final_norm", "eurobert": f"{p}norm"}.get(fam, "-"))
+    pair("pooler", f"{p}pooler.dense")
+    if cfg.has_mlm_head:
+        if fam in ("roberta", "xlm-roberta"):
+            dense, norm, bias, decoder = "lm_head.dense", "lm_head.layer_norm", "lm_head.bias", "lm_head.decoder"
+        elif fam == "electra":
+            dense, norm, bias, decoder = ("generator_predictions.dense", "generator_predictions.LayerNorm",
+                                          "generator_lm_head.bias", "generator_lm_head")
+        elif fam == "modernbert":
+            dense, norm, bias, decoder = "head.dense", "head.norm", "decoder.bias", "decoder"
+        elif fam == "eurobert":
+            dense, norm, bias, decoder = "-", "-", "lm_head.bias", "lm_head"
+        else:  # deberta-v2 (legacy head), nomic_bert
+            t = "cls.predictions.transform"
+            dense, norm = f"{t}.dense", f"{t}.LayerNorm" if fam == "deberta-v2" else f"{t}.layer_norm"
+            bias, decoder = "cls.predictions.bias", "cls.predictions.decoder"
+        pair("predictions.dense", dense)
+        pair("predictions.LayerNorm", norm)
+        if "predictions.bias" in ours:
+            out.append(("predictions.bias", [bias]))
+        pair("predictions.decoder", decoder)
+    if cfg.has_discriminator:
+        pair("discriminator.dense", "discriminator_predictions.dense")
+        pair("discriminator.prediction", "discriminator_predictions.dense_prediction")
+    return out
+
+
 def _unique_params(model: nn.Module) -> dict[int, str]:
     """id of each distinct parameter -> its first name (tied weights once)."""
     return {id(p): name for name, p in model.named_parameters()}
@@ -126,11 +230,12 @@ def _check_all_used(hf_model: nn.Module, used: Iterable[nn.Parameter]) -> None:
 
 # ----------------------------------------------------------------------------- import
 def from_hf(source: Any, *, dtype: torch.dtype = torch.float32) -> EncoderModel:
-    """Our model with every weight of ``source`` copied: a transformers AlbertModel /
-    AlbertForPreTraining / AlbertForMaskedLM / BertModel / BertForPreTraining / BertForMaskedLM
-    instance, or a folder saved with ``save_pretrained`` (safetensors only, memory budget checked
-    before loading). Library use: the result's inputs are not limited, as for a model one already
-    holds; the app loads user folders with `load_pretrained_folder`, which confines and limits."""
+    """Our model with every weight of ``source`` copied: a transformers model of any family and head of `_CLASSES`
+    (AlbertModel / AlbertForPreTraining / AlbertForMaskedLM, BertModel / ..., RobertaModel / RobertaForMaskedLM,
+    XLMRoberta..., ElectraModel / ElectraForMaskedLM / ElectraForPreTraining, DebertaV2Model / ...ForMaskedLM,
+    ModernBert..., EuroBert..., NomicBert...) instance, or a folder saved with ``save_pretrained`` (safetensors
+    only, memory budget checked before loading). Library use: the result's inputs are not limited, as for a
+    model one already holds; the app loads user folders with `load_pretrained_folder`, which confines and limits."""
     if isinstance(source, (str, Path)):
         model = load_pretrained_folder(source, allowed_roots=None)
         model.guard = None
@@ -141,9 +246,12 @@ def from_hf(source: Any, *, dtype: torch.dtype = torch.float32) -> EncoderModel:
         raise ValueError(f"source must be one of {', '.join(_HEAD_OF_CLASS)} or a saved folder, got {cls_name}")
     family, head = _HEAD_OF_CLASS[cls_name]
     cfg = config_from_hf(hf_model.config, head=head)
-    base = hf_model if head == "model" else getattr(hf_model, family)
-    if head == "model" and base.pooler is None:
+    base = hf_model if head == "model" else getattr(hf_model, _BASE_PREFIX[family])
+    pooler = getattr(base, "pooler", None)
+    if head == "model" and cfg.pooler and pooler is None:
         raise ValueError(f"{cls_name} was built with add_pooling_layer=False, which has no ModelConfig head")
+    if pooler is not None and not cfg.has_pooler:
+        raise ValueError(f"{cls_name} was built with add_pooling_layer=True: a {family} pooler is not modelled")
     return _copy_from(hf_model, cfg, dtype)
 
 
@@ -304,9 +412,10 @@ def _check_links_inside(folder: Path, roots: list[Path]) -> None:
 # ----------------------------------------------------------------------------- export
 @torch.no_grad()
 def to_transformers(model: EncoderModel, *, budget_bytes: int | None = None) -> nn.Module:
-    """The transformers model (AlbertModel, BertForPreTraining, ...) holding our weights, in eval
-    mode, with the same outputs. Only sharing 'none' and 'all' exist in transformers. Both copies
-    of the weights must fit the memory budget."""
+    """The transformers model (AlbertModel, BertForPreTraining, ModernBertForMaskedLM, ...) holding our weights,
+    in eval mode, with the same outputs. Only configs a transformers class holds export: ALBERT with sharing 'none'
+    or 'all', and the other families without E or sharing their class lacks (`hf_class_mismatch`); anything else
+    is a ValueError saying why. Both copies of the weights must fit the memory budget."""
     cfg = model.config
     hf_dict = config_to_hf(cfg)  # ValueError with a clear message for partial sharing
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -318,19 +427,23 @@ def to_transformers(model: EncoderModel, *, budget_bytes: int | None = None) -> 
         )
     import transformers
 
-    config_cls = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
-    hf_config = config_cls(**{k: v for k, v in hf_dict.items() if k != "model_type"})
     first = next(model.parameters())
     if first.device.type == "meta":
         raise ValueError("a model on the meta device has no weights to export")
+    cls = _hf_class(cfg.family, cfg.head)
+    if cfg.family in PAPER_FAMILIES:
+        config_cls = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
+        hf_config = config_cls(**{k: v for k, v in hf_dict.items() if k != "model_type"})
+    else:
+        hf_config = transformers.AutoConfig.for_model(**hf_dict)
     with torch.device(first.device):
-        hf_model = _hf_class(cfg.family, cfg.head)(hf_config).to(first.dtype)
+        hf_model = cls(hf_config).to(first.dtype)
     ours = dict(model.named_parameters())
     theirs = dict(hf_model.named_parameters(remove_duplicate=False))
     used = []
     for name, targets in _param_map(cfg):
         tensors = [theirs[t] for t in targets]
-        parts = ours[name].chunk(len(tensors)) if len(tensors) > 1 else [ours[name]]
+        parts = ours[name].split([t.shape[0] for t in tensors]) if len(tensors) > 1 else [ours[name]]
         for t, part in zip(tensors, parts, strict=True):
             assert t.shape == part.shape, f"{name}: {tuple(part.shape)} != {tuple(t.shape)}"
             t.copy_(part)

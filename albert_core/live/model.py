@@ -1,12 +1,15 @@
-"""The live PyTorch encoder: BERT and ALBERT layouts, every sharing mode, the three heads.
+"""The live PyTorch encoder: every config of the architecture axes (BERT, ALBERT, RoBERTa, XLM-R, ELECTRA,
+DeBERTa-v3, ModernBERT, EuroBERT, NomicBERT and their ALBERTized variants), every sharing mode, every head.
 
 One module per architectural part, named exactly as `count_params` names its components
 (docs/architecture.md), so `component_of(name)` of every parameter is a component of the breakdown.
 The model serves inference and analysis (the Live model and Paper pages) and is the model the lab trains
 (`albert_core.lab.trainer`, MLM + SOP/NSP). There is no dropout anywhere: outputs equal transformers'
 models in eval mode, and training runs without dropout (as ALBERT pretrains). Attention runs through
-`scaled_dot_product_attention` with one fused Q/K/V projection; when attention maps are requested they
-are computed explicitly instead.
+`scaled_dot_product_attention` with one fused Q/K/V projection; when attention maps are requested (and for
+DeBERTa's relative scores) they are computed explicitly instead. Blocks of BERT's layout (BERT, ALBERT,
+RoBERTa, XLM-R, ELECTRA) run the paper's `Attention` / `FeedForward` with the fused inference kernels
+(`albert_core.live.fastpath`); every other layout runs `AxisAttention` / `AxisFeedForward`.
 
 Nothing big is allocated without a budget check: `build_model` on a real device first estimates the
 bytes of the weights plus one forward pass and refuses above the memory budget (`check_budget`), and
@@ -42,7 +45,8 @@ INIT_STD = 0.02  # transformers' initializer_range for BERT and ALBERT
 
 TORCH_DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
-ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = fastpath.EAGER_ACT  # gelu: erf; gelu_new: tanh
+# gelu: erf; gelu_new: tanh; silu (x * sigmoid(x): EuroBERT's and NomicBERT's SwiGLU gate)
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {**fastpath.EAGER_ACT, "silu": F.silu}
 
 
 @dataclass
@@ -53,6 +57,7 @@ class EncoderOutput:
     order_logits: torch.Tensor | None = None  # (B, 2): SOP for ALBERT, NSP for BERT
     hidden_states: tuple[torch.Tensor, ...] | None = None  # L*K + 1 tensors (B, T, H), as transformers
     attentions: tuple[torch.Tensor, ...] | None = None  # L*K tensors (B, nh, T, T)
+    discriminator_logits: torch.Tensor | None = None  # (B, T): ELECTRA's replaced-token logits
 
 
 # ----------------------------------------------------------------------------- modules
@@ -60,19 +65,44 @@ class EncoderOutput:
 # real storage and initialised once by `build_model` / filled by `from_hf`: torch's own per-layer
 # initialisation would be wasted work (seconds for the deepest configs), so these skip it.
 class Linear(nn.Linear):
-    def __init__(self, in_features: int, out_features: int):
-        super().__init__(in_features, out_features, device="meta")
+    def __init__(self, in_features: int, out_features: int, bias: bool = True):
+        super().__init__(in_features, out_features, bias=bias, device="meta")
 
     def reset_parameters(self) -> None:
         pass
 
 
 class LayerNorm(nn.LayerNorm):
-    def __init__(self, n: int, eps: float):
-        super().__init__(n, eps=eps, device="meta")
+    def __init__(self, n: int, eps: float, bias: bool = True):
+        super().__init__(n, eps=eps, bias=bias, device="meta")
 
     def reset_parameters(self) -> None:
         pass
+
+
+class RMSNorm(nn.Module):
+    """Scale-only norm, EuroBERT's (and Llama's) formula: weight * x * rsqrt(mean(x^2) + eps), the statistics in
+    float32 and the result cast back before the scale."""
+
+    def __init__(self, n: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(n, device="meta"))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(x.dtype)
+
+
+NORMS = (nn.LayerNorm, RMSNorm)  # modules whose weight starts at one
+
+
+def make_norm(cfg: ModelConfig, n: int) -> nn.Module:
+    """The config's norm over ``n`` features: a LayerNorm (with or without bias) or an RMSNorm."""
+    if cfg.norm == "rmsnorm":
+        return RMSNorm(n, cfg.layer_norm_eps)
+    return LayerNorm(n, eps=cfg.layer_norm_eps, bias=cfg.norm_bias)
 
 
 class Embedding(nn.Embedding):
@@ -84,28 +114,75 @@ class Embedding(nn.Embedding):
 
 
 class Embeddings(nn.Module):
+    """Word embeddings, plus the learned position table and the token-type table where the config has them,
+    then the embedding norm (DeBERTa: after its E->H projection, which ``project`` applies). DeBERTa's relative
+    position table and its norm live here too (used by every layer's attention)."""
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         E = cfg.embedding_size
         self.word_embeddings = Embedding(cfg.vocab_size, E)
-        self.position_embeddings = Embedding(cfg.max_position_embeddings, E)
-        self.token_type_embeddings = Embedding(cfg.type_vocab_size, E)
-        self.LayerNorm = LayerNorm(E, eps=cfg.layer_norm_eps)
+        if cfg.has_position_table:
+            self.position_embeddings = Embedding(cfg.max_position_embeddings, E)
+        if cfg.type_vocab_size:
+            self.token_type_embeddings = Embedding(cfg.type_vocab_size, E)
+        if cfg.embedding_norm:
+            self.LayerNorm = make_norm(cfg, cfg.hidden_size if cfg.norm_after_projection else E)
+        if cfg.position == "relative":
+            self.relative_embeddings = Embedding(2 * cfg.position_buckets, cfg.hidden_size)
+            self.relative_LayerNorm = LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        # RoBERTa: positions count the non-padding tokens from padding_idx + 1 (see `roberta_positions`)
+        self.padding_idx = cfg.position_offset - 1 if cfg.position_offset else None
+        self.project_first = cfg.norm_after_projection and cfg.is_factorized
 
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None, project: nn.Module | None = None
+    ) -> torch.Tensor:
         T = input_ids.shape[1]
         x = self.word_embeddings(input_ids)  # (B, T, E)
-        if token_type_ids is None:
-            x = x + self.token_type_embeddings.weight[0]  # transformers' default: all type 0
-        else:
-            x = x + self.token_type_embeddings(token_type_ids)
-        x = x + self.position_embeddings.weight[:T]  # (T, E) broadcast over the batch
-        return self.LayerNorm(x)
+        if hasattr(self, "token_type_embeddings"):
+            if token_type_ids is None:
+                x = x + self.token_type_embeddings.weight[0]  # transformers' default: all type 0
+            else:
+                x = x + self.token_type_embeddings(token_type_ids)
+        if hasattr(self, "position_embeddings"):
+            if self.padding_idx is None:
+                x = x + self.position_embeddings.weight[:T]  # (T, E) broadcast over the batch
+            else:
+                x = x + self.position_embeddings(roberta_positions(input_ids, self.padding_idx))
+        if self.project_first:
+            x = project(x)  # DeBERTa: E -> H before its norm
+        if hasattr(self, "LayerNorm"):
+            x = self.LayerNorm(x)
+        return x
+
+    def relative_table(self) -> torch.Tensor | None:
+        """DeBERTa's relative position embeddings after their norm, (2 x buckets, H); None without them."""
+        if not hasattr(self, "relative_embeddings"):
+            return None
+        return self.relative_LayerNorm(self.relative_embeddings.weight)
+
+
+def roberta_positions(input_ids: torch.Tensor, padding_idx: int) -> torch.Tensor:
+    """RoBERTa's (and XLM-R's) position ids, as transformers builds them from the input ids: every token that is
+    not ``padding_idx`` counts from padding_idx + 1, padding tokens take padding_idx itself. For an input without
+    padding tokens these are padding_idx + 1, ..., padding_idx + T (the table's rows after its offset)."""
+    mask = input_ids.ne(padding_idx).int()
+    return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + padding_idx
 
 
 # The linears run oneDNN's fused kernel at inference where a one-time probe measured it faster on this
 # machine, eager torch otherwise (`albert_core.live.fastpath`).
 linear, residual_linear = fastpath.linear, fastpath.residual_linear
+
+
+def paper_blocks(cfg: ModelConfig) -> bool:
+    """The encoder's blocks have BERT's layout (post-LN with biases, dense FFN, full multi-head attention, no
+    positions inside the blocks, an activation the fused kernels have): the paper's `Attention` and `FeedForward`
+    run them (BERT, ALBERT, RoBERTa, XLM-R, ELECTRA); `AxisAttention` and `AxisFeedForward` run every other."""
+    return (cfg.ffn_kind == "dense" and cfg.position == "learned" and cfg.norm == "layernorm" and cfg.norm_bias
+            and cfg.norm_placement == "post" and cfg.attention_bias and cfg.mlp_bias
+            and cfg.kv_heads == cfg.num_heads and not cfg.local_window and cfg.hidden_act in fastpath.ONEDNN_ACT)
 
 
 class Attention(nn.Module):
@@ -154,70 +231,297 @@ class FeedForward(nn.Module):
         return self.LayerNorm(residual_linear(x, self.ffn_output, linear(x, self.ffn, self.act)))  # (B, T, H)
 
 
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """(x1, x2) -> (-x2, x1) over the two halves of the last dimension (the non-interleaved rotary layout that
+    transformers' ModernBERT, EuroBERT and NomicBERT all use)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def rotary_tables(T: int, head_dim: int, theta: float, device: torch.device, dtype: torch.dtype
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin (T, head_dim) of positions 0..T-1, each frequency repeated over both halves (transformers'
+    default rotary embedding, every dimension rotated: no partial rotary)."""
+    if head_dim % 2:
+        raise ValueError(f"rotary positions need an even head size (hidden_size / num_heads), got {head_dim}")
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float, device=device) / head_dim))
+    freqs = torch.arange(T, device=device, dtype=torch.float)[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+def log_bucket_positions(T: int, buckets: int, max_position: int, device: torch.device) -> torch.Tensor:
+    """DeBERTa's relative positions i - j (T, T), log-bucketed beyond +-buckets/2 (transformers'
+    make_log_bucket_position, the same float32 operations)."""
+    mid = buckets // 2
+    if mid < 1:
+        raise ValueError(f"DeBERTa's log buckets need position_buckets of at least 2 (half of them on each side), "
+                         f"got {buckets}")
+    ids = torch.arange(T, dtype=torch.long, device=device)
+    rel = ids[:, None] - ids[None, :]
+    sign = torch.sign(rel)
+    abs_pos = torch.where((rel < mid) & (rel > -mid), torch.tensor(mid - 1).type_as(rel), torch.abs(rel))
+    log_pos = torch.ceil(torch.log(abs_pos / mid) / torch.log(torch.tensor((max_position - 1) / mid))
+                         * (mid - 1)) + mid
+    return torch.where(abs_pos <= mid, rel.type_as(log_pos), log_pos * sign).to(torch.long)
+
+
+@dataclass
+class RelativeInputs:
+    """What every DeBERTa attention block reads: the normed relative table and the bucket of each (i, j)."""
+
+    table: torch.Tensor  # (2S, H)
+    c2p: torch.Tensor  # (T, T): clamp(bucket(i - j) + S) for query i, key j
+    p2c: torch.Tensor  # (T, T): clamp(-bucket(i - j) + S), read transposed
+
+
+class AxisAttention(nn.Module):
+    """Self-attention of any layout of the axes: pre- or post-norm (LayerNorm with or without bias, or RMSNorm),
+    with or without biases, grouped-query (K and V narrower, each serving num_heads / kv_heads query heads),
+    rotary positions (cos/sin given per call: global and local layers may differ) or DeBERTa's disentangled
+    relative attention (content->position and position->content through the same Q/K projections, scale
+    1/sqrt(3 d)), and any mask (padding, sliding window). One fused Q/K/V projection: [Q (H), K (kv), V (kv)].
+
+    ``norm=False``: no norm held (ModernBERT's first block, whose attention norm is the identity).
+    """
+
+    def __init__(self, cfg: ModelConfig, norm: bool = True):
+        super().__init__()
+        H, kv = cfg.hidden_size, cfg.kv_size
+        self.n_head, self.n_kv, self.kv = cfg.num_heads, cfg.kv_heads, kv
+        self.pre = cfg.norm_placement == "pre"
+        self.relative = cfg.position == "relative"
+        self.qkv = Linear(H, H + 2 * kv, bias=cfg.attention_bias)
+        self.dense = Linear(H, H, bias=cfg.attention_bias)
+        if norm:
+            self.LayerNorm = make_norm(cfg, H)
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool,
+        rope: tuple[torch.Tensor, torch.Tensor] | None = None, rel: RelativeInputs | None = None,
+        skip_norm: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        B, T, H = x.shape
+        nh, hs = self.n_head, H // self.n_head
+        h = self.LayerNorm(x) if self.pre and not skip_norm else x
+        q, k, v = F.linear(h, self.qkv.weight, self.qkv.bias).split([H, self.kv, self.kv], dim=-1)
+        q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_kv, hs).transpose(1, 2)  # (B, kv heads, T, hs)
+        v = v.view(B, T, self.n_kv, hs).transpose(1, 2)
+        if rope is not None:
+            cos, sin = rope
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+        if self.n_kv != nh:  # each K/V head serves nh / kv consecutive query heads
+            k = k.repeat_interleave(nh // self.n_kv, dim=1)
+            v = v.repeat_interleave(nh // self.n_kv, dim=1)
+        att = None
+        if self.relative:
+            scale = math.sqrt(hs * 3)  # content, c2p and p2c scores: DeBERTa's scale_factor 3
+            att = q @ (k.transpose(-2, -1) / scale) + self._relative_scores(q, k, rel, scale)
+            if mask is not None:
+                att = att + mask
+            att = att.softmax(dim=-1)
+            y = att @ v
+            att = att if need_weights else None
+        elif need_weights:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
+            if mask is not None:
+                att = att + mask
+            att = att.softmax(dim=-1)
+            y = att @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nh, T, hs)
+        y = y.transpose(1, 2).reshape(B, T, H)
+        out = x + F.linear(y, self.dense.weight, self.dense.bias)
+        return (out if self.pre else self.LayerNorm(out)), att
+
+    def _relative_scores(self, q: torch.Tensor, k: torch.Tensor, rel: RelativeInputs, scale: float) -> torch.Tensor:
+        """DeBERTa's c2p + p2c scores (B, nh, T, T): the relative table projected by this block's own query and key
+        projections (with their biases), each read at the bucket of (i, j)."""
+        H = q.shape[1] * q.shape[-1]
+        nh, hs = q.shape[1], q.shape[-1]
+        w, b = self.qkv.weight, self.qkv.bias
+        pos_q = F.linear(rel.table, w[:H], None if b is None else b[:H])  # (2S, H)
+        pos_k = F.linear(rel.table, w[H:H + self.kv], None if b is None else b[H:H + self.kv])  # (2S, kv)
+        pos_q = pos_q.view(-1, nh, hs).transpose(0, 1)  # (nh, 2S, hs)
+        pos_k = pos_k.view(-1, self.n_kv, hs).transpose(0, 1).repeat_interleave(nh // self.n_kv, dim=0)
+        B, T = q.shape[0], q.shape[2]
+        c2p = torch.gather(q @ pos_k.transpose(-1, -2), -1, rel.c2p.expand(B, nh, T, T))  # [i, j]: q_i . pos_k
+        p2c = torch.gather(k @ pos_q.transpose(-1, -2), -1, rel.p2c.expand(B, nh, T, T)).transpose(-1, -2)
+        return c2p / scale + p2c / scale
+
+
+class AxisFeedForward(nn.Module):
+    """Feed-forward block of any layout: dense (up, act, down) or GLU (one fused H -> 2I linear whose first half is
+    the gate that gets the activation and whose second half is the up projection: ModernBERT's Wi; EuroBERT's
+    and NomicBERT's gate_proj and up_proj concatenated), pre- or post-norm, with or without biases."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        H, inner = cfg.hidden_size, cfg.intermediate_size
+        self.act = ACTIVATIONS[cfg.hidden_act]
+        self.glu = cfg.ffn_kind == "glu"
+        self.pre = cfg.norm_placement == "pre"
+        self.ffn = Linear(H, cfg.ffn_width, bias=cfg.mlp_bias)
+        self.ffn_output = Linear(inner, H, bias=cfg.mlp_bias)
+        self.LayerNorm = make_norm(cfg, H)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.LayerNorm(x) if self.pre else x
+        u = F.linear(h, self.ffn.weight, self.ffn.bias)
+        if self.glu:
+            gate, up = u.chunk(2, dim=-1)
+            u = self.act(gate) * up
+        else:
+            u = self.act(u)
+        out = x + F.linear(u, self.ffn_output.weight, self.ffn_output.bias)
+        return out if self.pre else self.LayerNorm(out)
+
+
+@dataclass
+class LayerInputs:
+    """What the blocks of a forward pass read besides the hidden states: the masks and rotary tables of the global
+    and the local layers, and DeBERTa's relative inputs."""
+
+    mask: torch.Tensor | None = None
+    local_mask: torch.Tensor | None = None
+    rope: tuple[torch.Tensor, torch.Tensor] | None = None
+    local_rope: tuple[torch.Tensor, torch.Tensor] | None = None
+    rel: RelativeInputs | None = None
+
+
 class Encoder(nn.Module):
     """L layers; layer i runs attention copy set a(i) and FFN copy set f(i), each K blocks deep.
 
     a(i) / f(i) is the layer's group when that block is shared (G contiguous runs of layers, as
-    transformers' ALBERT) and the layer itself when it is not.
+    transformers' ALBERT) and the layer itself when it is not. Pre-norm encoders end with a final norm.
     """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         if cfg.is_factorized:
-            self.embedding_hidden_mapping_in = Linear(cfg.embedding_size, cfg.hidden_size)
+            self.embedding_hidden_mapping_in = Linear(cfg.embedding_size, cfg.hidden_size, bias=cfg.projection_bias)
+        self.project_here = cfg.is_factorized and not cfg.norm_after_projection
         K = cfg.inner_group_num
         n_att = cfg.attention_copies // K
         n_ffn = cfg.ffn_copies // K
-        self.attention = nn.ModuleList(
-            nn.ModuleList(Attention(cfg) for _ in range(K)) for _ in range(n_att)
-        )
-        self.ffn = nn.ModuleList(nn.ModuleList(FeedForward(cfg) for _ in range(K)) for _ in range(n_ffn))
+        self.paper = paper_blocks(cfg)
+        if self.paper:
+            self.attention = nn.ModuleList(
+                nn.ModuleList(Attention(cfg) for _ in range(K)) for _ in range(n_att)
+            )
+            self.ffn = nn.ModuleList(nn.ModuleList(FeedForward(cfg) for _ in range(K)) for _ in range(n_ffn))
+        else:
+            # without first_layer_norm the first block's attention norm is the identity: its copy holds none when
+            # no later block runs it (count_params' attention_norms)
+            bare = not cfg.first_layer_norm and cfg.attention_norms < cfg.attention_copies
+            self.attention = nn.ModuleList(
+                nn.ModuleList(AxisAttention(cfg, norm=not (bare and c == 0 and k == 0)) for k in range(K))
+                for c in range(n_att)
+            )
+            self.ffn = nn.ModuleList(nn.ModuleList(AxisFeedForward(cfg) for _ in range(K)) for _ in range(n_ffn))
+        if cfg.norm_placement == "pre":
+            self.final_norm = make_norm(cfg, cfg.hidden_size)
+        self.skip_first_norm = not cfg.first_layer_norm
         self.plan = [
             (cfg.block_index(i, cfg.attention_shared), cfg.block_index(i, cfg.ffn_shared))
             for i in range(cfg.num_layers)
         ]
+        self.local = [not cfg.is_global_layer(i) for i in range(cfg.num_layers)]
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, keep_hidden: bool, keep_attn: bool
+        self, x: torch.Tensor, mask: torch.Tensor | None, keep_hidden: bool, keep_attn: bool,
+        extra: LayerInputs | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        if hasattr(self, "embedding_hidden_mapping_in"):
+        if self.project_here:
             x = self.embedding_hidden_mapping_in(x)  # (B, T, E) -> (B, T, H)
         hidden = [x] if keep_hidden else []
         attns: list[torch.Tensor] = []
-        for a, f in self.plan:
+        if self.paper:
+            for a, f in self.plan:
+                for att_block, ffn_block in zip(self.attention[a], self.ffn[f], strict=True):
+                    x, w = att_block(x, mask, keep_attn)
+                    x = ffn_block(x)
+                    if keep_hidden:
+                        hidden.append(x)
+                    if w is not None:
+                        attns.append(w)
+            return x, hidden, attns
+        extra = extra or LayerInputs(mask=mask)
+        first = self.skip_first_norm
+        for (a, f), local in zip(self.plan, self.local, strict=True):
+            m, rope = (extra.local_mask, extra.local_rope) if local else (extra.mask, extra.rope)
             for att_block, ffn_block in zip(self.attention[a], self.ffn[f], strict=True):
-                x, w = att_block(x, mask, keep_attn)
+                x, w = att_block(x, m, keep_attn, rope, extra.rel, first)
+                first = False
                 x = ffn_block(x)
                 if keep_hidden:
                     hidden.append(x)
                 if w is not None:
                     attns.append(w)
+        if hasattr(self, "final_norm"):
+            x = self.final_norm(x)
+            if keep_hidden:  # transformers reports the normed output as the last hidden state
+                hidden[-1] = x
         return x, hidden, attns
 
 
+# The MLM transform's activation: RoBERTa's and XLM-R's heads apply (erf) GELU and ELECTRA's generator head GELU
+# whatever hidden_act is; every other family's head uses hidden_act.
+HEAD_GELU_FAMILIES = ("roberta", "xlm-roberta", "electra")
+
+
 class MLMHead(nn.Module):
-    """dense -> act -> LayerNorm -> decoder (tied to the word embeddings unless untied) + bias."""
+    """[dense -> act -> norm] (or, without a transform, a bias-free H -> E map when factorized) -> decoder (tied to
+    the word embeddings unless untied) + bias (where the config has one)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         E = cfg.embedding_size
-        self.act = ACTIVATIONS[cfg.hidden_act]
-        self.dense = Linear(cfg.hidden_size, E)  # BERT: H -> H (E == H)
-        self.LayerNorm = LayerNorm(E, eps=cfg.layer_norm_eps)
-        self.bias = nn.Parameter(torch.empty(cfg.vocab_size, device="meta"))
+        self.act = ACTIVATIONS["gelu" if cfg.family in HEAD_GELU_FAMILIES else cfg.hidden_act]
+        self.transform = cfg.head_transform
+        if cfg.head_transform:
+            self.dense = Linear(cfg.hidden_size, E, bias=cfg.head_bias)  # BERT: H -> H (E == H)
+            self.LayerNorm = make_norm(cfg, E)
+        elif cfg.is_factorized:
+            self.dense = Linear(cfg.hidden_size, E, bias=False)
+        if cfg.decoder_bias:
+            self.bias = nn.Parameter(torch.empty(cfg.vocab_size, device="meta"))
         if not cfg.tie_word_embeddings:
-            # transformers unties the decoder's bias along with its weight; `bias` then stays unused
-            self.decoder = Linear(E, cfg.vocab_size)
+            # transformers unties the BERT lineage's decoder bias along with its weight; `bias` then stays unused.
+            # ELECTRA's, ModernBERT's and EuroBERT's decoders hold their one bias (ours: `bias`) themselves.
+            self.decoder = Linear(E, cfg.vocab_size, bias=cfg.decoder_bias and cfg.separate_decoder_bias)
 
     def forward(self, x: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
-        h = self.LayerNorm(self.act(self.dense(x)))  # (B, T, E)
+        if self.transform:
+            h = self.LayerNorm(self.act(self.dense(x)))  # (B, T, E)
+        elif hasattr(self, "dense"):
+            h = self.dense(x)
+        else:
+            h = x
         if hasattr(self, "decoder"):
-            return self.decoder(h)  # (B, T, V)
-        return F.linear(h, word_embeddings, self.bias)  # (B, T, V)
+            if self.decoder.bias is not None:
+                return self.decoder(h)  # (B, T, V)
+            return F.linear(h, self.decoder.weight, getattr(self, "bias", None))
+        return F.linear(h, word_embeddings, getattr(self, "bias", None))  # (B, T, V)
+
+
+class DiscriminatorHead(nn.Module):
+    """ELECTRA's replaced-token head: prediction(act(dense(x))), one logit per token."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.act = ACTIVATIONS[cfg.hidden_act]
+        self.dense = Linear(cfg.hidden_size, cfg.hidden_size)
+        self.prediction = Linear(cfg.hidden_size, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.prediction(self.act(self.dense(x))).squeeze(-1)  # (B, T)
 
 
 class EncoderModel(nn.Module):
-    """A BERT- or ALBERT-style encoder with the heads of ``cfg.head``; no dropout (inference and training).
+    """An encoder of any family of the axes with the heads of ``cfg.head``; no dropout (inference and training).
 
     ``forward(input_ids, attention_mask=None, token_type_ids=None, output_hidden_states=False,
     output_attentions=False, mlm_mask=None) -> EncoderOutput``. ``attention_mask`` is 1 for tokens to attend to
@@ -227,6 +531,10 @@ class EncoderModel(nn.Module):
     what the pretraining loss reads, as the papers' own code gathers ``masked_lm_positions``, without
     the vocabulary-wide logits at every other position. Create it with `build_model` or
     `interop.from_hf`: constructed directly it has shapes only (meta device).
+
+    Positions as transformers builds them with no ``position_ids`` given: 0..T-1 (learned table, rotary, DeBERTa's
+    relative buckets), and RoBERTa's / XLM-R's from the input ids (`roberta_positions`: padding_idx + 1, ... for
+    the tokens that are not padding_idx = position_offset - 1).
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -241,6 +549,9 @@ class EncoderModel(nn.Module):
         self.order_head = order_head_name(cfg.family) if cfg.has_order_head else None
         if self.order_head:
             self.add_module(self.order_head, Linear(cfg.hidden_size, 2))
+        if cfg.has_discriminator:
+            self.discriminator = DiscriminatorHead(cfg)
+        self.deberta = cfg.family == "deberta-v2"
         self.guard: ForwardGuard | None = None  # set by build_model / interop: the budget-checked size
 
     def forward(
@@ -259,7 +570,7 @@ class EncoderModel(nn.Module):
         args = (input_ids, attention_mask, token_type_ids, output_hidden_states, output_attentions, mlm_mask)
         if self.guard is None:
             return self._forward(*args)
-        keeps_graph = torch.is_grad_enabled() and self.embeddings.LayerNorm.weight.requires_grad
+        keeps_graph = torch.is_grad_enabled() and self.embeddings.word_embeddings.weight.requires_grad
         with self.guard.forward(tuple(input_ids.shape), output_hidden_states, output_attentions, keeps_graph):
             return self._forward(*args)
 
@@ -272,14 +583,24 @@ class EncoderModel(nn.Module):
         output_attentions: bool,
         mlm_mask: torch.Tensor | None = None,
     ) -> EncoderOutput:
-        x = self.embeddings(input_ids, token_type_ids)  # (B, T, E)
+        project = getattr(self.encoder, "embedding_hidden_mapping_in", None)
+        x = self.embeddings(input_ids, token_type_ids, project)  # (B, T, E)
         mask = None
         # an all-ones mask is no mask (transformers skips it too): SDPA runs its fastest kernel
-        if attention_mask is not None and (attention_mask.device.type == "meta" or not bool(attention_mask.all())):
-            # (B, 1, 1, T): 0 where attended, the dtype's most negative value on padding
-            keep = attention_mask[:, None, None, :].to(x.dtype)
-            mask = (1.0 - keep) * torch.finfo(x.dtype).min
-        x, hidden, attns = self.encoder(x, mask, output_hidden_states, output_attentions)
+        padded = attention_mask is not None and (attention_mask.device.type == "meta"
+                                                 or not bool(attention_mask.all()))
+        extra = None
+        if self.encoder.paper and not self.deberta:
+            if padded:
+                # (B, 1, 1, T): 0 where attended, the dtype's most negative value on padding
+                keep = attention_mask[:, None, None, :].to(x.dtype)
+                mask = (1.0 - keep) * torch.finfo(x.dtype).min
+        else:
+            extra = self._layer_inputs(x, attention_mask if padded else None)
+            mask = extra.mask
+            if self.deberta and padded:  # DeBERTa zeroes the embeddings of padding tokens
+                x = x * attention_mask[..., None].to(x.dtype)
+        x, hidden, attns = self.encoder(x, mask, output_hidden_states, output_attentions, extra)
         out = EncoderOutput(last_hidden_state=x)
         if output_hidden_states:
             out.hidden_states = tuple(hidden)
@@ -292,6 +613,49 @@ class EncoderModel(nn.Module):
             out.prediction_logits = self.predictions(shown, self.embeddings.word_embeddings.weight)
         if self.order_head:
             out.order_logits = getattr(self, self.order_head)(out.pooler_output)  # (B, 2)
+        if hasattr(self, "discriminator"):
+            out.discriminator_logits = self.discriminator(x)  # (B, T)
+        return out
+
+    def _layer_inputs(self, x: torch.Tensor, attention_mask: torch.Tensor | None) -> LayerInputs:
+        """The masks (additive, 0 or the dtype's most negative value), rotary tables and relative inputs of this
+        input: transformers' masks, i.e. keys that are padding masked; local layers also mask keys further than
+        local_window / 2 from the query (ModernBERT); DeBERTa also masks every key of a padding query."""
+        cfg = self.config
+        B, T, _ = x.shape
+        device, dtype = x.device, x.dtype
+        lowest = torch.finfo(dtype).min
+        keep = None if attention_mask is None else attention_mask[:, None, None, :].bool()  # (B, 1, 1, T)
+        if keep is not None and self.deberta:
+            keep = keep & attention_mask[:, None, :, None].bool()  # (B, 1, T, T)
+        out = LayerInputs()
+        if keep is not None:
+            out.mask = torch.where(keep, torch.zeros((), dtype=dtype, device=device),
+                                   torch.tensor(lowest, dtype=dtype, device=device))
+        out.local_mask = out.mask
+        half = cfg.local_window // 2
+        if cfg.local_layers and half < T - 1:
+            ids = torch.arange(T, device=device)
+            window = (ids[:, None] - ids[None, :]).abs() <= half  # (T, T)
+            both = window if keep is None else window & keep
+            out.local_mask = torch.where(both, torch.zeros((), dtype=dtype, device=device),
+                                         torch.tensor(lowest, dtype=dtype, device=device))
+            if out.local_mask.dim() == 2:
+                out.local_mask = out.local_mask[None, None]
+        if cfg.position == "rotary":
+            hs = cfg.head_dim
+            out.rope = rotary_tables(T, hs, cfg.rope_theta, device, dtype)
+            out.local_rope = out.rope
+            if cfg.local_layers and cfg.local_rope_theta != cfg.rope_theta:
+                out.local_rope = rotary_tables(T, hs, cfg.local_rope_theta, device, dtype)
+        elif cfg.position == "relative":
+            S = cfg.position_buckets
+            rel = log_bucket_positions(T, S, cfg.max_position_embeddings, device)
+            out.rel = RelativeInputs(
+                table=self.embeddings.relative_table(),
+                c2p=torch.clamp(rel + S, 0, 2 * S - 1),
+                p2c=torch.clamp(-rel + S, 0, 2 * S - 1),
+            )
         return out
 
     def _check_inputs(
@@ -308,6 +672,9 @@ class EncoderModel(nn.Module):
                 raise ValueError(f"{name} must be a tensor of the same shape as input_ids {tuple(ids.shape)}")
         _check_range("input_ids", ids, cfg.vocab_size, "vocab_size")
         if types is not None:
+            if not cfg.type_vocab_size:
+                raise ValueError(f"token_type_ids must be None: {cfg.label} has no token-type table "
+                                 "(type_vocab_size 0)")
             _check_range("token_type_ids", types, cfg.type_vocab_size, "type_vocab_size")
 
 
@@ -347,7 +714,7 @@ def build_model(
     On a real device the bytes of the weights plus one forward pass at (batch, seq_len) are checked
     against the memory budget first (MemoryBudgetError above it); weights are then initialised
     deterministically from ``seed`` as transformers does (normal(0, ``init_std``, default transformers'
-    0.02), LayerNorm ones/zeros, biases zero), and the model refuses inputs larger than (batch, seq_len).
+    0.02), norms ones/zeros, biases zero), and the model refuses inputs larger than (batch, seq_len).
     ``seq_len`` defaults to 128, or the position table's length if that is shorter.
 
     Without ``budget_bytes`` the bytes are also reserved in the process-wide ledger
@@ -398,7 +765,7 @@ def default_seq_len(cfg: ModelConfig) -> int:
 @torch.no_grad()
 def init_weights(model: nn.Module, seed: int = 0, std: float = INIT_STD) -> None:
     """transformers' initialisation, drawn in float32 on the CPU so it is the same on every device
-    and dtype: weights normal(0, ``std``) (transformers: 0.02), biases zero, LayerNorm weights one.
+    and dtype: weights normal(0, ``std``) (transformers: 0.02), biases zero, norm weights (LayerNorm, RMSNorm) one.
 
     Drawn in place, INIT_CHUNK elements at a time (fp32 CPU weights directly into the parameter,
     others through one fp32 scratch buffer of INIT_CHUNK elements), so the only memory beyond the
@@ -406,8 +773,9 @@ def init_weights(model: nn.Module, seed: int = 0, std: float = INIT_STD) -> None
     the generator element by element; chunks stay multiples of 16, the last at least 16 long)."""
     gen = torch.Generator().manual_seed(seed)
     scratch: torch.Tensor | None = None
+    norm_weights = {id(m.weight) for m in model.modules() if isinstance(m, NORMS) and m.weight is not None}
     for name, p in model.named_parameters():
-        if name.endswith("LayerNorm.weight"):
+        if id(p) in norm_weights:
             p.fill_(1.0)
             continue
         if name.endswith("bias"):
