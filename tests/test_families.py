@@ -283,3 +283,33 @@ def test_training_activations_of_new_blocks_match_saved_tensors(name, head, batc
     got = saved_for_backward(hf_model(cfg, dropout=p), forward_kwargs(cfg, batch, seq))
     est = estimate_memory(cfg, batch, seq, "fp32", dropout=p, device="cpu").activations
     assert abs(est - got) <= 0.10 * got, (name, head, got, est)
+
+
+# ----------------------------------------------------------------------------- the coerce rule across families
+def test_switching_family_takes_its_layout_and_keeps_the_size() -> None:
+    from albert_core.configuration.coerce import FAMILY_BASE_PRESET, coerce
+    from albert_core.configuration.config import AXIS_FIELDS
+
+    albert = ModelConfig()
+    for family, preset_name in FAMILY_BASE_PRESET.items():
+        cfg = coerce({"family": family}, albert).config
+        ref = ENCODER_PRESETS[preset_name]
+        assert all(getattr(cfg, a) == getattr(ref, a) for a in AXIS_FIELDS), family
+        assert (cfg.vocab_size, cfg.hidden_size, cfg.num_layers, cfg.intermediate_size) == (30_000, 768, 12, 3072)
+        assert (cfg.embedding_size, cfg.sharing) == (768, "none")  # ALBERTizing is a separate edit
+        back = coerce({"family": "albert"}, cfg).config
+        assert back.type_vocab_size == (cfg.type_vocab_size or 2)  # a valid T stays; none becomes BERT's 2
+        # the paper's layout again (a valid activation stays: gelu is one of ALBERT's)
+        assert back.replace(hidden_act="gelu_new", type_vocab_size=2) == albert
+    assert coerce({"family": "eurobert"}, albert.replace(head="pretraining")).config.head == "masked-lm"
+
+
+def test_an_unfactorized_embedding_follows_h_outside_albert() -> None:
+    from albert_core.configuration.coerce import coerce
+
+    grown = coerce({"hidden_size": 1024}, ENCODER_PRESETS["modernbert-base"]).config
+    assert (grown.embedding_size, grown.num_heads, grown.intermediate_size) == (1024, 16, 1152)  # I is not 4H
+    electra = coerce({"hidden_size": 1024}, ENCODER_PRESETS["electra-small-discriminator"]).config
+    assert electra.embedding_size == 128  # a factorized E stays
+    with pytest.raises(ValueError, match="ffn_kind must be 'dense' for family 'bert'"):
+        coerce({"family": "bert", "ffn_kind": "glu"}, ENCODER_PRESETS["modernbert-base"])

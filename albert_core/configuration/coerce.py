@@ -7,6 +7,12 @@ the CLI overrides, Compare's pins, the BERT twin and the sweeps (through `bert_f
   them. Switching BERT -> ALBERT gives the fields ALBERT-only values that were not given explicitly:
   E = min(128, H), all layers shared, G = K = 1 (an ALBERT as the paper builds it; the sidebar gives
   back what it held before the switch by passing those values explicitly).
+* **Families after BERT.** Switching to one (RoBERTa, ModernBERT, EuroBERT, ...) gives every field not given
+  explicitly that family's layout, from its base preset (`FAMILY_BASE_PRESET`): its axes, token types,
+  activation and norm epsilon, E = H and no sharing (ALBERTizing is a separate edit, `albertize`); the size (V,
+  H, L, heads, I, P) stays. Switching from one back to BERT or ALBERT restores the paper's layout on the axes the
+  same way. A pretraining head (MLM + SOP/NSP) becomes masked-lm outside BERT and ALBERT. Outside ALBERT an
+  unfactorized embedding (E = H) follows H.
 * **Derived fields.** When H changes and the heads were not given, the heads become the divisor of H
   whose head size is nearest 64 (`fit_heads`; kept if they still divide H). When H changes and I was
   not given, I stays 4H if it was 4H (``keep_4h=None``), or always (``True``), or never (``False``).
@@ -27,7 +33,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from albert_core.checks import is_whole_number
-from albert_core.configuration.config import LIMITS, ModelConfig
+from albert_core.configuration.config import (
+    ACTIVATIONS,
+    AXIS_FIELDS,
+    FAMILY_NAMES,
+    HEADS,
+    LIMITS,
+    PAPER_FAMILIES,
+    ModelConfig,
+)
 
 ALBERT_EMBEDDING = 128  # the paper's E for every ALBERT size
 
@@ -70,6 +84,39 @@ def albert_defaults(hidden_size: int) -> dict[str, Any]:
     """The ALBERT-only fields a BERT gets when it becomes an ALBERT (unless given)."""
     return {"embedding_size": min(ALBERT_EMBEDDING, hidden_size), "sharing": "all", "num_hidden_groups": 1,
             "inner_group_num": 1}
+
+
+# The preset whose layout a family takes when a config switches to it.
+FAMILY_BASE_PRESET = {"roberta": "roberta-base", "xlm-roberta": "xlm-roberta-base",
+                      "electra": "electra-base-discriminator", "deberta-v2": "deberta-v3-base",
+                      "modernbert": "modernbert-base", "eurobert": "eurobert-210m", "nomic_bert": "nomic-bert-2048"}
+_LAYOUT_EXTRA = ("type_vocab_size", "hidden_act", "layer_norm_eps")
+
+
+def family_layout(family: str, base: ModelConfig) -> dict[str, Any]:
+    """The fields a config switching from ``base``'s family to ``family`` takes unless given (see the rule)."""
+    paper = ModelConfig()
+    if family in PAPER_FAMILIES:
+        if base.family in PAPER_FAMILIES:
+            return {}  # BERT <-> ALBERT: the paper's own rule (bert_fields, albert_defaults)
+        out: dict[str, Any] = {name: getattr(paper, name) for name in AXIS_FIELDS}
+        out["type_vocab_size"] = base.type_vocab_size or paper.type_vocab_size
+        out["layer_norm_eps"] = paper.layer_norm_eps
+        if base.hidden_act not in ACTIVATIONS:
+            out["hidden_act"] = "gelu" if family == "bert" else paper.hidden_act
+        if base.head not in HEADS:
+            out["head"] = "model"
+        if family == "albert":
+            out |= albert_defaults(base.hidden_size)
+        return out
+    from albert_core.configuration.presets import ENCODER_PRESETS
+
+    ref = ENCODER_PRESETS[FAMILY_BASE_PRESET[family]]
+    out = {name: getattr(ref, name) for name in (*AXIS_FIELDS, *_LAYOUT_EXTRA)}
+    out |= {"embedding_size": base.hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
+    if base.head == "pretraining":
+        out["head"] = "masked-lm"
+    return out
 
 
 @dataclass(frozen=True)
@@ -123,6 +170,15 @@ def coerce(
         out["embedding_size"] = hidden
     elif base.family == "bert":
         out.update({name: value for name, value in albert_defaults(hidden).items() if name not in given})
+    if out["family"] != base.family and isinstance(out["family"], str) and out["family"] in FAMILY_NAMES:
+        layout = family_layout(out["family"], base)
+        if "embedding_size" in layout and "hidden_size" in given:
+            layout["embedding_size"] = hidden  # E = H at the new size
+        out.update({name: value for name, value in layout.items() if name not in given})
+
+    if (out["family"] not in PAPER_FAMILIES and base.embedding_size == base.hidden_size
+            and "embedding_size" not in given):
+        out["embedding_size"] = hidden  # an unfactorized embedding (E = H) follows H outside ALBERT
 
     heads = out["num_heads"]
     if hidden != base.hidden_size and "num_heads" not in given and isinstance(heads, int) and heads > 0:
