@@ -2,7 +2,7 @@
 
 Counting (params, FLOPs, memory, sweeps) never imports torch; the live model lives in
 `albert_core.live.model` and is imported lazily through `build_model` / `from_hf`.
-No module of the package imports streamlit (the app's side is `ui/`, `pages/` and app.py).
+No module of the package imports streamlit (the app's side is `ui/` and app.py).
 """
 
 from albert_core.configuration.coerce import coerce

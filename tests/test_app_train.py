@@ -27,8 +27,8 @@ from tests.helpers.lab import TINY, V
 from ui import train_runs as tr
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "train.py")
-LIVE_PAGE = str(ROOT / "pages" / "live_model.py")
+PAGE = str(ROOT / "ui" / "train" / "page.py")
+LIVE_PAGE = str(ROOT / "ui" / "live" / "page.py")
 STEPS = 20
 
 
