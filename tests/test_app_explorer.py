@@ -8,10 +8,10 @@ import json
 import pytest
 
 from albert_core import PRESETS, Workload
-from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import SHARING_COUNTS, albert_model_closed_form, forward_flops_closed_form
+from ui.urls import config_to_query
 
 # a 4 x 2 grid sent column by column: the first row is the top of each column
 METRIC_LABELS = [

@@ -12,13 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory, settings
 from albert_core.configuration.config import HEAD_LABELS
-from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes
 from albert_core.live.count_proof import MATCH
 from albert_core.settings import MEMORY_BUDGET
 from tests.helpers.app import charts
 from ui import live_gate, live_models
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
+from ui.urls import config_to_query
 
 PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "live" / "page.py")
 TINY = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,

@@ -9,11 +9,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
-from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_params
 from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
+from ui.urls import config_to_query
 
 PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "scaling" / "page.py")
 N_CHARTS = 12  # 8 over the architecture, 4 over sequence length and batch

@@ -8,9 +8,9 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from albert_core import PRESETS, ModelConfig, Workload
-from albert_core.configuration.urls import QUERY_KEYS, config_to_query, workload_to_query
 from albert_core.format import escape_markdown
 from ui import sidebar
+from ui.urls import QUERY_KEYS, config_to_query, workload_to_query
 
 FULL_DEFAULT = {**config_to_query(ModelConfig()), **workload_to_query(Workload())}
 

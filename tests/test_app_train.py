@@ -16,7 +16,6 @@ from streamlit.testing.v1 import AppTest
 from albert_core import count_flops, count_params
 from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.presets import PRESETS
-from albert_core.configuration.urls import config_to_query
 from albert_core.lab import worker as lab_worker
 from albert_core.lab.experiments import EXPERIMENTS
 from albert_core.lab.reference import load_reference
@@ -25,6 +24,7 @@ from albert_core.settings import RUNS_DIR
 from tests.helpers.app import charts
 from tests.helpers.lab import TINY, V
 from ui import train_runs as tr
+from ui.urls import config_to_query
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "ui" / "train" / "page.py")

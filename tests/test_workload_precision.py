@@ -7,10 +7,10 @@ import json
 import pytest
 
 from albert_core import PRESETS, Workload
-from albert_core.configuration.urls import parse_workload_query, workload_to_query
 from albert_core.counting.report import analyze
 from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS
+from ui.urls import parse_workload_query, workload_to_query
 
 
 @pytest.mark.parametrize("changes, field", [
