@@ -209,7 +209,7 @@ def test_a_shared_link_shows_a_running_run_read_only_and_its_own_copy_joins_the_
     assert "read-only: another visitor started it" in bar.proto.text
     other.button(key=f"train_own_{run_id}").click().run()
     assert url_runs(other) == [run_id]  # the same run, not a second one
-    assert worker.queue_length() == 0
+    assert worker._queue == []  # nothing waits (read directly: the worker needs no public count)
     at.run()
     at.button(key=f"train_cancel_{run_id}").click().run()  # the first visitor withdraws
     assert worker.status(run_id).state == "running"  # the second still wants it

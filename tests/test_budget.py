@@ -289,7 +289,8 @@ PROBE = textwrap.dedent("""
     import torch
     torch.set_num_threads(1)
     from albert_core import ModelConfig
-    from albert_core.live.model import build_model, check_budget
+    from albert_core.live.budget import check_budget
+    from albert_core.live.model import build_model
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[sys.argv[1]]
     budget = int(sys.argv[2])
     base = ModelConfig(vocab_size=1000, embedding_size=256, hidden_size=64, num_heads=1, num_layers=1,
