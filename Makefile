@@ -32,9 +32,10 @@ lint: $(VENV)/.dev
 
 # The browser tests (tests/e2e) run afterwards in this process alone: they wait on a live server, a browser and
 # lab runs, which a second test process beside them on two cores slows past their timeouts.
+# Each pytest run ends with its 25 slowest tests (setup, call, teardown), so that a test that grew slow shows.
 test: $(VENV)/.dev lint
-	$(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal --ignore=tests/e2e
-	$(PY) -m pytest tests/e2e
+	$(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal --durations=25 --ignore=tests/e2e
+	$(PY) -m pytest --durations=25 tests/e2e
 
 test-fast: $(VENV)/.dev lint
 	$(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal -m "not e2e and not slow" --ignore=tests/e2e

@@ -7,25 +7,26 @@ from pathlib import Path
 
 import streamlit as st
 
-import ui.pages_mode
 import ui.sidebar
 import ui.state
 
-ui.pages_mode.leave()  # before any widget: the one workaround for the pages/ folder, see ui/pages_mode.py
 st.set_page_config(page_title="ALBERT explorer", layout="wide")
 ui.state.check_settings()  # a bad server setting stops every page with one clear message
 
 ROOT = Path(__file__).parent
 PAGES_KEY = "_app_pages"  # this session's st.Page objects
 # (file, title, icon, url path). A page is registered only if its file exists, so the app always runs.
+# The page scripts live beside what only they use (ui/<page>/), never in a folder named `pages/` next to app.py:
+# Streamlit would take that folder for its legacy multipage mode and run the first session's first run outside
+# st.navigation, resetting the sidebar's widgets on the first interaction.
 PAGES = (
-    ("pages/explorer.py", "Explorer", ":material/calculate:", "explorer"),
-    ("pages/scaling.py", "Scaling", ":material/trending_up:", "scaling"),
-    ("pages/live_model.py", "Live model", ":material/memory:", "live_model"),
-    ("pages/train.py", "Train", ":material/model_training:", "train"),
-    ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
-    ("pages/hardware.py", "Hardware", ":material/speed:", "hardware"),
-    ("pages/paper.py", "Paper & formulas", ":material/menu_book:", "paper"),
+    ("ui/explorer/page.py", "Explorer", ":material/calculate:", "explorer"),
+    ("ui/scaling/page.py", "Scaling", ":material/trending_up:", "scaling"),
+    ("ui/live/page.py", "Live model", ":material/memory:", "live_model"),
+    ("ui/train/page.py", "Train", ":material/model_training:", "train"),
+    ("ui/compare/page.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("ui/hardware/page.py", "Hardware", ":material/speed:", "hardware"),
+    ("ui/paper/page.py", "Paper & formulas", ":material/menu_book:", "paper"),
 )
 
 cfg, workload = ui.sidebar.render()

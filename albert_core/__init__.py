@@ -2,13 +2,12 @@
 
 Counting (params, FLOPs, memory, sweeps) never imports torch; the live model lives in
 `albert_core.live.model` and is imported lazily through `build_model` / `from_hf`.
-No module of the package imports streamlit (the app's side is `ui/`, `pages/` and app.py).
+No module of the package imports streamlit (the app's side is `ui/` and app.py).
 """
 
 from albert_core.configuration.coerce import coerce
 from albert_core.configuration.config import ACTIVATIONS, FAMILIES, HEADS, LIMITS, SHARING_MODES, ModelConfig
 from albert_core.configuration.presets import PRESETS
-from albert_core.configuration.urls import parse_query, parse_workload_query
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, Workload
 
 # Everything below is imported on first use, so `import albert_core` stays fast and torch-free.
@@ -53,6 +52,4 @@ __all__ = [
     "ModelConfig",
     "Workload",
     "coerce",
-    "parse_query",
-    "parse_workload_query",
 ]

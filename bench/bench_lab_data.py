@@ -10,8 +10,9 @@ import json
 
 import torch
 
-from albert_core.lab import examples, tokenizers
+from albert_core.lab import examples
 from albert_core.text import corpus as lab_corpus
+from albert_core.text import tokenizers
 from bench.common import figure, summary, time_calls
 
 SIZES = (2000, 4000, 8000)

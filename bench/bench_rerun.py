@@ -18,24 +18,6 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 N = 20
 
 
-def _stay_in_navigation_mode() -> None:
-    """AppTest re-detects the legacy `pages/` folder mode before each run, and app.py bounces out of it
-    with a rerun (`ui.pages_mode.leave`); a real server leaves that mode once, for good.
-    Skip the bounce so the figure is the server's rerun."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    init = PagesManager.__init__
-    if getattr(init, "_bench_patched", False):
-        return
-
-    def patched(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    patched._bench_patched = True
-    PagesManager.__init__ = patched
-
-
 def _keep_compiled_scripts() -> None:
     """AppTest compiles app.py and the page afresh on every run (a new ScriptCache each time, ~0.1 s);
     a real server compiles them once. Share one cache so the figure is the server's rerun."""
@@ -60,14 +42,13 @@ def _rerun_ms(at, key: str, values: list[int], clock=time.perf_counter) -> list[
     return out
 
 
-PAGES = ("pages/explorer.py", "pages/scaling.py", "pages/live_model.py", "pages/compare.py", "pages/paper.py")
+PAGES = ("ui/explorer/page.py", "ui/scaling/page.py", "ui/live/page.py", "ui/compare/page.py", "ui/paper/page.py")
 
 
 def per_page(n: int = 10) -> dict[str, dict[str, float]]:
     """CPU time of every page's rerun after an L slider change between two depths (cached config)."""
     from streamlit.testing.v1 import AppTest
 
-    _stay_in_navigation_mode()
     _keep_compiled_scripts()
     out = {}
     for page in PAGES:
@@ -82,7 +63,6 @@ def per_page(n: int = 10) -> dict[str, dict[str, float]]:
 def run() -> dict:
     from streamlit.testing.v1 import AppTest
 
-    _stay_in_navigation_mode()
     _keep_compiled_scripts()
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()

@@ -31,9 +31,9 @@ from albert_core.hardware.profiles import (
 )
 from albert_core.hardware.time_model import estimate_time
 from albert_core.lab.trainer import GRAD_CLIP
-from albert_core.live.budget import memory_budget
+from albert_core.live.budget import check_budget, memory_budget
 from albert_core.live.losses import losses
-from albert_core.live.model import build_model, check_budget
+from albert_core.live.model import build_model
 from bench.common import figure, load_note, summary
 
 THREADS = 1

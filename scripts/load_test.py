@@ -767,7 +767,7 @@ async def measure(targets: list[tuple[str, ServerProbe | None]], sessions: list[
     """Every (sessions, page) step on each target in turn (interleaved: targets see the same machine
     load); returns each target's steps."""
     ws_urls = [url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream" for url, _ in targets]
-    # Warm-up: one visitor opens every page (imports, first-run caches, the legacy pages/ switch), in
+    # Warm-up: one visitor opens every page (imports, first-run caches), in
     # series 0; each measured (sessions, page) step has a series of its own (see start_query), the same
     # on every target: a measured move is then never answered by the warm-up's or another step's caches.
     for ws_url in ws_urls:

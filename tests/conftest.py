@@ -20,11 +20,7 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 @pytest.fixture
 def app():
-    """Factory: `app(query={...}, page="pages/compare.py")` -> an AppTest of app.py that has run once.
-
-    (AppTest re-detects the legacy `pages/` folder mode before every run; app.py leaves it at once with
-    `ui.pages_mode.leave`, exactly as on a fresh server.)
-    """
+    """Factory: `app(query={...}, page="ui/compare/page.py")` -> an AppTest of app.py that has run once."""
 
     def make(query: dict[str, str] | None = None, page: str | None = None) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=60)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 
-PAGE = "pages/compare.py"
+PAGE = "ui/compare/page.py"
 
 
 def test_pins_restore_from_url_and_round_trip(app):
@@ -38,7 +38,7 @@ def test_pin_current_and_remove_update_the_url(app):
     assert at.query_params["pin"] == "bert-base,albert-xlarge"
     at.multiselect(key="compare_pins").unselect("bert-base").run()
     assert at.query_params["pin"] == "albert-xlarge"
-    at.switch_page("pages/explorer.py").run()
+    at.switch_page("ui/explorer/page.py").run()
     at.switch_page(PAGE).run()  # the pins survive a page switch
     assert at.multiselect(key="compare_pins").value == ["albert-xlarge"] and not at.exception
 

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from albert_core import PRESETS, Workload
-from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import SHARING_COUNTS, albert_model_closed_form, forward_flops_closed_form
+from ui.urls import config_to_query
 
 # a 4 x 2 grid sent column by column: the first row is the top of each column
 METRIC_LABELS = [
@@ -113,18 +113,18 @@ def test_the_bert_twin_is_the_same_bert_on_every_page_and_in_the_cli(app, capsys
     twin = analyze(PRESETS["albert-base"], Workload(batch=8, seq_len=128)).twin
     assert twin.config == bert
     pin = "~".join(f"{k}.{v}" for k, v in config_to_query(bert).items())
-    compare = app({"seq": "128", "batch": "8", "pin": pin}, page="pages/compare.py")
+    compare = app({"seq": "128", "batch": "8", "pin": pin}, page="ui/compare/page.py")
     # Compare shows bytes in GB (one unit a column): exact to the byte once scaled back
     assert json.loads(compare.dataframe[0].proto.columns)["training_memory"]["type_config"]["format"] == "%.1f GB"
     assert round(compare.dataframe[0].value["training_memory"].iloc[0] * 1e9) == twin.training_memory.total
     main(["memory", "--preset", "bert-base", "--vocab-size", "30000", "--batch", "8", "--seq-len", "128", "--json"])
     assert json.loads(capsys.readouterr().out)["total"] == twin.training_memory.total
-    at = app({"seq": "128", "batch": "8"}, page="pages/explorer.py")
+    at = app({"seq": "128", "batch": "8"}, page="ui/explorer/page.py")
     assert "BERT H=768 L=12 V=30000" in at.caption[0].value and "GELU" in at.caption[0].proto.help
 
 
 def test_recurring_confusions_per_layer_macs_and_the_6n_rule(app):
-    at = app({**config_to_query(PRESETS["bert-base"]), "seq": "128"}, page="pages/explorer.py")
+    at = app({**config_to_query(PRESETS["bert-base"]), "seq": "128"}, page="ui/explorer/page.py")
     text = " ".join(" ".join(m.value for m in at.markdown).split())  # markdown wraps lines
     # one layer's scores: 4·S²·H = 4 · 128² · 768 = 50,331,648; twelve layers 603,979,776
     assert "50.3 MFLOP per layer here, 604.0 MFLOP over all L×K = 12 layers" in text
@@ -147,10 +147,10 @@ def test_downloads_are_named_after_the_config(app, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(streamlit, "download_button", recording)
-    app(config_to_query(PRESETS["bert-base"]), page="pages/explorer.py")
+    app(config_to_query(PRESETS["bert-base"]), page="ui/explorer/page.py")
     assert {"config.json", "bert-base_params.csv", "bert-base_report.json"} <= set(names)
     names.clear()
-    app({"V": "50000"}, page="pages/explorer.py")
+    app({"V": "50000"}, page="ui/explorer/page.py")
     assert "albert-h768-l12-e128-all-shared-v50000_report.json" in names
     assert not any(n.startswith("albert_") for n in names)
 

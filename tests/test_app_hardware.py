@@ -9,7 +9,7 @@ from albert_core.format import fmt_bytes, fmt_count, fmt_duration
 from albert_core.hardware.time_model import TABLE2_CHIPS, estimate_time, paper_table2
 from tests.helpers.app import charts
 
-PAGE = "pages/hardware.py"
+PAGE = "ui/hardware/page.py"
 
 
 def table(at, column: str):

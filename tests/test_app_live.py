@@ -12,15 +12,15 @@ from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory, settings
 from albert_core.configuration.config import HEAD_LABELS
-from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_bytes
 from albert_core.live.count_proof import MATCH
 from albert_core.settings import MEMORY_BUDGET
 from tests.helpers.app import charts
 from ui import live_gate, live_models
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
+from ui.urls import config_to_query
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "live_model.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "live" / "page.py")
 TINY = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,
                    num_layers=4, max_position_embeddings=64)
 
@@ -48,7 +48,7 @@ def match_table(at: AppTest):
 def test_page_reads_the_sidebar_config_from_the_url(app):
     cfg = ModelConfig(vocab_size=300, embedding_size=16, hidden_size=64, num_heads=4, intermediate_size=128,
                       num_layers=2, max_position_embeddings=64, sharing="attention", num_hidden_groups=2)
-    at = app(query={**config_to_query(cfg), "seq": "64"}, page="pages/live_model.py")
+    at = app(query={**config_to_query(cfg), "seq": "64"}, page="ui/live/page.py")
     assert not at.exception
     assert [t.value for t in at.title] == ["Live model"]
     df = match_table(at)

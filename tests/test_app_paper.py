@@ -13,7 +13,7 @@ from tests.helpers.facts import (
     SHARING_COUNTS,
 )
 
-PAGE = "pages/paper.py"
+PAGE = "ui/paper/page.py"
 
 
 def test_paper_page_tables(app):
@@ -74,8 +74,8 @@ def test_masked_words_are_listed(app):
 
 
 def test_bert_flop_formula_has_no_projection_term(app):
-    bert = app({"family": "bert"}, page="pages/paper.py")
-    albert = app({}, page="pages/paper.py")
+    bert = app({"family": "bert"}, page="ui/paper/page.py")
+    albert = app({}, page="ui/paper/page.py")
     fwd = [x.value for x in bert.latex if r"\text{fwd} &=" in x.value]
     assert fwd and all("2BSEH" not in f for f in fwd)
     assert any("2BSEH" in x.value for x in albert.latex if r"\text{fwd} &=" in x.value)

@@ -9,13 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
-from albert_core.configuration.urls import config_to_query
 from albert_core.format import fmt_params
 from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
+from ui.urls import config_to_query
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "scaling.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "scaling" / "page.py")
 N_CHARTS = 12  # 8 over the architecture, 4 over sequence length and batch
 
 
@@ -38,7 +38,7 @@ def trace_y(spec: dict, name: str) -> list:
 
 def test_page_reads_the_sidebar_config_from_the_url(app):
     cfg = PRESETS["albert-large"]
-    at = app(query=config_to_query(cfg), page="pages/scaling.py")
+    at = app(query=config_to_query(cfg), page="ui/scaling/page.py")
     assert not at.exception
     assert [t.value for t in at.title] == ["Scaling"]
     specs = charts(at)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 from albert_core import PRESETS, ModelConfig, Workload
-from albert_core.configuration.urls import QUERY_KEYS, config_to_query, workload_to_query
 from albert_core.format import escape_markdown
 from ui import sidebar
+from ui.urls import QUERY_KEYS, config_to_query, workload_to_query
 
 FULL_DEFAULT = {**config_to_query(ModelConfig()), **workload_to_query(Workload())}
 
@@ -124,7 +125,7 @@ def test_decode_url_and_inert_are_pure():
 def test_sidebar_state_survives_page_switches(app):
     at = app()
     at.slider(key="cfg_L").set_value(30).run()
-    for page in ("pages/paper.py", "pages/compare.py", "pages/explorer.py"):
+    for page in ("ui/paper/page.py", "ui/compare/page.py", "ui/explorer/page.py"):
         at.switch_page(page).run()
         assert not at.exception and at.slider(key="cfg_L").value == 30 and at.query_params["L"] == "30"
 
@@ -136,20 +137,11 @@ def test_tie_checkbox_only_matters_with_an_mlm_head(app):
     assert not at.checkbox(key="cfg_tied").disabled and not at.exception
 
 
-def test_a_legacy_run_started_before_another_session_cleared_the_flag_still_leaves(app, monkeypatch):
-    """Regression (two first visitors after a restart): session A clears Streamlit's global legacy
-    pages-folder flag while session B's run is already inside the legacy wrapper; B must still bounce
-    into navigation mode, or its widgets lose their values on the next interaction."""
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.runtime.scriptrunner import script_runner
-
-    legacy = script_runner._mpa_v1
-
-    def _mpa_v1(path):  # same name as Streamlit's wrapper: the flag is cleared "by another session"
-        PagesManager.uses_pages_directory = False
-        legacy(path)
-
-    monkeypatch.setattr(script_runner, "_mpa_v1", _mpa_v1)
+def test_the_first_interaction_keeps_the_view_and_no_pages_folder_sits_beside_the_app(app):
+    """Regression (first visitors after a restart): a folder named `pages/` beside app.py makes Streamlit run a
+    session's first run in its legacy multipage mode, outside st.navigation, and the next run did not recognise
+    that run's widgets (every sidebar value reset on the first interaction). The page scripts live in ui/<page>/."""
+    assert not (Path(__file__).resolve().parents[1] / "pages").exists()
     at = app({"V": "30001"})
     at.slider(key="cfg_L").set_value(11).run()
     assert not at.exception and at.slider(key="cfg_L").value == 11 and at.query_params["L"] == "11"

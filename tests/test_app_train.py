@@ -16,7 +16,6 @@ from streamlit.testing.v1 import AppTest
 from albert_core import count_flops, count_params
 from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.presets import PRESETS
-from albert_core.configuration.urls import config_to_query
 from albert_core.lab import worker as lab_worker
 from albert_core.lab.experiments import EXPERIMENTS
 from albert_core.lab.reference import load_reference
@@ -25,10 +24,11 @@ from albert_core.settings import RUNS_DIR
 from tests.helpers.app import charts
 from tests.helpers.lab import TINY, V
 from ui import train_runs as tr
+from ui.urls import config_to_query
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = str(ROOT / "pages" / "train.py")
-LIVE_PAGE = str(ROOT / "pages" / "live_model.py")
+PAGE = str(ROOT / "ui" / "train" / "page.py")
+LIVE_PAGE = str(ROOT / "ui" / "live" / "page.py")
 STEPS = 20
 
 
@@ -209,7 +209,7 @@ def test_a_shared_link_shows_a_running_run_read_only_and_its_own_copy_joins_the_
     assert "read-only: another visitor started it" in bar.proto.text
     other.button(key=f"train_own_{run_id}").click().run()
     assert url_runs(other) == [run_id]  # the same run, not a second one
-    assert worker.queue_length() == 0
+    assert worker._queue == []  # nothing waits (read directly: the worker needs no public count)
     at.run()
     at.button(key=f"train_cancel_{run_id}").click().run()  # the first visitor withdraws
     assert worker.status(run_id).state == "running"  # the second still wants it

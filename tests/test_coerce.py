@@ -8,14 +8,14 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from albert_core import PRESETS, ModelConfig, coerce, count_params, parse_query
+from albert_core import PRESETS, ModelConfig, coerce, count_params
 from albert_core.cli.args import config_from_args
 from albert_core.cli.main import build_parser, main
 from albert_core.configuration.coerce import bert_twin, fit_heads, switch_family
-from albert_core.configuration.urls import config_from_query
 from tests.helpers.facts import MODEL_COUNTS
 from tests.helpers.strategies import configs
 from ui.state import CONFIG_KEY
+from ui.urls import config_from_query, parse_query
 
 BERT_BASE_AS_ALBERT = ModelConfig(vocab_size=30_522, hidden_act="gelu")  # E = 128, all-shared: ALBERT's defaults
 

@@ -14,14 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from albert_core import PRESETS, ModelConfig, Workload
-from albert_core.configuration import urls
 from albert_core.configuration.hf_config import config_from_hf
 from albert_core.configuration.presets import config_name
 from albert_core.counting.report import analyze, result_from_dict
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import albert_model_closed_form, forward_flops_closed_form
 from tests.helpers.strategies import configs
-from ui import exports
+from ui import exports, urls
 
 
 # Exact transformers counts (transformers' exact count), XModel.

@@ -31,35 +31,36 @@ def star(fig):
 
 def test_equal_inputs_share_one_figure_even_when_rebuilt_separately():
     cfg = ModelConfig()
-    first = state.cached_figure(fs.params_vs_layers, *layers_inputs(cfg))
-    again = state.cached_figure(fs.params_vs_layers, *layers_inputs(ModelConfig()))  # new, equal objects
+    first = state.cached_figure(fs.params_vs_layers_base, layers_inputs(cfg)[0])
+    again = state.cached_figure(fs.params_vs_layers_base, layers_inputs(ModelConfig())[0])  # new, equal objects
     assert again is first
 
 
 def test_a_changed_config_gives_a_changed_figure():
     cfg = ModelConfig()
     deeper = cfg.replace(num_layers=24, sharing="none")
-    a = state.cached_figure(fs.params_vs_layers, *layers_inputs(cfg))
-    b = state.cached_figure(fs.params_vs_layers, *layers_inputs(deeper))
+    (df_a, _, total_a), (df_b, _, total_b) = layers_inputs(cfg), layers_inputs(deeper)
+    a = fs.mark_params_vs_layers(state.cached_figure(fs.params_vs_layers_base, df_a), cfg, total_a)
+    b = fs.mark_params_vs_layers(state.cached_figure(fs.params_vs_layers_base, df_b), deeper, total_b)
     assert star(a) == (cfg.num_layers, count_params(cfg).total)
     assert star(b) == (24, count_params(deeper).total)
     assert star(b) != star(a)
 
 
 def test_a_changed_frame_value_alone_gives_a_changed_figure():
-    df, cfg, total = layers_inputs(ModelConfig())
+    df, _, _ = layers_inputs(ModelConfig())
     edited = df.copy()
-    edited.loc[0, "params"] = 1  # same shape and config, one value differs
-    a = state.cached_figure(fs.params_vs_layers, df, cfg, total)
-    b = state.cached_figure(fs.params_vs_layers, edited, cfg, total)
+    edited.loc[0, "params"] = 1  # same shape, one value differs
+    a = state.cached_figure(fs.params_vs_layers_base, df)
+    b = state.cached_figure(fs.params_vs_layers_base, edited)
     assert b is not a
     assert 1 in b.data[0].y or 1 in b.data[1].y
 
 
 def test_builders_with_equal_inputs_do_not_share_a_figure():
-    t4 = fs.table4_frame()
-    a = state.cached_figure(fs.sharing_modes, t4, 11_000_000, "x")
-    b = state.cached_figure(fs.sharing_modes, t4, 12_000_000, "x")
+    df = layers_inputs(ModelConfig())[0]  # a sweep has every config column: both builders can chart it
+    a = state.cached_figure(fs.params_vs_layers_base, df)
+    b = state.cached_figure(fs.params_vs_hidden_base, df)
     assert a is not b and a.to_plotly_json() != b.to_plotly_json()
 
 
@@ -135,9 +136,9 @@ def test_a_frame_is_digested_once_while_it_lives(monkeypatch):
 def test_the_cache_lets_go_of_the_inputs_it_was_built_from():
     import weakref
 
-    df, cfg, total = layers_inputs(ModelConfig())
+    df = layers_inputs(ModelConfig())[0]
     alive = weakref.ref(df)
-    state.cached_figure(fs.params_vs_layers, df, cfg, total)
+    state.cached_figure(fs.params_vs_layers_base, df)
     del df
     import gc
 

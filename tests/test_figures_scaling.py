@@ -48,7 +48,7 @@ def test_params_vs_hidden_matches_count_params_per_config():
     hs = [128, 256, 768, 1024]
     df = sweep(cfg, "hidden_size", hs, **WL)
     total = count_params(cfg).total
-    fig = fs.params_vs_hidden(df, cfg, total)
+    fig = fs.mark_params_vs_hidden(fs.params_vs_hidden_base(df), cfg, total)
     assert fig.layout.yaxis.type == "log"
     albert, bert = trace(fig, "ALBERT"), trace(fig, "BERT")
     assert list(albert.x) == hs and list(bert.x) == hs
@@ -65,7 +65,7 @@ def test_params_vs_layers_flat_for_all_shared_albert():
     cfg = ModelConfig()
     layers = [1, 2, 6, 12, 24]
     df = sweep(cfg, "num_layers", layers, **WL)
-    fig = fs.params_vs_layers(df, cfg, count_params(cfg).total)
+    fig = fs.mark_params_vs_layers(fs.params_vs_layers_base(df), cfg, count_params(cfg).total)
     albert, bert = trace(fig, "ALBERT"), trace(fig, "BERT")
     assert set(albert.y) == {ALBERT_BASE}  # full sharing: depth adds no parameters
     layer = 4 * 768**2 + 2 * 768 * 3072 + 9 * 768 + 3072  # closed form per layer
@@ -80,7 +80,7 @@ def test_embedding_vs_vocab_closed_forms():
     vs, es = [1000, 30_000, 100_000], [64, 128]
     df = sweep(cfg, "vocab_size", vs, "embedding_size", es, **WL)
     emb = count_params(cfg).group_totals()["embeddings"]
-    fig = fs.embedding_vs_vocab(df, cfg, emb)
+    fig = fs.mark_embedding_vs_vocab(fs.embedding_vs_vocab_base(df), cfg, emb)
     P, T, H = 512, 2, 768
     for e in es:
         t = trace(fig, f"ALBERT E={e}")
@@ -116,7 +116,7 @@ def test_flops_vs_params_presets_and_current():
     df = fs.presets_frame(PRESETS, 128)
     cfg = ModelConfig(num_layers=6)
     me = {"label": cfg.label, "params": count_params(cfg).total, "forward_flops": count_flops(cfg, 1, 128).forward}
-    fig = fs.flops_vs_params(df, me)
+    fig = fs.mark_flops_vs_params(fs.flops_vs_params_base(df), me)
     assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
     bert = trace(fig, "BERT")
     assert list(bert.text) == ["bert-base", "bert-large"]
@@ -138,7 +138,7 @@ def test_params_heatmap_values_and_current_cell():
     cfg = ModelConfig(num_heads=1)  # every H valid
     es, hs = [64, 128, 256], [256, 768]
     df = sweep(cfg, "embedding_size", es, "hidden_size", hs, include_bert=False, **WL)
-    fig = fs.params_heatmap(df, cfg)
+    fig = fs.mark_params_heatmap(fs.params_heatmap_base(df), cfg)
     heat = fig.data[0]
     assert heat.type == "heatmap"
     assert list(heat.x) == ["64", "128", "256"] and list(heat.y) == ["256", "768"]
@@ -153,9 +153,9 @@ def test_params_heatmap_values_and_current_cell():
 def test_params_heatmap_without_current_cell_has_no_star():
     cfg = ModelConfig()
     df = sweep(cfg, "embedding_size", [64], "hidden_size", [256], include_bert=False, **WL)
-    assert fs.CURRENT_NAME not in [t.name for t in fs.params_heatmap(df, cfg).data]
+    assert fs.CURRENT_NAME not in [t.name for t in fs.mark_params_heatmap(fs.params_heatmap_base(df), cfg).data]
     df = sweep(cfg, "embedding_size", [128], "hidden_size", [768], include_bert=False, **WL)
-    assert fs.CURRENT_NAME not in [t.name for t in fs.params_heatmap(df, cfg, highlight=False).data]
+    assert fs.CURRENT_NAME not in [t.name for t in fs.params_heatmap_base(df).data]
 
 
 def test_table4_exact_and_paper_values():
@@ -172,7 +172,7 @@ def test_table4_exact_and_paper_values():
 
 def test_sharing_modes_figure():
     df = fs.table4_frame()
-    fig = fs.sharing_modes(df, ALBERT_BASE, "ALBERT-base")
+    fig = fs.mark_sharing_modes(fs.sharing_modes_base(df), ALBERT_BASE)
     bars = [t for t in fig.data if t.type == "bar"]
     marks = [t for t in fig.data if t.type == "scatter" and t.mode == "markers"]
     assert len(bars) == 2 and len(marks) == 2

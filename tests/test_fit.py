@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from albert_core import PRESETS, Workload, estimate_memory
-from albert_core.counting.memory import MAX_FIT_BATCH, largest_batches, max_batch_that_fits, total_bytes_at
+from albert_core.counting.memory import MAX_FIT_BATCH, largest_batches, max_batch_that_fits
 from albert_core.counting.report import analyze
 from tests.helpers.facts import MODEL_COUNTS
-from ui.figures_explorer import fit_display, fit_frame
+from ui.figures_explorer import fit_columns, fit_display_columns
 
 GB = 10**9
+
+
+def _affine_total(cfg, batch, seq_len, dtype="fp32", optimizer="adamw", precision="pure", checkpointing=False):
+    """The oracle of the estimate's total at any batch, also beyond the workload's batch limit (4,096) that
+    `estimate_memory` enforces: the estimate is affine in the batch (weights and states once, activations per
+    sequence), so two estimates give every other one; test_edges checks that it meets the estimate at 4,096."""
+    one, two = (estimate_memory(cfg, b, seq_len, dtype, optimizer, precision=precision,
+                                checkpointing=checkpointing).total for b in (1, 2))
+    return one + (batch - 1) * (two - one)
 
 
 def _scan(cfg, seq_len, device, **kw):
@@ -53,7 +63,10 @@ def test_edges():
     assert max_batch_that_fits(cfg, 128, exact) == 7 and max_batch_that_fits(cfg, 128, exact - 1) == 6
     assert max_batch_that_fits(cfg, 128, 1000) == 0  # not even the weights
     assert max_batch_that_fits(cfg, 8, 10**15) == MAX_FIT_BATCH  # the bound, reported as such
-    assert total_bytes_at(cfg, 5000, 128) > total_bytes_at(cfg, 4096, 128) == estimate_memory(cfg, 4096, 128).total
+    assert _affine_total(cfg, 4096, 128) == estimate_memory(cfg, 4096, 128).total  # the oracle meets the estimate
+    # beyond the workload's batch limit the search goes on, with the estimate's total at the batch it finds
+    device = _affine_total(cfg, 5000, 128)
+    assert largest_batches(cfg, 128, [device, device - 1]) == [(5000, device), (4999, _affine_total(cfg, 4999, 128))]
     with pytest.raises(ValueError, match="device_bytes"):
         max_batch_that_fits(cfg, 128, -1)
     with pytest.raises(ValueError, match="precision"):
@@ -88,14 +101,14 @@ def test_several_devices_at_once_are_each_device_on_its_own(name, seq, args):
     got = largest_batches(cfg, seq, sizes, *args)
     want = [max_batch_that_fits(cfg, seq, size, *args) for size in sizes]
     assert [b for b, _ in got] == want and want[0] == 0
-    assert [t for _, t in got] == [None, *(total_bytes_at(cfg, b, seq, *args) for b in want[1:])]
+    assert [t for _, t in got] == [None, *(_affine_total(cfg, b, seq, *args) for b in want[1:])]
     kw = dict(zip(("dtype", "optimizer", "precision", "checkpointing"), args, strict=False))
     assert got[1][0] == _scan(cfg, seq, 16 * GB, **kw)
 
 
 def test_fit_frame_rows_and_twin():
     res = analyze(PRESETS["albert-base"], Workload(seq_len=512))
-    df = fit_frame(res)
+    df = pd.DataFrame(fit_columns(res))
     assert df["device"].tolist() == ["16 GB", "24 GB", "40 GB", "80 GB", "141 GB"]
     assert df["BERT twin: batch"].iloc[0] == _scan(res.twin.config, 512, 16 * GB)
     assert df["this config: batch"].iloc[3] == max_batch_that_fits(PRESETS["albert-base"], 512, 80 * GB)
@@ -110,7 +123,7 @@ def test_fit_frame_rows_and_twin():
     for row in df.itertuples(index=False):
         ours, twin = row[1], row[3]
         assert (ours >= twin) if min(ours, twin) < crossover - 1 else (ours <= twin + 1)
-    assert list(fit_frame(analyze(PRESETS["bert-base"], Workload())).columns) == [
+    assert list(fit_columns(analyze(PRESETS["bert-base"], Workload()))) == [
         "device", "this config: batch", "this config: memory"]
 
 
@@ -125,7 +138,7 @@ def test_a_batch_that_does_not_fit_says_so():
     """A device too small for one sequence reads "does not fit" with no memory, not a batch of "0" and an
     empty cell."""
     big = PRESETS["bert-large"].replace(num_layers=96)
-    df = fit_display(fit_frame(analyze(big, Workload(seq_len=512))))
+    df = pd.DataFrame(fit_display_columns(fit_columns(analyze(big, Workload(seq_len=512)))))
     assert max_batch_that_fits(big, 512, 16 * GB) == 0  # the premise: 16 GB holds not one sequence
     assert df["this config: batch"].iloc[0] == "does not fit" and df["this config: memory"].iloc[0] == "–"
     fits = df[df["this config: batch"] != "does not fit"]

@@ -12,8 +12,9 @@ from torch import nn
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.hf_config import config_from_hf, config_to_hf
 from albert_core.configuration.presets import PRESETS
+from albert_core.live.budget import MemoryBudgetError
 from albert_core.live.interop import from_hf, load_pretrained_folder, to_transformers
-from albert_core.live.model import MemoryBudgetError, build_model
+from albert_core.live.model import build_model
 from tests.helpers.hf_models import hf_model
 
 pytestmark = pytest.mark.slow  # saved transformers checkpoints loaded and run: the oracle, slow

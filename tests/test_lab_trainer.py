@@ -5,16 +5,18 @@ from __future__ import annotations
 import io
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from tokenizers import Tokenizer
 
 from albert_core.cli.main import main as cli_main
 from albert_core.configuration.coerce import bert_twin
 from albert_core.lab import trainer
-from albert_core.lab.checkpoint import load_model, load_run, load_tokenizer
+from albert_core.lab.checkpoint import TOKENIZER_FILE, load_model, load_run
 from albert_core.lab.experiments import EXPERIMENTS, depth_dial, separation_step, twins
 from albert_core.lab.runs import RunCache, run_cached
 from albert_core.lab.spec import RunSpec
@@ -165,7 +167,7 @@ def test_checkpoint_loads_in_transformers_with_our_outputs(tmp_path, config, cls
     record = load_run(folder)
     assert record.spec == spec and record.final == pytest.approx(result.final, nan_ok=True)
     pd.testing.assert_frame_equal(record.history, result.history, check_exact=False, rtol=1e-9)
-    assert load_tokenizer(folder).get_vocab_size() == V
+    assert Tokenizer.from_file(str(Path(folder) / TOKENIZER_FILE)).get_vocab_size() == V
 
 
 def test_partial_sharing_is_saved_in_our_layout(tmp_path):
@@ -209,12 +211,12 @@ def test_a_cache_hit_does_not_train_again(monkeypatch, runs_dir):
 def test_the_cache_evicts_the_least_recently_used_runs(tmp_path):
     cache = RunCache(tmp_path / "c", max_bytes=10**9)
     a, b = run_cached(tiny_spec(steps=1), cache), run_cached(tiny_spec(steps=1, seed=1), cache)
-    one = cache.total_bytes() // 2
+    one = sum(size for _, size, _ in cache.entries()) // 2
     cache.get(a.spec.key)  # a is now the most recently used
     small = RunCache(tmp_path / "c", max_bytes=int(one * 2.5))
     c = run_cached(tiny_spec(steps=1, seed=2), small)
     assert a.spec.key in small and c.spec.key in small and b.spec.key not in small
-    assert small.total_bytes() <= small.max_bytes
+    assert sum(size for _, size, _ in small.entries()) <= small.max_bytes
 
 
 # ----------------------------------------------------------------------------- experiments
@@ -416,4 +418,4 @@ def test_the_shipped_twins_give_their_recorded_validation_loss_and_beat_the_freq
         # the baselines it was shipped with are those of today's held-out pairs
         assert run.baselines == trainer.baselines_of(run.spec)
         assert run.baselines.frequency_loss - again["val_mlm_loss"] > 0.4
-        assert load_tokenizer(folder).get_vocab_size() == run.spec.vocab_size
+        assert Tokenizer.from_file(str(Path(folder) / TOKENIZER_FILE)).get_vocab_size() == run.spec.vocab_size

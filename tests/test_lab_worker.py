@@ -66,7 +66,7 @@ def test_a_queued_run_cancelled_never_trains(worker, monkeypatch):
     _wait_for_step(worker, long_id, 1)
     queued = worker.submit(tiny_spec(steps=4, seed=9))
     assert worker.cancel(queued)
-    assert worker.status(queued).state == "cancelled" and worker.queue_length() == 0
+    assert worker.status(queued).state == "cancelled" and worker._queue == []  # nothing waits
     worker.cancel(long_id)
     worker.wait(long_id, 60)
     assert [s.key for s in counter.calls] == [long_id]
@@ -87,7 +87,7 @@ def test_a_full_queue_refuses_with_the_number_of_runs_ahead(runs_dir):
 def test_submit_checks_the_limits_first(worker):
     with pytest.raises(LabLimitError, match="limit of 2,000 steps"):
         worker.submit(tiny_spec(steps=2001, warmup=2))
-    assert worker.queue_length() == 0
+    assert worker._queue == []
 
 
 def test_the_same_spec_shares_one_run_and_a_cached_run_is_done_at_once(worker, monkeypatch, runs_dir):
@@ -100,7 +100,7 @@ def test_the_same_spec_shares_one_run_and_a_cached_run_is_done_at_once(worker, m
     st = fresh.status(spec.key)
     assert st.state == "done" and st.final["steps"] == 4 and len(st.history) == 5
     assert fresh.submit(spec) == spec.key and fresh.status(spec.key).state == "done"
-    assert len(counter.calls) == 1 and fresh.queue_length() == 0
+    assert len(counter.calls) == 1 and fresh._queue == []
     assert fresh.status("0" * 20) is None and fresh.status("../etc") is None
 
 

@@ -147,14 +147,18 @@ def test_lazy_imports_count(tmp_path):
 
 def test_the_folders_import_downwards_only_and_ui_has_no_circles():
     root = PACKAGE.parent
-    paths = {f"ui.{p.stem}": p for p in sorted((root / "ui").glob("*.py")) if p.stem != "__init__"}
+    paths = module_names(root / "ui")
     ui = {name: imported_names(path, paths) for name, path in paths.items()}
-    assert circles({m: targets & set(ui) for m, targets in ui.items()}) == []
-    assert sorted(m for m, targets in ui.items() if any(t.split(".")[0] == "pages" for t in targets)) == []
+    assert circles({m: (targets & set(ui)) - {m} for m, targets in ui.items()}) == []
+    # the page scripts (ui/<page>/page.py, run by st.navigation) sit on top: nothing imports them
+    page_scripts = {m for m in ui if m.endswith(".page")}
+    assert len(page_scripts) == 7
+    assert sorted(m for m, targets in ui.items() if targets & page_scripts) == []
+    assert not (root / "pages").exists()  # Streamlit's legacy multipage folder name (app.py says why)
     modules = module_names()
     library = {name: imported_names(path, modules) for name, path in modules.items()}
     assert sorted(m for m, targets in library.items()
-                  if any(t.split(".")[0] in ("ui", "pages", "streamlit") for t in targets)) == []
+                  if any(t.split(".")[0] in ("ui", "streamlit") for t in targets)) == []
 
 
 def test_every_public_name_resolves_from_the_package_root():
@@ -162,3 +166,64 @@ def test_every_public_name_resolves_from_the_package_root():
 
     missing = [name for name in albert_core.__all__ if getattr(albert_core, name, None) is None]
     assert missing == [] and {"ModelConfig", "PRESETS", "analyze", "build_model", "coerce"} <= set(albert_core.__all__)
+
+
+# ----------------------------------------------------------------------------- no re-exports
+def owned_names(path: Path) -> set[str]:
+    """The names a module defines itself at module level (functions, classes, assignments, also under if / try),
+    not those it imports."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for sub in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else (node,):
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(sub.name)
+            elif isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
+def borrowed_imports(importers: Mapping[str, Path], modules: Mapping[str, Path]) -> list[str]:
+    """Every ``from m import x`` (at any depth) where m is one of ``modules`` and x is neither a submodule of m nor
+    defined in m: a name taken from a module that only imports it. The package root (`albert_core`, the public
+    API of lazy names) is the one module allowed to hand on what it does not own."""
+    owned = {name: owned_names(path) for name, path in modules.items()}
+    found = []
+    for importer, path in importers.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in modules):
+                continue
+            if node.module == "albert_core":
+                continue
+            found += [f"{importer} imports {a.name} from {node.module}" for a in node.names
+                      if f"{node.module}.{a.name}" not in modules and a.name not in owned[node.module]]
+    return sorted(found)
+
+
+def test_every_name_is_imported_from_the_module_that_owns_it():
+    """docs/architecture.md: "no re-exports". Library, app, tests, benches and scripts import a name from the
+    module that defines it; a module that imports a name does not hand it on."""
+    root = PACKAGE.parent
+    modules = {**module_names(), **module_names(root / "ui")}
+    importers = dict(modules)
+    for folder in ("tests", "bench", "scripts"):
+        importers |= {str(p.relative_to(root)): p for p in sorted((root / folder).rglob("*.py"))}
+    importers["app.py"] = root / "app.py"
+    assert borrowed_imports(importers, modules) == []
+    noqa = [name for name, path in modules.items() if "noqa: F401" in path.read_text(encoding="utf-8")]
+    assert noqa == []  # an unused import kept on purpose is a re-export
+
+
+def test_the_re_export_check_sees_a_borrowed_name(tmp_path):
+    pkg = tmp_path / "albert_core"
+    (pkg / "live").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from albert_core.live.budget import reserve\n")
+    (pkg / "live" / "__init__.py").write_text("")
+    (pkg / "live" / "budget.py").write_text("LIMIT = 1\n\ndef reserve():\n    pass\n")
+    (pkg / "live" / "model.py").write_text("from albert_core.live.budget import reserve\n\nreserve()\n")
+    (pkg / "live" / "user.py").write_text("def f():\n    from albert_core.live.model import reserve\n"
+                                          "from albert_core.live.budget import LIMIT\nfrom albert_core.live import budget\n"
+                                          "from albert_core import reserve\n")
+    modules = module_names(pkg)
+    assert borrowed_imports(modules, modules) == [
+        "albert_core.live.user imports reserve from albert_core.live.model"]

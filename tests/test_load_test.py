@@ -13,8 +13,8 @@ from streamlit.proto.Element_pb2 import Element
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.NumberInput_pb2 import NumberInput
 
-from albert_core.configuration.urls import config_from_query
 from scripts import load_test as lt
+from ui.urls import config_from_query
 
 
 def arun(coro):

@@ -553,3 +553,17 @@ def test_sdpa_on_cuda_keeps_neither_probabilities_nor_their_dropout():
     assert "sdpa model" in sdpa.note and "eager model" in eager.note
     with pytest.raises(ValueError, match="attention"):
         estimate_memory(cfg, attention="flash")
+
+
+def test_docs_architecture_gives_estimate_memory_s_signature():
+    """docs/architecture.md writes the signature out (defaults included): keep it the code's."""
+    import inspect
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    params = []
+    for p in inspect.signature(estimate_memory).parameters.values():
+        if p.kind is p.KEYWORD_ONLY and "*" not in params:
+            params.append("*")
+        params.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}".replace("'", '"'))
+    assert f"`estimate_memory({', '.join(params)}) -> MemoryEstimate`" in doc

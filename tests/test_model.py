@@ -19,13 +19,9 @@ from albert_core.configuration.presets import PRESETS
 from albert_core.counting.params import count_params
 from albert_core.format import fmt_bytes
 from albert_core.live import fastpath
+from albert_core.live.budget import MemoryBudgetError, check_budget, memory_budget
 from albert_core.live.interop import from_hf, to_transformers
-from albert_core.live.model import (
-    MemoryBudgetError,
-    build_model,
-    check_budget,
-    memory_budget,
-)
+from albert_core.live.model import build_model
 from albert_core.settings import MEMORY_BUDGET
 from tests.helpers.hf_models import hf_model
 from tests.helpers.strategies import configs

@@ -59,7 +59,7 @@ PAGE_QUERIES = [
 ]
 
 
-@pytest.mark.parametrize("page", ["pages/explorer.py", "pages/scaling.py", "pages/compare.py"])
+@pytest.mark.parametrize("page", ["ui/explorer/page.py", "ui/scaling/page.py", "ui/compare/page.py"])
 @pytest.mark.parametrize("query", PAGE_QUERIES, ids=lambda q: "&".join(f"{k}={v}" for k, v in q.items()) or "default")
 def test_every_chart_a_page_sends_is_what_validation_makes_of_it(app, page, query):
     # whatever path built them (graph objects, trusted dicts, cached bases with marks), the charts the browser gets

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from albert_core import PRESETS, Workload
-from albert_core.configuration.urls import parse_workload_query, workload_to_query
 from albert_core.counting.report import analyze
 from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS
+from ui.urls import parse_workload_query, workload_to_query
 
 
 @pytest.mark.parametrize("changes, field", [
@@ -74,7 +74,7 @@ def test_sidebar_precision_needs_a_16_bit_dtype(app):
 
 
 def test_scaling_memory_chart_names_the_master_copy(app):
-    at = app({"dtype": "fp16", "prec": "mixed"}, page="pages/scaling.py")
+    at = app({"dtype": "fp16", "prec": "mixed"}, page="ui/scaling/page.py")
     assert not at.exception
     spec = next(s for t, s in charts(at).items() if t == "Training memory by part")
     names = [d.get("name", "") for d in spec["data"]]

@@ -17,7 +17,6 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, Workload
-from albert_core.configuration import urls
 from albert_core.counting.report import albert_counterpart
 from albert_core.counting.sweeps import sweep
 from albert_core.hardware.profiles import load_measured
@@ -30,7 +29,7 @@ from albert_core.hardware.time_model import (
     table2_chip_checks,
 )
 from albert_core.text.pretraining_inputs import make_pairs
-from ui import figures_explorer, figures_hardware, plotly_dicts, tables
+from ui import figures_explorer, figures_hardware, plotly_dicts, tables, urls
 from ui import figures_paper as fp
 from ui import figures_scaling as fs
 from ui import scaling_takeaways as tk

@@ -340,11 +340,6 @@ def twin_summary(result: Result) -> str:
 """
 
 
-def fit_display(fit: pd.DataFrame) -> pd.DataFrame:
-    """`fit_frame` in words for the page (`fit_display_columns`)."""
-    return pd.DataFrame(fit_display_columns(fit.to_dict("list")))
-
-
 def fit_display_columns(fit: Mapping[str, list]) -> dict[str, list]:
     """`fit_columns` in words for the page: a batch of 0 reads "does not fit" (not a batch of "0"), others
     with thousands separators, and the memory of a batch that does not fit "–"."""
@@ -354,11 +349,6 @@ def fit_display_columns(fit: Mapping[str, list]) -> dict[str, list]:
         mem = col.replace(": batch", ": memory")
         out[mem] = [("–" if b == 0 else m) for b, m in zip(fit[col], fit[mem], strict=True)]
     return out
-
-
-def fit_frame(result: Result, seq_len: int | None = None) -> pd.DataFrame:
-    """`fit_columns` as a DataFrame."""
-    return pd.DataFrame(fit_columns(result, seq_len))
 
 
 def fit_columns(result: Result, seq_len: int | None = None) -> dict[str, list]:

@@ -17,7 +17,6 @@ from albert_core.counting.memory import OPTIMIZER_STATES
 from albert_core.format import fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_ratio
 from albert_core.hardware.profiles import HARDWARE_NAMES, HardwareProfile
 from albert_core.hardware.time_model import (
-    CHIP_CHOICES,
     PAPER_SPEEDUP,
     PART_LABELS,
     TABLE2_BAND,
@@ -25,13 +24,13 @@ from albert_core.hardware.time_model import (
     TABLE2_MLM_FRACTION,
     TABLE2_WORKLOAD,
     ChipCheck,
-    SpeedComparison,
     TimeEstimate,
     gradient_bytes,
     table2_size_ratios,
 )
 from albert_core.paper import PAPER_SAME_TIME, PAPER_TPU_RANGE
 from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT
+from ui.hardware.questions import CHIP_CHOICES, SpeedComparison
 
 PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}
 SERIES_COLORS = {"paper": "#444444", "flops_only": "#bab0ac", "datasheet": "#9ecae9", "model": "#4c78a8"}

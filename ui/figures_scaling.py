@@ -189,14 +189,9 @@ def _lines_by_model(df: pd.DataFrame, x: str, y: str, hover_x: str) -> list[dict
 
 
 # ----------------------------------------------------------------------------- series charts
-def params_vs_hidden(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
-    """Total params against hidden size H for ALBERT and BERT (log y); ``df`` is a `sweep` over H
-    (or a `hidden_frame`). `params_vs_hidden_base` and `mark_params_vs_hidden` in one."""
-    return mark_params_vs_hidden(params_vs_hidden_base(df), cfg, current_params)
-
-
 def params_vs_hidden_base(df: pd.DataFrame) -> go.Figure:
-    """The lines of `params_vs_hidden`, without the current config."""
+    """Total params against hidden size H for ALBERT and BERT (log y), without the current config (its star:
+    `mark_params_vs_hidden`); ``df`` is a `sweep` over H (or a `hidden_frame`)."""
     return plotly_dicts.figure(_lines_by_model(df, "hidden_size", "params", "H"),
                              _layout_spec("Parameters vs hidden size H", "hidden size H", "parameters (log scale)"))
 
@@ -208,13 +203,9 @@ def mark_params_vs_hidden(base: go.Figure, cfg: ModelConfig, current_params: int
                       axes={"yaxis": log_ticks(min(ys), max(ys), fmt_params)})
 
 
-def params_vs_layers(df: pd.DataFrame, cfg: ModelConfig, current_params: int) -> go.Figure:
-    """Total params against the number of layers L; ``df`` is a `sweep` over num_layers.
-    `params_vs_layers_base` and `mark_params_vs_layers` in one."""
-    return mark_params_vs_layers(params_vs_layers_base(df), cfg, current_params)
-
-
 def params_vs_layers_base(df: pd.DataFrame) -> go.Figure:
+    """Total params against the number of layers L (the star: `mark_params_vs_layers`); ``df`` is a `sweep` over
+    num_layers."""
     return plotly_dicts.figure(_lines_by_model(df, "num_layers", "params", "L"),
                              _layout_spec("Parameters vs number of layers L", "layers L", "parameters"))
 
@@ -225,18 +216,10 @@ def mark_params_vs_layers(base: go.Figure, cfg: ModelConfig, current_params: int
                       axes={"yaxis": linear_ticks(max([*_extent(base, "y"), current_params]), fmt_params)})
 
 
-def embedding_vs_vocab(df: pd.DataFrame, cfg: ModelConfig, current_embedding: int) -> go.Figure:
-    """Embedding params against vocabulary size V: one ALBERT line per E, and BERT (E = H).
-
-    ``df`` is a 2-D `sweep` over vocab_size x embedding_size (BERT rows repeat over E; kept once).
-    `embedding_vs_vocab_base` and `mark_embedding_vs_vocab` in one.
-    """
-    return mark_embedding_vs_vocab(embedding_vs_vocab_base(df), cfg, current_embedding)
-
-
 def embedding_vs_vocab_base(df: pd.DataFrame) -> go.Figure:
-    """The lines of `embedding_vs_vocab` (columns model, vocab_size, embedding_size, hidden_size,
-    embedding_params are all it reads)."""
+    """Embedding params against vocabulary size V: one ALBERT line per E, and BERT (E = H); the star:
+    `mark_embedding_vs_vocab`. ``df`` is a 2-D `sweep` over vocab_size x embedding_size (BERT rows repeat over E;
+    kept once); columns model, vocab_size, embedding_size, hidden_size, embedding_params are all it reads."""
     traces = []
     albert = df[df["model"] == "ALBERT"]
     for e, part in albert.groupby("embedding_size", sort=True):
@@ -309,14 +292,9 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
 
 
 # ----------------------------------------------------------------------------- presets
-def flops_vs_params(df: pd.DataFrame, current: Mapping[str, float | str]) -> go.Figure:
-    """Scatter of forward FLOPs against total params for named configs (columns label, model,
-    params, forward_flops); ``current`` holds label, params, forward_flops of the current config.
-    `flops_vs_params_base` and `mark_flops_vs_params` in one."""
-    return mark_flops_vs_params(flops_vs_params_base(df), current)
-
-
 def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
+    """Scatter of forward FLOPs against total params for named configs (columns label, model, params,
+    forward_flops); the current config: `mark_flops_vs_params`."""
     fig = go.Figure()
     for model, part in df.groupby("model", sort=True):
         fig.add_trace(go.Scatter(
@@ -341,15 +319,9 @@ def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) ->
                                            "yaxis": log_ticks(min(ys), max(ys), fmt_flops)})
 
 
-def params_heatmap(df: pd.DataFrame, cfg: ModelConfig, highlight: bool = True) -> go.Figure:
-    """Heatmap of total params over (E, H) (``df``: ALBERT rows over E and H); with ``highlight``
-    the cell of ``cfg``'s (E, H) is outlined when it is in the grid. `params_heatmap_base` and
-    `mark_params_heatmap` in one."""
-    base = params_heatmap_base(df)
-    return mark_params_heatmap(base, cfg) if highlight else base
-
-
 def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
+    """Heatmap of total params over (E, H) (``df``: ALBERT rows over E and H); the current cell:
+    `mark_params_heatmap`."""
     grid = df.pivot_table(index="hidden_size", columns="embedding_size", values="params", aggfunc="first")
     grid = grid.sort_index().sort_index(axis=1)
     x = [str(v) for v in grid.columns]
@@ -383,17 +355,9 @@ def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
                                                      line=dict(width=3))}])
 
 
-def sharing_modes(df: pd.DataFrame, current_params: int | None = None, current_label: str = "") -> go.Figure:
-    """Paper Table 4: exact params per sharing mode (bars) with the printed figures (diamonds).
-
-    ``df`` columns: embedding_size, sharing, exact, paper. A dotted line marks the current config.
-    `sharing_modes_base` and `mark_sharing_modes` in one.
-    """
-    base = sharing_modes_base(df)
-    return base if current_params is None else mark_sharing_modes(base, current_params)
-
-
 def sharing_modes_base(df: pd.DataFrame) -> go.Figure:
+    """Paper Table 4: exact params per sharing mode (bars) with the printed figures (diamonds); ``df`` columns:
+    embedding_size, sharing, exact, paper. The current config's dotted line: `mark_sharing_modes`."""
     fig = go.Figure()
     colors = {768: "#9ecae1", 128: FAMILY_COLORS["ALBERT"]}
     for e in sorted(df["embedding_size"].unique(), reverse=True):
@@ -519,7 +483,7 @@ def params_depth_key(cfg: ModelConfig) -> ModelConfig:
 
 
 def current_point(cfg: ModelConfig, seq_len: int) -> dict[str, float | str]:
-    """The current config as a point of `flops_vs_params`: label, params, forward FLOPs of one
+    """The current config as a point of `mark_flops_vs_params`: label, params, forward FLOPs of one
     sequence of ``seq_len`` tokens."""
     return {"label": cfg.label, "params": count_params(cfg).total,
             "forward_flops": count_flops(cfg, 1, seq_len).forward}

@@ -5,7 +5,7 @@ URL decoder and the CLI): the fields whose widget differs from the last valid co
 changes, the rule derives the rest (heads that fit H, I = 4H while kept, the family's fields), and the
 widgets are set to the result before they are drawn.
 
-URL codec (`albert_core.configuration.urls`): on the first run of a session the query string is decoded with
+URL codec (`ui.urls`): on the first run of a session the query string is decoded with
 `parse_query` / `parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
 visible warning); after every run the URL is rewritten with the full state (`share_query`), so the
 address bar always reproduces the view. We use this codec rather than `bind="query-params"` because
@@ -26,13 +26,6 @@ from albert_core.configuration.coerce import coerce, divisors, fit_heads
 from albert_core.configuration.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
 from albert_core.configuration.hf_config import config_from_json_bytes
 from albert_core.configuration.presets import matching_preset
-from albert_core.configuration.urls import (
-    QUERY_KEYS,
-    WORKLOAD_QUERY_KEYS,
-    parse_query,
-    parse_workload_query,
-    share_query,
-)
 from albert_core.configuration.workload import (
     DTYPE_BYTES,
     MIXED_DTYPES,
@@ -43,6 +36,13 @@ from albert_core.configuration.workload import (
 )
 from albert_core.format import escape_markdown
 from ui.state import seed_from_url_once
+from ui.urls import (
+    QUERY_KEYS,
+    WORKLOAD_QUERY_KEYS,
+    parse_query,
+    parse_workload_query,
+    share_query,
+)
 
 CUSTOM = "custom"
 MAX_UPLOAD_MB = 1  # Streamlit's unit; .streamlit/config.toml's server.maxUploadSize is the same

@@ -18,7 +18,7 @@ import streamlit as st
 from albert_core import ModelConfig, Workload
 from albert_core.counting.report import Result, analyze
 from albert_core.format import escape_markdown
-from ui import pages_mode, plotly_dicts
+from ui import plotly_dicts
 
 CONFIG_KEY = "_albert_config"
 WORKLOAD_KEY = "_albert_workload"
@@ -106,7 +106,6 @@ def freeze_imported_modules() -> None:
 
 def current() -> tuple[ModelConfig, Workload]:
     """The config and workload of this run (defaults if the sidebar has not run yet)."""
-    pages_mode.leave()  # a deep link's first run is the page file alone
     return (
         st.session_state.get(CONFIG_KEY, ModelConfig()),
         st.session_state.get(WORKLOAD_KEY, Workload()),

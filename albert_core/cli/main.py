@@ -42,8 +42,7 @@ from albert_core.cli.args import (
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.hf_config import config_to_hf
 from albert_core.configuration.presets import ALL_PRESETS, PRESET_SOURCES, config_name
-from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, Workload
-from albert_core.counting.memory import PRECISIONS
+from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload
 from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_pct
 
 # Modules that add commands (see the module docstring); a missing one is skipped.

@@ -234,10 +234,6 @@ class FlopBreakdown:
         return self.batch * self.seq_len
 
     @property
-    def per_token_forward(self) -> float:
-        return self.forward / self.tokens
-
-    @property
     def per_token_training(self) -> float:
         return self.training / self.tokens
 

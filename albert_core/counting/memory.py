@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from albert_core.checks import check_flag, check_number, check_whole_number
+from albert_core.checks import check_flag, check_number
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload, check_seq_len
 from albert_core.counting.params import count_params
@@ -394,15 +394,6 @@ def _estimate(
 
 MAX_FIT_BATCH = 65_536  # the search's upper bound: "at least this many" beyond it
 DEVICE_MEMORY_GB = (16, 24, 40, 80, 141)  # common accelerator sizes, decimal GB (10^9 bytes)
-
-
-def total_bytes_at(cfg: ModelConfig, batch: int, seq_len: int, *args: Any, **kwargs: Any) -> int:
-    """`estimate_memory(...).total` for any batch in 1..`MAX_FIT_BATCH` (beyond the workload's batch
-    limit, for the fit search). The other arguments are `max_batch_that_fits`'s (dtype, optimizer,
-    precision, checkpointing; keywords training, dropout). int8 weights count as inference, and then
-    without checkpointing."""
-    check_whole_number("batch", batch, 1, MAX_FIT_BATCH)
-    return _fit_totals(cfg, seq_len, *args, **kwargs)(batch)
 
 
 def _fit_totals(

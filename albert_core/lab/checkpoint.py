@@ -45,7 +45,6 @@ TENSORBOARD_TAGS = {
 }
 TOKENIZER_FILE = "tokenizer.json"
 LAB_WEIGHTS = "lab_model.safetensors"
-HF_WEIGHTS = "model.safetensors"
 MAX_RECORD_BYTES = 20_000_000  # run.json / history.json larger than this are not a lab record
 
 
@@ -272,12 +271,3 @@ def load_model(folder: Path | str, config: ModelConfig | None = None, *, batch: 
     except RuntimeError as exc:
         raise ValueError(f"the weights in {folder} do not fit {cfg.label}: {str(exc)[:300]}") from None
     return model.eval()
-
-
-def load_tokenizer(folder: Path | str) -> Tokenizer:
-    from tokenizers import Tokenizer
-
-    path = Path(folder) / TOKENIZER_FILE
-    if not path.is_file():
-        raise ValueError(f"{folder} has no {TOKENIZER_FILE}")
-    return Tokenizer.from_file(str(path))

@@ -177,11 +177,6 @@ class PretrainingData:
         """Examples in one pass over the documents (epoch 0)."""
         return len(self.instances(0))
 
-    @property
-    def tokens_per_example(self) -> int:
-        """Positions the model reads per example (seq_len, padding included)."""
-        return self.seq_len
-
     def instance(self, index: int) -> Instance:
         """Example ``index`` of the stream: the epochs' instances one after the other (an epoch's count
         varies a little with its random segment lengths)."""

@@ -22,10 +22,6 @@ HISTORY_COLUMNS = (
     "train_mlm_acc",  # MLM accuracy on the training batches: the training curve beside the validation one
     "val_order_ones",  # the share of "1" answers on the held-out sentence pairs (a constant answer: 0 or 1)
 )
-FINAL_KEYS = (
-    "train_mlm_loss", "val_mlm_loss", "val_mlm_acc", "val_order_acc", "val_order_ones", "tokens", "seconds",
-    "tokens_per_s", "steps",
-)
 
 @dataclass(frozen=True)
 class Progress:

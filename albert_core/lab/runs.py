@@ -94,9 +94,6 @@ class RunCache:
                     out.append((last_use(run), size_of(folder), folder))
         return sorted(out)
 
-    def total_bytes(self) -> int:
-        return sum(size for _, size, _ in self.entries())
-
     def _evict(self, keep: Path) -> None:
         evict(self.entries(), max_bytes=self.max_bytes, keep=keep)
         self.clean_staging()

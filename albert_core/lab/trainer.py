@@ -82,7 +82,7 @@ class LabLimits:
 
 def memory_budget(budget_bytes: int | None = None) -> int:
     """The live-model memory budget: the one place the lab reads it."""
-    from albert_core.live.model import memory_budget as live_budget
+    from albert_core.live.budget import memory_budget as live_budget
 
     return live_budget(budget_bytes)
 

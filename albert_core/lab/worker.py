@@ -46,7 +46,6 @@ from albert_core.lab.outcome import HISTORY_COLUMNS, Progress
 from albert_core.lab.runs import RunCache
 from albert_core.lab.spec import RunSpec
 
-STATES = ("queued", "running", "done", "cancelled", "failed")
 FINISHED = ("done", "cancelled", "failed")
 NEARLY_DONE = 0.9  # a run this far through finishes even when nobody watches it any more
 
@@ -226,10 +225,6 @@ class Worker:
                 beat = min(5.0, self.idle_s / 2) if self.idle_s else 5.0  # wake to keep watching it
                 self._cond.wait(beat if remaining is None else min(remaining, beat))
         return self.status(run_id)
-
-    def queue_length(self) -> int:
-        with self._cond:
-            return len(self._queue)
 
     def close(self) -> None:
         """Stop the threads after their current run (tests; a server process never needs it)."""

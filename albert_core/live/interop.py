@@ -20,15 +20,12 @@ from albert_core.configuration.config import FAMILIES, PAPER_FAMILIES, ModelConf
 from albert_core.configuration.hf_config import HF_CLASS_PREFIX, config_from_hf, config_to_hf
 from albert_core.format import fmt_bytes
 from albert_core.live import budget
+from albert_core.live.budget import ForwardGuard, MemoryBudgetError, check_budget, memory_budget
 from albert_core.live.model import (
     EncoderModel,
-    ForwardGuard,
-    MemoryBudgetError,
     build_model,
-    check_budget,
     default_seq_len,
     dtype_name,
-    memory_budget,
 )
 
 _CLASSES = {

@@ -30,15 +30,12 @@ from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import check_seq_len
 from albert_core.counting.params import order_head_name
 from albert_core.live import budget, fastpath
-from albert_core.live.budget import (  # noqa: F401  (re-exported: the budget's historical home)
+from albert_core.live.budget import (
     INIT_CHUNK,
     INIT_SCRATCH_BYTES,
-    BudgetCheck,
-    BusyError,
     ForwardGuard,
     MemoryBudgetError,
     check_budget,
-    memory_budget,
 )
 
 INIT_STD = 0.02  # transformers' initializer_range for BERT and ALBERT

@@ -26,11 +26,11 @@ expect.set_options(timeout=30_000)  # shared CI machines are slow; a passing che
 
 # (page file, URL path): the default page is served at "/".
 PAGES = [
-    ("pages/explorer.py", "/"),
-    ("pages/scaling.py", "/scaling"),
-    ("pages/live_model.py", "/live_model"),
-    ("pages/compare.py", "/compare"),
-    ("pages/paper.py", "/paper"),
+    ("ui/explorer/page.py", "/"),
+    ("ui/scaling/page.py", "/scaling"),
+    ("ui/live/page.py", "/live_model"),
+    ("ui/compare/page.py", "/compare"),
+    ("ui/paper/page.py", "/paper"),
 ]
 ALBERT_LARGE_PRETRAINING = EXACT_COUNTS["albert-large"][1]  # AlbertForPreTraining at albert-large's shape
 # the metric whose label is "Total parameters" (Playwright's :has with a text match)
@@ -139,8 +139,8 @@ def test_downloads_deliver_the_right_files(open_app):
 
 
 def test_first_visitors_after_a_restart_keep_the_view(browser):
-    """Regression: with a `pages/` folder Streamlit starts in legacy multipage mode, and the first
-    session's first rerun used to drop every widget value (all fields jumped to their minimum). Two
+    """Regression: with a folder named `pages/` beside app.py Streamlit started in legacy multipage mode, and
+    the first session's first rerun used to drop every widget value (all fields jumped to their minimum). Two
     visitors arrive together, as after a restart of a busy deployment."""
     port = free_port()
     proc = start_server(port, ARTIFACTS / "e2e-restart.log")

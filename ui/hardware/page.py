@@ -18,16 +18,10 @@ from albert_core.hardware.profiles import (
     THIS_MACHINE,
     get_profile,
 )
-from albert_core.hardware.time_model import (
-    CHIP_CHOICES,
-    compare_speed,
-    gradient_bytes,
-    largest_batch,
-    time_to_train,
-    timed_inputs,
-)
+from albert_core.hardware.time_model import gradient_bytes
 from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
 from ui import caches, figures_hardware
+from ui.hardware.questions import CHIP_CHOICES, compare_speed, largest_batch, time_to_train, timed_inputs
 from ui.state import current, seed_from_url_once
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"

@@ -1,5 +1,8 @@
 """Every URL codec of the app in one place: the model config, the workload and Compare's pins.
 
+App code (the links the sidebar, Compare and the tests share), not the library's: no Streamlit, so tests call it
+without a server.
+
 Values are short and stable so that links stay readable in a design discussion. Decoding accepts only
 plain digits, known words and 0/1 (no floats, signs, exponents, NaN, whitespace, markup or overlong
 values). The lenient decoders (`parse_query`, `parse_workload_query`, `decode_pins`) never raise: a bad

@@ -5,10 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core import PRESETS
-from albert_core.configuration import urls
 from albert_core.configuration.presets import config_name
 from albert_core.format import escape_markdown
-from ui import caches
+from ui import caches, urls
 from ui.state import current, seed_from_url_once
 
 PIN_PARAM = urls.PIN_PARAM

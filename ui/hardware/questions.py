@@ -1,0 +1,131 @@
+"""The Hardware page's questions, answered with the time model (`albert_core.hardware.time_model`): what batch
+fits in N GB, how long N tokens take to train, what a profile can time of the sidebar's workload (and what it
+lowered, with a note each), and "is ALBERT faster than BERT?". Page rules, kept beside the page; estimates only,
+no torch, no streamlit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from albert_core.checks import check_number
+from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.workload import WORKLOAD_LIMITS, Workload
+from albert_core.counting.memory import max_batch_that_fits
+from albert_core.counting.report import albert_counterpart
+from albert_core.hardware.profiles import HardwareProfile, get_profile
+from albert_core.hardware.time_model import TimeEstimate, estimate_time
+
+
+# ----------------------------------------------------------------------------- questions users ask
+def largest_batch(cfg: ModelConfig, memory_bytes: float, seq_len: int = 512, dtype: str = "fp32",
+                  optimizer: str = "adamw", precision: str = "pure") -> int:
+    """The largest training batch whose `estimate_memory` total fits ``memory_bytes`` (0 if none):
+    `memory.max_batch_that_fits`, capped at the workload's batch limit."""
+    check_number("memory_bytes", memory_bytes, 0, math.inf, lo_open=True)
+    return min(WORKLOAD_LIMITS["batch"][1],
+               max_batch_that_fits(cfg, seq_len, memory_bytes, dtype, optimizer, precision))
+
+
+def time_to_train(est: TimeEstimate, tokens: float) -> float:
+    """Seconds to train on ``tokens`` tokens at the estimate's step time (whole steps)."""
+    check_number("tokens", tokens, 0, 1e16, lo_open=True)
+    return math.ceil(tokens / (est.batch * est.seq_len)) * est.training_s
+
+
+def inference_ratio(cfg: ModelConfig, hardware: str | HardwareProfile, batch: int, seq_len: int,
+                    dtype: str = "fp32") -> tuple[float, float, float]:
+    """(this config's, its BERT twin's inference seconds per batch on one chip, twin / this)."""
+    wl = Workload(batch=batch, seq_len=seq_len, dtype=dtype, optimizer="none")
+    mine = estimate_time(cfg, wl, hardware).inference_s
+    twin = estimate_time(bert_twin(cfg), wl, hardware).inference_s
+    return mine, twin, twin / mine
+
+
+
+# ----------------------------------------------------------------------------- what a profile can time
+CHIP_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the chip counts offered (data parallel)
+FALLBACK_DTYPE = "fp32"  # every profile has an fp32 figure
+
+
+@dataclass(frozen=True)
+class TimedInputs:
+    """The workload and chip count a profile is timed at, and one plain sentence per input it lowered."""
+
+    workload: Workload
+    chips: int
+    notes: tuple[str, ...]
+
+
+def timed_inputs(workload: Workload, hardware: str | HardwareProfile, chips: int,
+                 choices: tuple[int, ...] = CHIP_CHOICES) -> TimedInputs:
+    """What `estimate_time` can time of ``workload`` on ``chips`` x ``hardware``, each change with a note:
+
+    - a dtype the profile has no figure for (and int8, which the time model does not model) is timed in fp32;
+    - a profile without links (one chip, e.g. this machine) is timed on 1 chip;
+    - more chips than sequences in the batch: the most of ``choices`` the batch can feed (data parallelism
+      gives every chip at least one sequence).
+    """
+    hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
+    notes = []
+    if workload.dtype == "int8" or workload.dtype not in hw.peak_flops:
+        notes.append(f"{hw.label} has no {workload.dtype} figure: timed in {FALLBACK_DTYPE}.")
+        workload = workload.replace(dtype=FALLBACK_DTYPE)
+    if chips > 1 and not hw.link_bandwidth:
+        notes.append(f"{hw.label} is one chip: timed on 1.")
+        chips = 1
+    if chips > workload.batch:
+        fed = max(c for c in (1, *choices) if c <= workload.batch)
+        notes.append(f"{chips} chips need a batch of at least {chips}: timed on {fed} chips.")
+        chips = fed
+    return TimedInputs(workload, chips, tuple(notes))
+
+
+# ----------------------------------------------------------------------------- is ALBERT faster?
+SPEED_BATCHES = (1, 64)  # one sequence (latency) and a large batch (throughput)
+FASTER_ABOVE = 1.1  # "faster" only if BERT takes more than this many times as long at every batch
+
+
+def speed_pair(cfg: ModelConfig) -> tuple[ModelConfig, ModelConfig] | None:
+    """(ALBERT, BERT) for "is ALBERT faster than BERT?": an ALBERT and its BERT twin, or a BERT's ALBERT
+    counterpart (`albert_core.counting.report.albert_counterpart`) and the BERT; None for a BERT without one."""
+    if cfg.family == "albert":
+        return cfg, bert_twin(cfg)
+    alt = albert_counterpart(cfg)
+    return None if alt is None else (alt, cfg)
+
+
+@dataclass(frozen=True)
+class SpeedComparison:
+    """An ALBERT's inference against its BERT twin's on one chip: ``ratios`` maps a batch to BERT's seconds
+    over ALBERT's (above 1: ALBERT is faster). An estimate."""
+
+    albert: ModelConfig
+    bert: ModelConfig
+    hardware: HardwareProfile
+    seq_len: int
+    dtype: str
+    ratios: Mapping[int, float]
+
+    @property
+    def faster(self) -> bool:
+        """Whether ALBERT is clearly faster: more than `FASTER_ABOVE` x at every batch."""
+        return all(r > FASTER_ABOVE for r in self.ratios.values())
+
+
+def compare_speed(cfg: ModelConfig, workload: Workload, hardware: str | HardwareProfile,
+                  batches: tuple[int, ...] = SPEED_BATCHES) -> SpeedComparison | None:
+    """`speed_pair` of ``cfg`` timed at inference at ``batches`` (``workload``'s dtype and sequence length,
+    the sequence capped at the ALBERT's positions); None when `speed_pair` has no pair."""
+    pair = speed_pair(cfg)
+    if pair is None:
+        return None
+    hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
+    albert, bert = pair
+    seq = min(workload.seq_len, albert.max_position_embeddings)
+    ratios = {b: inference_ratio(albert, hw, b, seq, workload.dtype)[2] for b in batches}
+    return SpeedComparison(albert, bert, hw, seq, workload.dtype, MappingProxyType(ratios))
