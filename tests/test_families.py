@@ -313,3 +313,74 @@ def test_an_unfactorized_embedding_follows_h_outside_albert() -> None:
     assert electra.embedding_size == 128  # a factorized E stays
     with pytest.raises(ValueError, match="ffn_kind must be 'dense' for family 'bert'"):
         coerce({"family": "bert", "ffn_kind": "glu"}, ENCODER_PRESETS["modernbert-base"])
+
+
+def test_the_twin_of_each_kind_of_config() -> None:
+    """An ALBERT's twin is its BERT (unchanged); an encoder's is its ALBERTized self, whose twin is the original."""
+    from albert_core import PRESETS, Workload
+    from albert_core.configuration.coerce import bert_twin, twin_of
+    from albert_core.counting.report import analyze
+
+    assert twin_of(PRESETS["albert-base"]) == (bert_twin(PRESETS["albert-base"]), "bert")
+    base = ENCODER_PRESETS["modernbert-base"]
+    twin, kind = twin_of(base)
+    assert kind == "albertized" and twin == base.replace(embedding_size=128, sharing="all")
+    assert twin_of(twin) == (base, "original")
+    electra = ENCODER_PRESETS["electra-small-discriminator"]  # E = 128 is ELECTRA's own: not ALBERTized
+    assert twin_of(electra) == (electra.replace(sharing="all"), "albertized")
+    report = analyze(base, Workload()).to_dict()
+    assert "bert_twin" not in report
+    assert report["albertized_twin"]["params"] == count_params(twin).total
+    assert analyze(twin, Workload()).to_dict()["original"]["params"] == count_params(base).total
+
+
+@pytest.mark.parametrize("name", ["modernbert-base", "eurobert-610m", "deberta-v3-xsmall", "electra-small-discriminator",
+                                  "roberta-base", "nomic-bert-2048"])
+def test_sweeps_of_every_family_equal_the_scalar_counters(name: str) -> None:
+    """The vectorised sweep (numpy columns through the same formulas) row by row against the scalar counters, over
+    V x E (the embedding share the Scaling page charts) and over H (E follows H where it is not factorized)."""
+    from albert_core import estimate_memory
+    from albert_core.counting.sweeps import sweep
+
+    base = ENCODER_PRESETS[name]
+    grid = sweep(base, "vocab_size", [30_000, 128_000], "embedding_size", [64, 128, base.hidden_size],
+                 include_bert=False, seq_len=64)
+    for row in grid.itertuples():
+        cfg = base.replace(vocab_size=int(row.x), embedding_size=int(row.y))
+        assert row.params == count_params(cfg).total
+        assert row.embedding_params == count_params(cfg).group_totals()["embeddings"]
+        assert row.forward_flops == count_flops(cfg, 1, 64).forward
+        assert row.activation_bytes == estimate_memory(cfg, 1, 64).activations
+    heads = base.num_heads
+    widths = sweep(base, "hidden_size", [heads * 32, heads * 64], include_bert=False, seq_len=64)
+    for row in widths.itertuples():
+        cfg = base.replace(hidden_size=int(row.x),
+                           embedding_size=int(row.x) if base.embedding_size == base.hidden_size else base.embedding_size)
+        assert (row.params, row.forward_flops) == (count_params(cfg).total, count_flops(cfg, 1, 64).forward)
+
+
+# ----------------------------------------------------------------------------- links
+@pytest.mark.parametrize("name", list(ENCODER_PRESETS))
+def test_links_and_pins_reopen_every_family_and_its_twin(name: str) -> None:
+    from albert_core.configuration.coerce import twin_of
+    from ui.urls import QUERY_KEYS, config_from_query, config_to_query, decode_pin, encode_pin, parse_query
+
+    for cfg in (ENCODER_PRESETS[name], twin_of(ENCODER_PRESETS[name])[0]):
+        query = config_to_query(cfg)
+        assert parse_query(query) == (cfg, [])
+        assert config_from_query(query) == cfg
+        assert decode_pin(encode_pin(cfg, "mine")) == cfg
+    from albert_core import PRESETS
+
+    assert all(set(config_to_query(c)) == set(QUERY_KEYS) for c in PRESETS.values())  # paper links as before
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["family", "ffn", "pos", "win", "gev", "kv", "rope", "T", "nb", "pbk", "H"]),
+                       st.one_of(st.sampled_from(["modernbert", "glu", "rotary", "relative", "0", "1", "3", "128",
+                                                  "-1", "1e5", "", "bert"]), st.text(max_size=8)), max_size=6))
+def test_family_links_decode_leniently(params: dict) -> None:
+    from ui.urls import parse_query
+
+    cfg, problems = parse_query(params)
+    assert isinstance(cfg, ModelConfig) and all(isinstance(p, str) and p for p in problems)

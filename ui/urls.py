@@ -19,8 +19,8 @@ from typing import Any
 
 from albert_core.checks import short_repr
 from albert_core.configuration.coerce import coerce
-from albert_core.configuration.config import CHOICE_FIELDS, LIMITS, ModelConfig
-from albert_core.configuration.presets import PRESETS, config_name, matching_preset
+from albert_core.configuration.config import CHOICE_FIELDS, FLAG_FIELDS, LIMITS, PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.presets import ALL_PRESETS, config_name, matching_preset
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, WORKLOAD_LIMITS, Workload
 
 # URL key -> ModelConfig field.
@@ -43,7 +43,21 @@ QUERY_KEYS: Mapping[str, str] = MappingProxyType(
         "tied": "tie_word_embeddings",
     }
 )
-FIELD_KEYS: Mapping[str, str] = MappingProxyType({field: key for key, field in QUERY_KEYS.items()})
+# URL key -> ModelConfig field, for the architecture axes of the families after BERT. A link writes them only for
+# those families (every BERT and ALBERT link is as it was); reading one, an absent axis key takes the default of
+# the field when any axis key is present, else the family's layout by the coerce rule (a hand-written link).
+AXIS_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        "ffn": "ffn_kind", "pos": "position", "poff": "position_offset", "pbk": "position_buckets", "norm": "norm",
+        "nb": "norm_bias", "place": "norm_placement", "en": "embedding_norm", "fn": "first_layer_norm",
+        "ab": "attention_bias", "mb": "mlp_bias", "kv": "num_kv_heads", "win": "local_window",
+        "gev": "global_every", "pool": "pooler", "ht": "head_transform", "hb": "head_bias", "db": "decoder_bias",
+        "rope": "rope_theta", "lrope": "local_rope_theta",
+    }
+)
+ALL_QUERY_KEYS: Mapping[str, str] = MappingProxyType({**QUERY_KEYS, **AXIS_QUERY_KEYS})
+FIELD_KEYS: Mapping[str, str] = MappingProxyType({field: key for key, field in ALL_QUERY_KEYS.items()})
+_ROPE_LIMITS = (1, 10**12)  # rotary bases: whole numbers in links (10,000; 160,000)
 WORKLOAD_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
     {"batch": "batch", "seq": "seq_len", "dtype": "dtype", "opt": "optimizer", "prec": "precision",
      "ckpt": "checkpointing"}
@@ -57,6 +71,8 @@ MAX_QUERY_VALUE_LEN = 16
 def _encode(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # a rotary base
     return str(value)
 
 
@@ -69,7 +85,16 @@ def _last(raw: Any) -> str:
 
 # ----------------------------------------------------------------------------- model config
 def config_to_query(cfg: ModelConfig) -> dict[str, str]:
-    return {key: _encode(getattr(cfg, name)) for key, name in QUERY_KEYS.items()}
+    keys = QUERY_KEYS if cfg.family in PAPER_FAMILIES else ALL_QUERY_KEYS
+    return {key: _encode(getattr(cfg, name)) for key, name in keys.items()}
+
+
+def _axis_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The axes a link leaves out, as explicit values, when it gives any axis (see `AXIS_QUERY_KEYS`)."""
+    if not any(key in params for key in AXIS_QUERY_KEYS):
+        return {}
+    default = ModelConfig()
+    return {name: getattr(default, name) for key, name in AXIS_QUERY_KEYS.items() if key not in params}
 
 
 def decode_query_value(key: str, field: str, raw: Any) -> Any:
@@ -82,14 +107,21 @@ def decode_query_value(key: str, field: str, raw: Any) -> Any:
         if raw not in CHOICE_FIELDS[field]:
             raise ValueError(f"URL value {key}={shown}: must be one of {', '.join(CHOICE_FIELDS[field])}")
         return raw
-    if field == "tie_word_embeddings":
+    if field in FLAG_FIELDS:
         if raw not in ("0", "1"):
             raise ValueError(f"URL value {key}={shown}: must be 0 or 1")
         return raw == "1"
     if not (raw.isascii() and raw.isdigit()):
         raise ValueError(f"URL value {key}={shown}: must be a positive whole number")
     value = int(raw)
+    if field in ("rope_theta", "local_rope_theta"):
+        lo, hi = _ROPE_LIMITS
+        if not lo <= value <= hi:
+            raise ValueError(f"URL value {key}={shown}: must be between {lo} and {hi:,}")
+        return float(value)
     lo, hi = LIMITS[field]
+    if field == "type_vocab_size":
+        lo = 0  # the families after BERT may have none (ModelConfig checks BERT's and ALBERT's at least 1)
     if not lo <= value <= hi:
         raise ValueError(f"URL value {key}={shown}: must be between {lo} and {hi:,}")
     return value
@@ -111,8 +143,8 @@ def parse_query(
     """
     base = base or ModelConfig()
     problems: list[str] = []
-    changes: dict[str, Any] = {}
-    for key, name in QUERY_KEYS.items():
+    changes: dict[str, Any] = _axis_defaults(params)
+    for key, name in ALL_QUERY_KEYS.items():
         if key not in params:
             continue
         try:
@@ -140,7 +172,9 @@ def parse_query(
 
 def config_from_query(params: Mapping[str, Any]) -> ModelConfig:
     """Strict decoding: the first bad value raises ValueError naming the URL key and the rule."""
-    changes = {name: decode_query_value(key, name, params[key]) for key, name in QUERY_KEYS.items() if key in params}
+    changes = _axis_defaults(params)
+    changes |= {name: decode_query_value(key, name, params[key]) for key, name in ALL_QUERY_KEYS.items()
+                if key in params}
     return coerce(changes, ModelConfig(), strict=True).config
 
 
@@ -226,8 +260,10 @@ def encode_pin(cfg: ModelConfig, name: str = "") -> str:
     if preset:
         body = preset
     else:
-        default = config_to_query(ModelConfig())
-        body = "~".join(f"{k}.{v}" for k, v in config_to_query(cfg).items() if default[k] != v) or "albert-base"
+        default = {key: _encode(getattr(ModelConfig(), name)) for key, name in ALL_QUERY_KEYS.items()}
+        # a family after BERT always names one axis, so that the others read as written (`_axis_defaults`)
+        body = "~".join(f"{k}.{v}" for k, v in config_to_query(cfg).items() if default[k] != v or k == "ffn")
+        body = body or "albert-base"
     name = check_pin_name(name)
     return f"{body}~{_NAME_KEY}.{name}" if name else body
 
@@ -242,12 +278,12 @@ def decode_pin(entry: str) -> ModelConfig:
     """Strict: ValueError (naming the entry) for anything that is not a preset or a valid config."""
     entry, name = split_pin(entry)
     check_pin_name(name)
-    if entry in PRESETS:
-        return PRESETS[entry]
+    if entry in ALL_PRESETS:
+        return ALL_PRESETS[entry]
     fields: dict[str, str] = {}
     for pair in entry.split("~"):
         key, dot, value = pair.partition(".")
-        if not dot or key not in QUERY_KEYS or key in fields:
+        if not dot or key not in ALL_QUERY_KEYS or key in fields:
             raise ValueError(f"pin {entry[:40]!r}: expected a preset name or key.value pairs joined by ~")
         fields[key] = value
     # Every key is given (the omitted ones are the defaults'), so nothing is derived: a pin is exact.

@@ -214,6 +214,37 @@ def albertize(
     return coerce(changes, cfg).config
 
 
+NATIVE_FACTORIZATION = ("albert", "electra", "deberta-v2")  # families whose own class has an E->H projection
+
+
+def is_albertized(cfg: ModelConfig) -> bool:
+    """A family after BERT with ALBERT's ideas applied: any sharing or inner repeats, or a factorized E where the
+    family's own class has none."""
+    if cfg.family in PAPER_FAMILIES:
+        return False
+    factorized = cfg.embedding_size != cfg.hidden_size and cfg.family not in NATIVE_FACTORIZATION
+    return cfg.sharing != "none" or cfg.inner_group_num > 1 or factorized
+
+
+def original_of(cfg: ModelConfig) -> ModelConfig:
+    """An ALBERTized encoder's original: no sharing, G = K = 1, and E = H where the family has no projection."""
+    changes: dict[str, Any] = {"sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
+    if cfg.family not in NATIVE_FACTORIZATION:
+        changes["embedding_size"] = cfg.hidden_size
+    return coerce(changes, cfg).config
+
+
+def twin_of(cfg: ModelConfig) -> tuple[ModelConfig, str]:
+    """The config the explorer compares ``cfg`` with, and what it is: an ALBERT's BERT twin ("bert"; a BERT is
+    its own), an encoder's ALBERTized twin ("albertized": E = 128, all layers shared) or an ALBERTized encoder's
+    original ("original")."""
+    if cfg.family in PAPER_FAMILIES:
+        return bert_twin(cfg), "bert"
+    if is_albertized(cfg):
+        return original_of(cfg), "original"
+    return albertize(cfg, embedding_size=min(ALBERT_EMBEDDING, cfg.hidden_size)), "albertized"
+
+
 def switch_family(cfg: ModelConfig, family: str) -> ModelConfig:
     """``cfg`` as the other family, by the rule (BERT twin, or a BERT's ALBERT counterpart)."""
     return coerce({"family": family}, cfg).config

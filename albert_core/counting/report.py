@@ -23,6 +23,9 @@ JSON schema (version 2; every count an exact integer unless noted)::
                                inference: {weights, gradients, optimizer, activations, total}}
     bert_twin                 {config, params (total), groups, flops (as above),
                                memory: {training, inference}}
+                              (BERT and ALBERT; for the families after BERT the same object is
+                               ``albertized_twin`` (E = 128, all layers shared) or, for an ALBERTized
+                               encoder, ``original``: `coerce.twin_of`)
 
 Version 1 held the dtype name under ``bytes_per_element`` and had no ``memory.dtype`` or
 ``config.name``. Every byte count is in bytes (the app prints them in GB = 10^9 bytes).
@@ -39,7 +42,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from albert_core.configuration.coerce import bert_twin, switch_family
+from albert_core.configuration.coerce import bert_twin, switch_family, twin_of
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.presets import config_name
 from albert_core.configuration.workload import DTYPE_BYTES, Workload
@@ -122,6 +125,7 @@ class Result:
     workload: Workload
     own: Costs
     twin: Costs
+    twin_kind: str = "bert"  # "bert", "albertized" or "original" (`coerce.twin_of`)
 
     @property
     def is_bert(self) -> bool:
@@ -144,7 +148,7 @@ class Result:
             "flops": own.flops_dict(),
             "memory": {"dtype": self.workload.dtype, "bytes_per_element": DTYPE_BYTES[self.workload.dtype],
                        **own.memory_dict()},
-            "bert_twin": {
+            _TWIN_KEYS[self.twin_kind]: {
                 "config": _config_dict(twin.config),
                 "params": twin.params.total,
                 "groups": twin.groups,
@@ -157,16 +161,20 @@ class Result:
         return json.dumps(self.to_dict(), indent=2) + "\n"
 
 
+_TWIN_KEYS = {"bert": "bert_twin", "albertized": "albertized_twin", "original": "original"}
+
+
 def _config_dict(cfg: ModelConfig) -> dict[str, Any]:
     return {"label": cfg.label, "name": config_name(cfg), **cfg.to_dict()}
 
 
 def analyze(cfg: ModelConfig, wl: Workload) -> Result:
-    """All counts for ``cfg`` at ``wl`` and for its BERT twin, each with its family's dropout."""
+    """All counts for ``cfg`` at ``wl`` and for its twin (`coerce.twin_of`: an ALBERT's BERT, an encoder's
+    ALBERTized twin or original), each with its family's dropout."""
     own = costs(cfg, wl)
-    twin_cfg = bert_twin(cfg)
+    twin_cfg, kind = twin_of(cfg)
     twin = own if twin_cfg == cfg else costs(twin_cfg, wl)
-    return Result(cfg, wl, own, twin)
+    return Result(cfg, wl, own, twin, kind)
 
 
 def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:

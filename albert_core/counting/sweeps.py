@@ -17,7 +17,14 @@ import pandas as pd
 
 from albert_core.checks import check_flag
 from albert_core.configuration.coerce import bert_fields, twin_fields
-from albert_core.configuration.config import AXIS_FIELDS, CHOICE_FIELDS, FLAG_FIELDS, LIMITS, ModelConfig
+from albert_core.configuration.config import (
+    AXIS_FIELDS,
+    CHOICE_FIELDS,
+    FLAG_FIELDS,
+    LIMITS,
+    PAPER_FAMILIES,
+    ModelConfig,
+)
 from albert_core.configuration.workload import DTYPE_BYTES, Workload, check_seq_len
 from albert_core.counting.flops import flop_terms, training_factor
 from albert_core.counting.memory import DEFAULT_DROPOUT, activation_bytes_terms, state_bytes, unused_params
@@ -160,6 +167,9 @@ def sweep(
         cols[x] = np.repeat(xs, len(ys))
         cols[y] = np.tile(ys, len(xs))
     swept = {"x": cols[x]} | ({"y": cols[y]} if y is not None else {})
+    if (base.family not in PAPER_FAMILIES and base.embedding_size == base.hidden_size
+            and "embedding_size" not in (x, y)):
+        cols["embedding_size"] = cols["hidden_size"]  # the coerce rule: an unfactorized E follows H outside ALBERT
 
     ok = _valid_rows(cols, n, seq_len)
     skipped = _messages(base, cols, ~ok, x, y, seq_len)
