@@ -6,10 +6,12 @@ sharing, which no transformers class has) included; an ALBERTized ModernBERT / E
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import transformers
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from albert_core import ModelConfig, count_params
@@ -229,6 +231,56 @@ def test_albertized_variant_runs(name: str) -> None:
         torch.testing.assert_close(main_logits(cfg, model(**x)), logits, atol=ATOL, rtol=0)  # SDPA path too
     with pytest.raises(ValueError, match="no setting for"):
         to_transformers(model)
+
+
+@torch.no_grad()
+def unshared_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """The same network with one attention and one FFN copy per executed block (L*K layers, sharing 'none'):
+    every block gets the weights of the copy it runs in ``model``. A transformers class can hold this one."""
+    cfg = model.config
+    K = cfg.inner_group_num
+    flat = build_model(cfg.replace(sharing="none", num_hidden_groups=1, inner_group_num=1,
+                                   num_layers=cfg.num_layers * K), device="meta").to_empty(device="cpu")
+    src = dict(model.named_parameters())
+
+    def source(name: str) -> str:
+        m = re.match(r"encoder\.(attention|ffn)\.(\d+)\.0\.(.*)", name)
+        if not m:
+            return name
+        i, k = divmod(int(m[2]), K)
+        shared = cfg.attention_shared if m[1] == "attention" else cfg.ffn_shared
+        return f"encoder.{m[1]}.{cfg.block_index(i, shared)}.{k}.{m[3]}"
+
+    for name, p in flat.named_parameters():
+        p.copy_(src[source(name)])
+    return flat.eval()
+
+
+@settings(max_examples=10, **_SETTINGS)
+@given(cfg=albertized_configs(), seed=st.integers(0, 2**16), data=st.data())
+@torch.no_grad()
+def test_shared_variant_equals_transformers_running_its_blocks_repeated(cfg: ModelConfig, seed: int, data) -> None:
+    """An ALBERTized encoder (sharing, G, K) is the same function as transformers' model of its family with every
+    executed block's weights written out (E kept where the family's class has one): sharing changes what is held,
+    never what is computed."""
+    if cfg.family not in ("electra", "deberta-v2"):
+        cfg = cfg.replace(embedding_size=cfg.hidden_size)
+    if cfg.local_window and cfg.inner_group_num > 1:  # L*K layers would take another local/global pattern
+        cfg = cfg.replace(inner_group_num=1)
+    ours = perturb(build_model(cfg, batch=3, seq_len=cfg.max_seq_len, seed=seed), seed)
+    flat = unshared_copy(ours)
+    assume(hf_class_mismatch(flat.config) is None)
+    hf = to_transformers(flat)
+    hf.set_attn_implementation("eager")
+    assert sum(p.numel() for p in ours.parameters()) == count_params(cfg).total
+    T = data.draw(st.integers(1, min(32, cfg.max_seq_len)))
+    x = inputs(cfg, 3, T, seed)
+    ref, got = hf(**x, output_hidden_states=True), ours(**x, output_hidden_states=True)
+    assert len(got.hidden_states) == len(ref.hidden_states) == cfg.executed_layers + 1
+    for a, b in zip(got.hidden_states, ref.hidden_states, strict=True):
+        torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
+    if getattr(ref, "logits", None) is not None:
+        torch.testing.assert_close(main_logits(cfg, got), ref.logits, atol=ATOL, rtol=0)
 
 
 def test_albertized_sharing_runs_the_shared_blocks() -> None:
