@@ -325,6 +325,15 @@ def test_heads_without_a_transformers_class_are_a_clear_error() -> None:
         from_hf(hf)
 
 
+def test_deberta_with_another_relative_span_is_refused() -> None:
+    """transformers log-buckets DeBERTa's relative positions up to max_relative_positions (-1: the position range,
+    as DeBERTa-v3's configs say); the live model only over the position range: any other span is refused."""
+    hf = hf_model(DEBERTA)
+    hf.config.max_relative_positions = 16
+    with pytest.raises(ValueError, match="max_relative_positions must be -1"):
+        from_hf(hf)
+
+
 def test_inputs_the_family_has_no_table_for_are_refused() -> None:
     model = build_model(EUROBERT, batch=1, seq_len=8)
     ids = torch.zeros(1, 8, dtype=torch.long)

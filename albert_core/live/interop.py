@@ -256,6 +256,13 @@ def from_hf(source: Any, *, dtype: torch.dtype = torch.float32) -> EncoderModel:
 def _copy_from(hf_model: nn.Module, cfg: ModelConfig, dtype: torch.dtype) -> EncoderModel:
     if getattr(hf_model.config, "is_decoder", False) or getattr(hf_model.config, "add_cross_attention", False):
         raise ValueError("is_decoder / add_cross_attention must be off: only bidirectional encoders are modelled")
+    rel = getattr(hf_model.config, "max_relative_positions", -1) if cfg.family == "deberta-v2" else -1
+    if isinstance(rel, int) and rel >= 1 and rel != cfg.max_position_embeddings:
+        # counted right, but the live model log-buckets relative positions up to max_position_embeddings, as
+        # transformers does only with max_relative_positions -1 (DeBERTa-v3's own configs)
+        raise ValueError(f"max_relative_positions must be -1 or max_position_embeddings "
+                         f"({cfg.max_position_embeddings}) for the live model (its relative buckets span the position "
+                         f"range), got {rel}")
     model = build_model(cfg, device="meta", dtype=dtype)
     model.to_empty(device=next(hf_model.parameters()).device)
     ours = dict(model.named_parameters())
