@@ -21,11 +21,22 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from albert_core import HEADS, LIMITS, PRESETS, SHARING_MODES, ModelConfig, Workload
+from albert_core import HEADS, LIMITS, SHARING_MODES, ModelConfig, Workload
 from albert_core.configuration.coerce import coerce, divisors, fit_heads
-from albert_core.configuration.config import ACTIVATIONS, HEAD_LABELS, SHARING_LABELS
+from albert_core.configuration.config import (
+    ACTIVATIONS,
+    AXIS_FIELDS,
+    ENCODER_ACTIVATIONS,
+    ENCODER_HEADS,
+    FAMILIES,
+    FAMILY_NAMES,
+    HEAD_LABELS,
+    PAPER_FAMILIES,
+    POSITION_LABELS,
+    SHARING_LABELS,
+)
 from albert_core.configuration.hf_config import config_from_json_bytes
-from albert_core.configuration.presets import matching_preset
+from albert_core.configuration.presets import ALL_PRESETS, ENCODER_PRESETS, matching_preset
 from albert_core.configuration.workload import (
     DTYPE_BYTES,
     MIXED_DTYPES,
@@ -55,6 +66,7 @@ _SEEDED = "_sb_seeded"
 _PROBLEMS = "_sb_url_problems"
 _LAST_VALID = "_sb_last_valid"
 _STASH = "_sb_albert_stash"  # ALBERT-only fields kept while the family is BERT
+_AXES = "cfg_axes"  # the architecture axes of the current config (no widget: a preset, an upload or the URL set them)
 
 # Sliders have browser-sized ranges; a URL value outside them falls back to the default.
 SLIDER_RANGES: Mapping[str, tuple[int, int, int]] = {"H": (64, 8192, 64), "L": (1, 128, 1)}
@@ -62,9 +74,12 @@ PRECISION_LABELS = {"pure": "pure (all in dtype)", "mixed": "mixed (fp32 master)
 _STEPS = {"V": 1000, "E": 16, "I": 256, "P": 128, "T": 1, "G": 1, "K": 1}
 
 HELP = {
-    "preset": "Load one of the published configurations (paper Table 1). Changing any field makes it custom.",
+    "preset": "Load one of the published configurations: the paper's BERT and ALBERT (Table 1) or an encoder "
+    "designed since (RoBERTa, XLM-R, ELECTRA, DeBERTa-v3, ModernBERT, Ettin, mmBERT, EuroBERT, NomicBERT). Changing "
+    "any field makes it custom.",
     "family": "BERT: embeddings at the hidden size, every layer has its own weights. ALBERT: factorized "
-    "embeddings (V x E then E -> H) and cross-layer parameter sharing.",
+    "embeddings (V x E then E -> H) and cross-layer parameter sharing. The other families keep their own "
+    "layout (gated FFN, rotary positions, pre-norm, ...) and take ALBERT's two ideas through E and sharing.",
     "V": "Vocabulary size V: rows of the word-embedding table (30,000 for ALBERT, 30,522 for BERT).",
     "E": "Embedding size E (transformers `embedding_size`): ALBERT looks tokens up at width E and projects "
     "them to H with `embedding_hidden_mapping_in`, so the table costs V*E + E*H instead of V*H. "
@@ -103,8 +118,9 @@ HELP = {
     "backward pass. Activations shrink to about one layer's worth; the encoder layers' forward FLOPs run twice.",
     "share": "The whole view (config and workload) is in this link; paste it into a design discussion.",
     "reset": "Back to ALBERT-base and the default workload.",
-    "upload": "A transformers config.json of an ALBERT or BERT model (model_type albert or bert, at most "
-    "1 MB): its fields fill the sidebar, checked like every other input. The file is only read as JSON.",
+    "upload": "A transformers config.json (model_type albert, bert, roberta, xlm-roberta, electra, deberta-v2, "
+    "modernbert, eurobert or nomic_bert; at most 1 MB): its fields fill the sidebar, checked like every other "
+    "input. The file is only read as JSON.",
 }
 
 
@@ -143,7 +159,7 @@ def decode_url(params: Mapping[str, str]) -> tuple[ModelConfig, Workload, list[s
         check_seq_len(cfg, wl.seq_len)
     except ValueError as exc:
         wl_problems.append(f"URL value seq: {exc}")
-        wl = wl.replace(seq_len=min(Workload().seq_len, cfg.max_position_embeddings))
+        wl = wl.replace(seq_len=min(Workload().seq_len, cfg.max_seq_len))
     return cfg, wl, problems + extra + wl_problems
 
 
@@ -152,13 +168,19 @@ def _show_config(cfg: ModelConfig) -> None:
     ss = st.session_state
     for key, name in QUERY_KEYS.items():
         ss[_key(key)] = getattr(cfg, name)
+    ss[_AXES] = axes_of(cfg)
     ss[PRESET_KEY] = preset_name(cfg)
+
+
+def axes_of(cfg: ModelConfig) -> dict[str, object]:
+    return {name: getattr(cfg, name) for name in AXIS_FIELDS}
 
 
 def _state_values(cfg: ModelConfig, wl: Workload) -> dict[str, object]:
     """Every sidebar widget's session-state value for a config and workload."""
     values: dict[str, object] = {_key(key): getattr(cfg, name) for key, name in QUERY_KEYS.items()}
     values[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
+    values[_AXES] = axes_of(cfg)
     values.update({_wkey(key): getattr(wl, name) for key, name in WORKLOAD_QUERY_KEYS.items()})
     values[PRESET_KEY] = preset_name(cfg)
     return values
@@ -205,7 +227,10 @@ def widget_changes(state: Mapping[str, object], last: ModelConfig) -> dict[str, 
 def _config_from_state() -> ModelConfig:
     ss = st.session_state
     last = ss[_LAST_VALID][0]
-    return coerce(widget_changes(ss, last), last, keep_4h=bool(ss[_key("keep4h")])).config
+    changes = widget_changes(ss, last)
+    # the axes a preset or an upload set (no widget edits them; a family switch derives them unless given)
+    changes |= {name: value for name, value in (ss.get(_AXES) or {}).items() if getattr(last, name) != value}
+    return coerce(changes, last, keep_4h=bool(ss[_key("keep4h")])).config
 
 
 def _clamp_groups() -> str | None:
@@ -234,11 +259,11 @@ def _on_field_change() -> None:
 def _on_preset_change() -> None:
     _refill_missing()
     name = st.session_state[PRESET_KEY]
-    if name in PRESETS:
-        cfg = PRESETS[name]
+    if name in ALL_PRESETS:
+        cfg = ALL_PRESETS[name]
         wl = _workload_from_state()
-        if wl.seq_len > cfg.max_position_embeddings:
-            wl = wl.replace(seq_len=cfg.max_position_embeddings)
+        if wl.seq_len > cfg.max_seq_len:
+            wl = wl.replace(seq_len=cfg.max_seq_len)
         _write_state(cfg, wl)
     st.session_state[_PROBLEMS] = []
 
@@ -282,8 +307,8 @@ def _on_upload() -> None:
         ss[_UPLOAD_MESSAGE] = (False, f"Not loaded: {exc}.")
         return
     wl = ss[_LAST_VALID][1]
-    if wl.seq_len > cfg.max_position_embeddings:
-        wl = wl.replace(seq_len=cfg.max_position_embeddings)
+    if wl.seq_len > cfg.max_seq_len:
+        wl = wl.replace(seq_len=cfg.max_seq_len)
     _write_state(cfg, wl)
     ss[_PROBLEMS] = []
     ss[_UPLOAD_MESSAGE] = (True, f"Loaded {upload.name[:60]}: {cfg.label}. Its traps: Config doctor on the Explorer.")
@@ -338,10 +363,13 @@ def _pair():
 def _model_widgets() -> None:
     ss = st.session_state
     bert = ss[_key("family")] == "bert"
-    st.selectbox("Preset", [*PRESETS, CUSTOM], key=PRESET_KEY, help=HELP["preset"],
-                 on_change=_on_preset_change)
-    st.radio("Family", ("albert", "bert"), key=_key("family"), horizontal=True,
-             format_func=str.upper, help=HELP["family"], on_change=_on_family_change)
+    paper = ss[_key("family")] in PAPER_FAMILIES
+    st.selectbox("Preset", [*ALL_PRESETS, CUSTOM], key=PRESET_KEY, help=HELP["preset"],
+                 format_func=_preset_label, on_change=_on_preset_change)
+    st.radio("Family", FAMILIES, key=_key("family"), horizontal=True, format_func=FAMILY_NAMES.__getitem__,
+             help=HELP["family"], on_change=_on_family_change)
+    if not paper:
+        st.caption(escape_markdown(layout_summary(ss.get(_AXES) or {})))
     _number("Vocabulary size V", "V", *LIMITS["vocab_size"])
     h = ss[_key("H")]
     _number("Embedding size E", "E", *LIMITS["embedding_size"], disabled=bert)
@@ -361,13 +389,34 @@ def _model_widgets() -> None:
     with _pair():
         _number("Groups G", "G", *LIMITS["num_hidden_groups"], disabled=unshared)
         _number("Inner repeats K", "K", *LIMITS["inner_group_num"], disabled=bert)
-    st.selectbox("Head", HEADS, key=_key("head"), format_func=HEAD_LABELS.__getitem__, help=HELP["head"],
-                 on_change=_on_field_change)
+    st.selectbox("Head", HEADS if paper else tuple(h for h in ENCODER_HEADS if h != "pretraining"), key=_key("head"),
+                 format_func=HEAD_LABELS.__getitem__, help=HELP["head"], on_change=_on_field_change)
     st.checkbox("Tie MLM decoder to word embeddings", key=_key("tied"), help=HELP["tied"],
                 on_change=_on_field_change, disabled=ss[_key("head")] == "model")
     with st.expander("More fields"):
-        _number("Token types T", "T", *LIMITS["type_vocab_size"])
-        st.selectbox("Activation", ACTIVATIONS, key=_key("act"), help=HELP["act"], on_change=_on_field_change)
+        _number("Token types T", "T", LIMITS["type_vocab_size"][0] if paper else 0, LIMITS["type_vocab_size"][1])
+        st.selectbox("Activation", ACTIVATIONS if paper else ENCODER_ACTIVATIONS, key=_key("act"), help=HELP["act"],
+                     on_change=_on_field_change)
+
+
+def _preset_label(name: str) -> str:
+    return f"{name} ({FAMILY_NAMES[ENCODER_PRESETS[name].family]})" if name in ENCODER_PRESETS else name
+
+
+def layout_summary(axes: Mapping[str, object]) -> str:
+    """The architecture of a family after BERT in a few words (the axes the sidebar has no widget for)."""
+    parts = ["gated FFN (GLU)" if axes.get("ffn_kind") == "glu" else "dense FFN",
+             POSITION_LABELS.get(str(axes.get("position")), "")]
+    norm = "RMSNorm" if axes.get("norm") == "rmsnorm" else \
+        "LayerNorm" + ("" if axes.get("norm_bias") else " without bias")
+    parts.append(f"{'pre' if axes.get('norm_placement') == 'pre' else 'post'}-norm {norm}")
+    if not axes.get("attention_bias") and not axes.get("mlp_bias"):
+        parts.append("no biases in attention and FFN")
+    if axes.get("num_kv_heads"):
+        parts.append(f"{axes['num_kv_heads']} key/value heads")
+    if axes.get("local_window"):
+        parts.append(f"local attention over {axes['local_window']} tokens, global every {axes.get('global_every')}")
+    return "Layout: " + ", ".join(p for p in parts if p) + "."
 
 
 def _workload_widgets(max_positions: int) -> None:
@@ -375,7 +424,7 @@ def _workload_widgets(max_positions: int) -> None:
     st.subheader("Workload")
     if ss[_wkey("seq")] > max_positions:
         ss[_wkey("seq")] = max_positions
-        st.caption(f"Sequence length lowered to P = {max_positions}.")
+        st.caption(f"Sequence length lowered to the longest input, {max_positions}.")
     with _pair():  # the longer label wraps: the boxes aligned at the bottom
         st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], value=_start_value(_wkey("batch")), step=1,
                         key=_wkey("batch"), help=HELP["batch"], on_change=_on_field_change)
@@ -401,6 +450,8 @@ def _sync_url(cfg: ModelConfig, wl: Workload) -> None:
     current = st.query_params.to_dict()
     wanted = share_query(cfg, wl, current)
     if wanted != current:
+        for key in current.keys() - wanted.keys():  # an axis of the family the config no longer has
+            del st.query_params[key]
         st.query_params.update({k: v for k, v in wanted.items() if current.get(k) != v})
 
 
@@ -433,7 +484,7 @@ def render() -> tuple[ModelConfig, Workload]:
         _model_widgets()
         if clamped:
             st.warning(clamped, icon="⚠️")
-        _workload_widgets(ss[_key("P")])
+        _workload_widgets(ss[_key("P")] - (ss.get(_AXES) or {}).get("position_offset", 0))
     try:
         if problem is not None:
             raise problem

@@ -228,7 +228,8 @@ def parse_workload_query(
 
 def share_query(cfg: ModelConfig, wl: Workload, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The full URL state: every config and workload key, plus page-owned keys (e.g. the Compare pins)."""
-    return {**(extra or {}), **config_to_query(cfg), **workload_to_query(wl)}
+    kept = {k: v for k, v in (extra or {}).items() if k not in AXIS_QUERY_KEYS}  # axes only as the config has them
+    return {**kept, **config_to_query(cfg), **workload_to_query(wl)}
 
 
 # ----------------------------------------------------------------------------- Compare pins
