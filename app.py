@@ -7,11 +7,12 @@ from pathlib import Path
 
 import streamlit as st
 
+import ui.server
 import ui.sidebar
 import ui.state
 
 st.set_page_config(page_title="ALBERT explorer", layout="wide")
-ui.state.check_settings()  # a bad server setting stops every page with one clear message
+ui.server.check_settings()  # a bad server setting stops every page with one clear message
 
 ROOT = Path(__file__).parent
 PAGES_KEY = "_app_pages"  # this session's st.Page objects
@@ -52,4 +53,4 @@ try:
     st.navigation(pages).run()
 finally:  # also after st.stop(): the link holds what the page put in the URL; its imports are loaded
     ui.sidebar.share_link()
-    ui.state.freeze_imported_modules()
+    ui.server.freeze_imported_modules()

@@ -63,7 +63,7 @@ def first_pieces(tok, answers: str) -> set[str]:
 def check(label: str, model, folder: Path, seq_len: int, sentences) -> tuple[int, int]:
     """(whole-word hits, first-piece hits) of ``sentences`` in the model's top 5, printing each line."""
     from albert_core.text.encoding import checkpoint_tokenizer
-    from ui.live_lab_demos import fill_mask
+    from ui.live.lab_demos import fill_mask
 
     tok = checkpoint_tokenizer(str(folder.resolve()))
     whole = piece = 0

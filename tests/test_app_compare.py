@@ -129,11 +129,11 @@ def test_costs_and_architecture_are_two_tables_that_each_fit_the_page(app):
 def test_a_sidebar_move_does_not_rebuild_the_comparison(app, monkeypatch):
     """The pins' numbers, tables and chart depend on the pins and the workload, not on the sidebar's config: moving
     L (what a visitor does most) reuses them; a workload change rebuilds them."""
-    from ui import figures_explorer
+    from ui.compare import figures as compare_figures
 
     built = []
-    real = figures_explorer.compare_frame
-    monkeypatch.setattr(figures_explorer, "compare_frame", lambda rows: built.append(len(rows)) or real(rows))
+    real = compare_figures.compare_frame
+    monkeypatch.setattr(compare_figures, "compare_frame", lambda rows: built.append(len(rows)) or real(rows))
     # a pinned set and workload of this test only: the cache is shared by the tests of a process
     at = app({"pin": "bert-base,albert-base,albert-large", "L": "7", "batch": "3", "seq": "96"}, page=PAGE)
     first = len(built)

@@ -16,7 +16,8 @@ from albert_core.format import fmt_bytes
 from albert_core.live.count_proof import MATCH
 from albert_core.settings import MEMORY_BUDGET
 from tests.helpers.app import charts
-from ui import live_gate, live_models
+from ui.live import gate as live_gate
+from ui.live import models as live_models
 from ui.state import CONFIG_KEY, WORKLOAD_KEY
 from ui.urls import config_to_query
 

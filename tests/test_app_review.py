@@ -8,7 +8,7 @@ from albert_core.review import audit as audit_mod
 from albert_core.review.audit import audit
 from tests.helpers.audit import TINY
 from tests.helpers.facts import official
-from ui import review
+from ui.explorer import review
 
 
 def _upload(at, payload: dict, name: str = "config.json"):

@@ -23,7 +23,7 @@ from albert_core.lab.runs import RunCache
 from albert_core.settings import RUNS_DIR
 from tests.helpers.app import charts
 from tests.helpers.lab import TINY, V
-from ui import train_runs as tr
+from ui.train import runs as tr
 from ui.urls import config_to_query
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,7 +273,7 @@ def test_live_model_page_uses_a_lab_checkpoint(worker):
     long.query_params["mask"] = "[MASK] " + "x" * 500
     long.run()
     assert not long.exception
-    from ui import live_lab_demos
+    from ui.live import lab_demos as live_lab_demos
 
     assert long.text_input(key="live_lab_mask_text").value == live_lab_demos.DEFAULT_MASK_TEXT
     # a link with values the page cannot use opens the defaults, no traceback
@@ -304,7 +304,7 @@ def tiny_reference(tmp_path_factory):
 @pytest.fixture
 def shipped(monkeypatch, tiny_reference):
     from albert_core.lab import reference
-    from ui import train_experiments
+    from ui.train import experiments as train_experiments
 
     load_runs, load_eval = reference.load_reference, reference.load_evaluation
     monkeypatch.setattr(reference, "load_reference", lambda: load_runs(tiny_reference))
@@ -464,7 +464,7 @@ def test_the_steps_help_quotes_the_shipped_reference_runs(worker):
 
 
 def test_held_out_summary_states_the_run_beside_its_baselines():
-    from ui.live_lab import held_out_summary
+    from ui.live.lab import held_out_summary
 
     final = {"val_mlm_loss": 4.0, "val_mlm_acc": 0.12, "val_order_acc": 0.52, "val_order_ones": 0.99,
              "baseline_frequency_loss": 5.0, "baseline_frequency_acc": 0.03, "baseline_neighbour_loss": 3.75,

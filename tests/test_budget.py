@@ -465,7 +465,7 @@ def test_timing_stops_between_runs_once_nobody_is_waiting() -> None:
 
 
 def test_outside_a_server_the_session_always_counts_as_present() -> None:
-    from ui.live_runs import session_alive
+    from ui.live.runs import session_alive
 
     assert session_alive()() is True
 

@@ -20,7 +20,8 @@ from albert_core.counting.report import analyze, result_from_dict
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import albert_model_closed_form, forward_flops_closed_form
 from tests.helpers.strategies import configs
-from ui import exports, urls
+from ui import urls
+from ui.explorer import exports
 
 
 # Exact transformers counts (transformers' exact count), XModel.
@@ -184,7 +185,7 @@ def test_json_report_follows_the_schema_and_round_trips(name, dtype):
 
 
 def test_flop_and_memory_csvs_against_closed_forms():
-    from ui.exports import flops_csv, memory_csv
+    from ui.explorer.exports import flops_csv, memory_csv
 
     n = FACTS_MODEL["bert-base"]
     S, H, I, L, B = 128, 768, 3072, 12, 8  # noqa: E741

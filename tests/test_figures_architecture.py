@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from albert_core import PRESETS, ModelConfig
-from ui.figures_architecture import architecture_diagram, architecture_summary
+from ui.explorer.architecture import architecture_diagram, architecture_summary
 
 
 def _blocks(fig, kind):

@@ -11,7 +11,9 @@ from albert_core import PRESETS, Workload, count_params
 from albert_core.counting.report import analyze
 from albert_core.format import fmt_bytes, fmt_flops
 from tests.helpers.facts import MODEL_COUNTS
-from ui import figures_explorer
+from ui import colors, figure_style
+from ui.compare import figures as compare_figures
+from ui.explorer import figures as figures_explorer
 
 
 @pytest.mark.parametrize("name", ["albert-base", "bert-base"])
@@ -73,9 +75,9 @@ def test_compare_frame_and_bars():
         {"name": "b", "family": "BERT", "params": 50, "forward_flops": 20, "training_memory": 1000},
         {"name": "c", "family": "ALBERT", "params": 50, "forward_flops": 20, "training_memory": 1000},
     ]
-    df = figures_explorer.compare_frame(rows)
+    df = compare_figures.compare_frame(rows)
     assert list(df["params_delta"]) == [0.0, -0.5, -0.5] and list(df["forward_flops_delta"]) == [0.0, 1.0, 1.0]
-    fig = figures_explorer.compare_bars(df)
+    fig = compare_figures.compare_bars(df)
     # One horizontal-bar panel per metric, in its own unit; one bar per pinned config, the first on top.
     assert [t.name for t in fig.data] == ["Parameters", "Forward FLOPs / sequence", "Training memory"]
     for trace, col in zip(fig.data, ["params", "forward_flops", "training_memory"], strict=True):
@@ -90,23 +92,23 @@ def test_compare_frame_and_bars():
 
 
 def _pins(*rows):
-    return figures_explorer.compare_frame(
+    return compare_figures.compare_frame(
         [{"name": n, "params": p, "forward_flops": f, "training_memory": 1} for n, p, f in rows])
 
 
 def test_compare_takeaway_follows_the_numbers():
-    same = figures_explorer.compare_takeaway(_pins(("bert", 100, 50), ("albert", 10, 50)))
+    same = compare_figures.compare_takeaway(_pins(("bert", 100, 50), ("albert", 10, 50)))
     assert "albert has 10.0x fewer parameters than bert (-90.0%)" in same and "about the same" in same
-    fewer = figures_explorer.compare_takeaway(_pins(("big", 100, 60), ("small", 20, 20)))
+    fewer = compare_figures.compare_takeaway(_pins(("big", 100, 60), ("small", 20, 20)))
     assert "3.00x fewer forward FLOPs" in fewer and "never from sharing" in fewer
-    more = figures_explorer.compare_takeaway(_pins(("a", 100, 10), ("k2", 50, 16)))
+    more = compare_figures.compare_takeaway(_pins(("a", 100, 10), ("k2", 50, 16)))
     assert "but its forward FLOPs are +60.0%" in more
-    base = figures_explorer.compare_takeaway(_pins(("tiny", 10, 1), ("x", 30, 1), ("y", 15, 1)))
+    base = compare_figures.compare_takeaway(_pins(("tiny", 10, 1), ("x", 30, 1), ("y", 15, 1)))
     assert "baseline tiny is already the smallest" in base and "50.0% more" in base
 
 
 def test_the_compare_table_formats_for_people_and_colours_deltas():
-    df = figures_explorer.compare_frame([
+    df = compare_figures.compare_frame([
         {"name": "bert-base", "params": 109_482_240, "forward_flops": 22_300_000_000,
          "training_memory": 2_600_000_000, "sharing": "none"},
         {"name": "albert-base", "params": 11_683_584, "forward_flops": 22_400_000_000,
@@ -114,7 +116,7 @@ def test_the_compare_table_formats_for_people_and_colours_deltas():
         {"name": "same", "params": 109_482_240, "forward_flops": 22_300_000_000,
          "training_memory": 2_600_000_000, "sharing": "none"},
     ])
-    table, formats, badges = figures_explorer.compare_cost_table(df)
+    table, formats, badges = compare_figures.compare_cost_table(df)
     assert formats == {"params": "%.2fM", "forward_flops": "%.1f GFLOP", "training_memory": "%.1f GB"}
     # the numbers stay numbers (sorting works), in the column's unit: "%.2fM" % 11.683584 is 11.68M
     assert [formats["params"] % v for v in table["params"]] == ["109.48M", "11.68M", "109.48M"]
@@ -122,8 +124,8 @@ def test_the_compare_table_formats_for_people_and_colours_deltas():
     assert list(table["params_delta"]) == [["baseline"], ["-89.3%"], ["no change"]]
     assert list(table["forward_flops_delta"]) == [["baseline"], ["+0.45%"], ["no change"]]
     assert list(table["training_memory_delta"]) == [["baseline"], ["-50.0%"], ["no change"]]
-    assert badges == {"baseline": "gray", "-89.3%": figures_explorer.GOOD, "no change": "gray",
-                      "+0.45%": figures_explorer.BAD, "-50.0%": figures_explorer.GOOD}  # smaller green, larger red
+    assert badges == {"baseline": "gray", "-89.3%": colors.GOOD, "no change": "gray",
+                      "+0.45%": colors.BAD, "-50.0%": colors.GOOD}  # smaller green, larger red
     assert list(table.columns) == ["name", "params", "params_delta", "forward_flops", "forward_flops_delta",
                                    "training_memory", "training_memory_delta"]
 
@@ -140,9 +142,9 @@ def test_si_ticks_are_round_and_cover_the_range(vmax):
 
 
 def test_fmt_delta_keeps_small_changes_visible():
-    assert figures_explorer.fmt_delta(0.0006) == "+0.06%" and figures_explorer.fmt_delta(-0.893) == "-89.3%"
-    assert figures_explorer.fmt_delta(0) == "+0.0%"
-    assert figures_explorer.fmt_delta(12.985) == "+1298%"  # no false precision on huge changes
+    assert figure_style.fmt_delta(0.0006) == "+0.06%" and figure_style.fmt_delta(-0.893) == "-89.3%"
+    assert figure_style.fmt_delta(0) == "+0.0%"
+    assert figure_style.fmt_delta(12.985) == "+1298%"  # no false precision on huge changes
 
 
 def test_flops_bars_hover_shares_and_axis_units():

@@ -14,8 +14,10 @@ from albert_core import ModelConfig, count_params, settings
 from albert_core.live.analysis import layer_smoothness
 from albert_core.live.count_proof import MATCH, MISMATCH, live_counts, match_table
 from albert_core.live.model import build_model
-from ui import figures_live as fl
-from ui import live_models, live_runs, live_text
+from ui.live import figures as fl
+from ui.live import models as live_models
+from ui.live import runs as live_runs
+from ui.live import text as live_text
 
 TINY = dict(vocab_size=97, embedding_size=16, hidden_size=32, num_heads=4, intermediate_size=64,
             max_position_embeddings=64)

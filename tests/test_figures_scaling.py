@@ -17,7 +17,7 @@ from tests.helpers.facts import (
     SEED_000_STANDARD,
     SHARING_COUNTS,
 )
-from ui import figures_scaling as fs
+from ui.scaling import figures as fs
 
 WL = dict(batch=2, seq_len=64, dtype="fp32", optimizer="adamw")
 ALBERT_BASE = MODEL_COUNTS["albert-base"]  # transformers' exact count
@@ -238,7 +238,7 @@ def test_short_params_three_digits():
 
 def test_workload_frames_and_charts_against_closed_forms():
     from albert_core import PRESETS, Workload
-    from ui.figures_scaling import (
+    from ui.scaling.figures import (
         flops_vs_batch,
         flops_vs_seq,
         memory_vs_workload,

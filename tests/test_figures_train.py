@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from albert_core.lab.baselines import Baselines
-from ui import figures_train as ft
+from ui.train import figures as ft
 
 COLUMNS = ["step", "tokens", "elapsed_s", "lr", "train_mlm_loss", "train_order_loss", "val_mlm_loss",
            "val_mlm_acc", "val_order_acc", "tokens_per_s", "train_mlm_acc"]
@@ -206,7 +206,7 @@ def test_real_histories_draw_validation_points_at_the_evaluation_steps(real_runs
 
 
 def test_real_runs_separate_and_identical_runs_do_not(real_runs):
-    from ui import train_runs as tr
+    from ui.train import runs as tr
 
     sep = tr.separation(real_runs["learning"], real_runs["frozen"], "val_mlm_loss", "learning", "frozen")
     assert sep.step is not None

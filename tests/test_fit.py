@@ -9,7 +9,7 @@ from albert_core import PRESETS, Workload, estimate_memory
 from albert_core.counting.memory import MAX_FIT_BATCH, largest_batches, max_batch_that_fits
 from albert_core.counting.report import analyze
 from tests.helpers.facts import MODEL_COUNTS
-from ui.figures_explorer import fit_columns, fit_display_columns
+from ui.explorer.figures import fit_columns, fit_display_columns
 
 GB = 10**9
 

@@ -33,7 +33,7 @@ def _free_models_earlier_tests_kept() -> None:
     import gc
     import sys
 
-    for module, caches in (("ui.live_models", ("_MODELS", "_CHECKPOINTS")), ("ui.live_runs", ("_RUNS",))):
+    for module, caches in (("ui.live.models", ("_MODELS", "_CHECKPOINTS")), ("ui.live.runs", ("_RUNS",))):
         if (live := sys.modules.get(module)) is not None:
             for cache in caches:
                 getattr(live, cache).clear()

@@ -363,7 +363,7 @@ def test_the_command_line_and_the_page_plan_the_same_default_run():
     from albert_core.cli.train_cmd import spec_from_args
     from albert_core.lab.spec import DEFAULT_STEPS
     from albert_core.lab.trainer import LabLimits
-    from ui import train_runs as tr
+    from ui.train import runs as tr
 
     cli = spec_from_args(build_parser().parse_args(["train"]))
     (page,) = tr.twin_specs(tr.TINY, ["ALBERT"], task="sop", steps=DEFAULT_STEPS, seeds=[0],

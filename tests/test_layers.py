@@ -161,6 +161,38 @@ def test_the_folders_import_downwards_only_and_ui_has_no_circles():
                   if any(t.split(".")[0] in ("ui", "streamlit") for t in targets)) == []
 
 
+# ui/ by page over a small common core (sidebar, state, URL codec and URL-bound widgets, tables, colours, figure
+# style and helpers): a page's package imports the core and itself, the core no page.
+UI_PAGES = ("explorer", "scaling", "live", "train", "hardware", "compare", "paper")
+# The figures two pages share, each charted by one page and reused by the other.
+UI_SHARED = {
+    ("ui.paper.figures", "ui.scaling.figures"): "the circulating embedding table: Scaling's chart, Paper's table",
+    ("ui.train.figures", "ui.live.figures"): "layer smoothness: measured on a live model and on a lab run",
+}
+
+
+def ui_page_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in UI_PAGES else None
+
+
+def across_pages(graph: Mapping[str, set[str]]) -> list[str]:
+    """Imports from the core into a page, or from one page into another (`UI_SHARED` excepted)."""
+    return sorted(f"{a} imports {b}" for a, targets in graph.items() for b in targets
+                  if ui_page_of(b) and ui_page_of(b) != ui_page_of(a) and (a, b) not in UI_SHARED)
+
+
+def test_ui_is_grouped_by_page_over_a_common_core():
+    paths = module_names(PACKAGE.parent / "ui")
+    graph = {name: imported_names(path, paths) & set(paths) for name, path in paths.items()}
+    assert {ui_page_of(m) for m in paths} == {None, *UI_PAGES}
+    assert across_pages(graph) == []
+    assert all(f"ui.{page}.page" in paths for page in UI_PAGES)
+    assert across_pages({"ui.sidebar": {"ui.scaling.charts"}, "ui.paper.cache": {"ui.explorer.figures"},
+                         "ui.paper.page": {"ui.paper.cache", "ui.state"}}) == [
+        "ui.paper.cache imports ui.explorer.figures", "ui.sidebar imports ui.scaling.charts"]
+
+
 def test_every_public_name_resolves_from_the_package_root():
     import albert_core
 

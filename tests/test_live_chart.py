@@ -1,5 +1,5 @@
 """The streaming chart's component folder: the page and the installed plotly.js, made once, replaced when the
-page changes (ui/live_chart.py)."""
+page changes (ui/train/live_chart.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
-from ui import live_chart
+from ui.train import live_chart
 
 
 def _sha(path) -> str:
@@ -38,7 +38,7 @@ def test_the_folder_is_made_once_and_remade_when_the_page_changes(tmp_path):
 def _app() -> None:
     import plotly.graph_objects as go
 
-    from ui.live_chart import live_plotly_chart
+    from ui.train.live_chart import live_plotly_chart
 
     live_plotly_chart(go.Figure(go.Scatter(x=[0, 1, 2], y=[3.0, 2.0, 1.5], name="ALBERT · training"))
                       .update_layout(title="MLM loss", height=380), key="fig_test")

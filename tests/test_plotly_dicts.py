@@ -14,9 +14,9 @@ from albert_core import Workload
 from albert_core.configuration.config import SHARING_LABELS
 from albert_core.configuration.presets import PRESETS
 from albert_core.counting.report import analyze
-from ui import figures_architecture as fa
-from ui import figures_explorer as fe
 from ui import plotly_dicts
+from ui.explorer import architecture as fa
+from ui.explorer import figures as fe
 
 CONFIGS = [PRESETS[name] for name in ("albert-base", "albert-xxlarge", "bert-base", "bert-large")]
 CONFIGS += [PRESETS["albert-base"].replace(sharing=mode, num_hidden_groups=g, inner_group_num=k)
@@ -109,7 +109,7 @@ def test_frozen_holds_an_ordinary_figure_as_its_dict():
 
 def test_marks_leave_the_cached_base_as_it_was():
     from albert_core.counting.sweeps import sweep
-    from ui import figures_scaling as fs
+    from ui.scaling import figures as fs
 
     cfg = PRESETS["albert-base"]
     base = plotly_dicts.frozen(fs.params_vs_layers_base(sweep(cfg, "num_layers", range(1, 25))))
@@ -122,7 +122,33 @@ def test_marks_leave_the_cached_base_as_it_was():
 
 
 def test_the_current_config_star_is_what_validation_makes_of_it():
-    from ui import figures_scaling as fs
+    from ui.scaling import figures as fs
 
     star = fs._current_point(768, 11_683_584, "ALBERT-base: 11.68M")
     assert go.Scatter(star).to_plotly_json() == star
+
+
+# ----------------------------------------------------------------------------- the internals TrustedFigure relies on
+def test_st_plotly_chart_sends_a_trusted_figure_without_building_it(monkeypatch):
+    """Streamlit's st.plotly_chart asks a figure for its dict only (through plotly.tools, then plotly.io.to_json
+    without validation): a TrustedFigure reaches the browser without graph objects. If an upgrade of Streamlit
+    reads the figure another way (copies, validates, reads .data), the figure gets built and this fails."""
+    import streamlit as st
+
+    fig = fa.architecture_diagram(PRESETS["albert-base"])
+    sent = []
+    real = pio.to_json
+    monkeypatch.setattr(pio, "to_json", lambda figure, *a, **kw: sent.append(figure) or real(figure, *a, **kw))
+    st.plotly_chart(fig)  # bare mode: the element is made, nothing is served
+    assert not _built(fig)
+    assert len(sent) == 1 and sent[0] is fig.to_dict()
+
+
+def test_plotly_builds_a_trusted_figure_without_validating_it():
+    """Plotly's private `_validate=False` (BaseFigure.__init__), which a TrustedFigure builds its graph objects with
+    when something reads them: a misspelt property is kept, not rejected. If an upgrade drops the keyword (TypeError)
+    or ignores it (ValueError), this fails."""
+    fig = plotly_dicts.TrustedFigure({"data": [{"type": "bar", "x": [1], "colour": "red"}], "layout": {}})
+    assert fig.data[0].type == "bar" and _built(fig)
+    with pytest.raises(ValueError):  # what validation would have done
+        go.Figure({"data": [{"type": "bar", "x": [1], "colour": "red"}], "layout": {}})

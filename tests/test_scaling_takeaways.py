@@ -1,4 +1,4 @@
-"""The Scaling page's data and takeaway numbers (ui/figures_scaling frames, ui/scaling_takeaways), against
+"""The Scaling page's data and takeaway numbers (ui/scaling/figures frames, ui/scaling/takeaways), against
 exact counts of configs built here, the vectorized sweep, closed forms and hand-computed ratios; and the
 cheap current-config marks (`with_marks`) against Plotly's own validated way of adding them."""
 
@@ -14,8 +14,8 @@ from albert_core import PRESETS, ModelConfig, count_flops, count_params
 from albert_core.configuration.coerce import bert_twin
 from albert_core.counting.sweeps import sweep
 from tests.helpers.facts import MODEL_COUNTS
-from ui import figures_scaling as fs
-from ui import scaling_takeaways as tk
+from ui.scaling import figures as fs
+from ui.scaling import takeaways as tk
 
 ALBERT_BASE = MODEL_COUNTS["albert-base"]  # transformers' AlbertModel(albert-base-v2 config), exact
 BERT_LARGE, ALBERT_XXLARGE = MODEL_COUNTS["bert-large"], MODEL_COUNTS["albert-xxlarge"]

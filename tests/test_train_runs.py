@@ -10,7 +10,7 @@ import pytest
 
 from albert_core.lab.spec import RunSpec
 from tests.helpers.lab import TINY
-from ui import train_runs as tr
+from ui.train import runs as tr
 
 
 def test_run_ids_from_the_url_keep_valid_hashes_only():

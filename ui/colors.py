@@ -5,6 +5,7 @@ from __future__ import annotations
 BERT = "#1f77b4"
 ALBERT = "#ff7f0e"
 FAMILY_COLORS = {"BERT": BERT, "ALBERT": ALBERT}
+GOOD, BAD = "#1a7f37", "#cf222e"  # a change for the better (fewer params / FLOPs / bytes) and for the worse
 # several configs of one family side by side (Compare's pins): shades that stay apart, the family colour first
 SHADES = {
     "BERT": (BERT, "#08306b", "#6baed6", "#2171b5", "#9ecae1", "#4292c6", "#c6dbef", "#084594"),

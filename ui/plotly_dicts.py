@@ -38,7 +38,18 @@ def _default_template() -> dict | None:
 class TrustedFigure(go.Figure):
     """A `go.Figure` held as its dict: `to_dict` returns the dict itself (shared, never to be mutated), which is
     all `st.plotly_chart` asks of a figure. Anything else (``fig.data``, ``fig.layout``, ``update_layout``, ...)
-    first builds the figure's graph objects from the dict, once; from then on it is an ordinary `go.Figure`."""
+    first builds the figure's graph objects from the dict, once; from then on it is an ordinary `go.Figure`.
+
+    It relies on two internals, neither a public API (tests/test_plotly_dicts.py fails when an upgrade changes
+    either; Streamlit 1.67, Plotly 6):
+
+    - Streamlit's `st.plotly_chart` turns a figure into its dict with `plotly.tools.return_figure_from_figure_or_data`,
+      which takes a `BaseFigure`'s `to_dict()` as already valid (no second validation, no copy), and then writes it
+      with `plotly.io.to_json(..., validate=False)`: a subclass of `go.Figure` whose `to_dict` is the dict is sent
+      as it is, without graph objects ever being built;
+    - Plotly's private keyword `_validate=False` of `BaseFigure.__init__` builds the graph objects without
+      validating them (the dict already is Plotly's valid form) when something reads them.
+    """
 
     def __init__(self, spec: dict[str, Any]):  # noqa: D107 - no graph objects until they are asked for
         object.__setattr__(self, "_spec", spec)

@@ -46,7 +46,7 @@ from albert_core.configuration.workload import (
     check_seq_len,
 )
 from albert_core.format import escape_markdown
-from ui.state import seed_from_url_once
+from ui.url_state import seed_from_url_once
 from ui.urls import (
     QUERY_KEYS,
     WORKLOAD_QUERY_KEYS,

@@ -16,7 +16,7 @@ from .harness import ARTIFACTS, EXCEPTION
 expect = pytest.importorskip("playwright.sync_api").expect
 expect.set_options(timeout=30_000)
 
-FRAME = ".st-key-fig_train_runs iframe"  # the streaming chart (ui/live_chart.py): Plotly inside a component
+FRAME = ".st-key-fig_train_runs iframe"  # the streaming chart (ui/train/live_chart.py): Plotly inside a component
 # the chart element's identity (tagged on first sight) and the points of the training curve in it
 CHART_STATE = """frames => frames.map(f => {
     const el = f.contentDocument && f.contentDocument.querySelector('.js-plotly-plot');

@@ -7,8 +7,10 @@ import streamlit as st
 from albert_core import PRESETS
 from albert_core.configuration.presets import config_name
 from albert_core.format import escape_markdown
-from ui import caches, urls
-from ui.state import current, seed_from_url_once
+from ui import urls
+from ui.compare.view import compare_view
+from ui.state import current
+from ui.url_state import seed_from_url_once
 
 PIN_PARAM = urls.PIN_PARAM
 PINS_KEY = "compare_pins"  # the multiselect
@@ -116,7 +118,7 @@ if not pins:
     st.info("Pin the current config or pick presets above to compare them.")
     st.stop()
 
-view = caches.compare_view(tuple(pins), wl)  # depends on the pins and the workload only: not on a sidebar move
+view = compare_view(tuple(pins), wl)  # depends on the pins and the workload only: not on a sidebar move
 for note in view.notes:
     st.caption(escape_markdown(note))
 if wl.dtype == "int8":

@@ -13,12 +13,16 @@ from albert_core.counting.memory import MAX_FIT_BATCH
 from albert_core.counting.params import component_columns
 from albert_core.counting.report import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
-from ui import caches, exports, figures_architecture, figures_explorer, review, sidebar, tables
+from ui import figure_style, sidebar, tables
+from ui.explorer import architecture as figures_architecture
+from ui.explorer import exports, review
+from ui.explorer import figures as figures_explorer
+from ui.explorer.cache import explorer_figures
 from ui.state import cached_result, current
 
 cfg, wl = current()
 res = cached_result(cfg, wl)
-fig_treemap, fig_flops, fig_twin = caches.explorer_figures(cfg, wl)
+fig_treemap, fig_flops, fig_twin = explorer_figures(cfg, wl)
 own, twin = res.own, res.twin
 bd, forward = own.params, own.flops_sequence.forward
 train_mem = own.training_memory
@@ -42,7 +46,7 @@ def memory_parts_text(mem) -> str:
 
 
 def _delta(value: float, base: float) -> str | None:
-    return None if value == base else f"{figures_explorer.fmt_delta(value / base - 1)} vs BERT twin"
+    return None if value == base else f"{figure_style.fmt_delta(value / base - 1)} vs BERT twin"
 
 
 def metric(label: str, value: str, *, delta: str | None = None, help: str, inverse: bool = True) -> None:

@@ -20,9 +20,11 @@ from albert_core.hardware.profiles import (
 )
 from albert_core.hardware.time_model import gradient_bytes
 from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
-from ui import caches, figures_hardware
+from ui.hardware import cache
+from ui.hardware import figures as figures_hardware
 from ui.hardware.questions import CHIP_CHOICES, compare_speed, largest_batch, time_to_train, timed_inputs
-from ui.state import current, seed_from_url_once
+from ui.state import current
+from ui.url_state import seed_from_url_once
 
 HW_PARAM, CHIPS_PARAM = "hw", "chips"
 HW_KEY, CHIPS_KEY, OVERLAP_KEY = "hw_hardware", "hw_chips", "hw_overlap"
@@ -76,7 +78,7 @@ for note in timed.notes:
     st.caption(escape_markdown(note))
 
 # ----------------------------------------------------------------------------- breakdown
-est = caches.hardware_estimate(cfg, wl, hw_name, chips, overlap)
+est = cache.hardware_estimate(cfg, wl, hw_name, chips, overlap)
 st.subheader(f"{cfg.label}: time per step (estimate)")
 m = st.columns(4)
 m[0].metric("Training step (estimate)", fmt_duration(est.training_s),
@@ -145,7 +147,7 @@ with st.container(border=True, key="hw_data_parallel"):
         f"**{fmt_bytes(mine)}** for {escape_markdown(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin "
         f"({wl.dtype} gradients, {grad} bytes each; a ring sends 2(n-1)/n of it per chip)."
     )
-    measured = caches.hardware_measured_allreduce()
+    measured = cache.hardware_measured_allreduce()
     if measured is None:
         st.caption(f"No local measurement shipped; `{MEASURE_COMMAND}` produces it.")
     else:
@@ -162,7 +164,7 @@ with st.container(border=True, key="hw_data_parallel"):
 
 # ----------------------------------------------------------------------------- Table 2
 st.subheader("The paper's speed column, recomputed")
-table2_bars, table2_frame, table2_takeaway, table2_method = caches.hardware_table2()
+table2_bars, table2_frame, table2_takeaway, table2_method = cache.hardware_table2()
 st.plotly_chart(table2_bars, key="hw_table2_bars", width="stretch")
 st.dataframe(table2_frame, hide_index=True, width="stretch", key="hw_table2")
 st.caption(table2_takeaway)

@@ -8,8 +8,11 @@ import streamlit as st
 
 from albert_core.configuration.config import HEAD_LABELS
 from albert_core.format import escape_markdown
-from ui import live_build, live_lab_demos, live_sources, live_text
-from ui.live_models import MAX_TOKENS, model_of
+from ui.live import build as live_build
+from ui.live import lab_demos as live_lab_demos
+from ui.live import sources as live_sources
+from ui.live import text as live_text
+from ui.live.models import MAX_TOKENS, model_of
 from ui.state import current
 
 cfg, wl = current()

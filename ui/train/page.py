@@ -9,9 +9,10 @@ from albert_core.configuration.config import SHARING_LABELS
 from albert_core.format import escape_markdown
 from albert_core.lab import trainer
 from albert_core.lab.spec import DEFAULT_STEPS, TASKS
-from ui import train_experiments, train_view
-from ui import train_runs as tr
 from ui.state import current
+from ui.train import experiments as train_experiments
+from ui.train import runs as tr
+from ui.train import view as train_view
 
 TASK_LABELS = {"sop": "SOP (sentence order, ALBERT)", "nsp": "NSP (next sentence, BERT)", "none": "none (MLM only)"}
 SIZE_LABELS = {"tiny": f"Tiny twins ({tr.TINY.label.split(' ', 1)[1]}, V {tr.TINY.vocab_size:,})",

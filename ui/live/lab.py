@@ -1,7 +1,7 @@
 """The Live model page's "a run from the lab" source: the finished lab runs (the runs cache and the shipped
 reference runs) with what each reached on held-out text, and the picker that loads one with its trained
-weights (`ui.live_models.lab_checkpoint_model`). The demos only a trained model can give are in
-`ui.live_lab_demos`.
+weights (`ui.live.models.lab_checkpoint_model`). The demos only a trained model can give are in
+`ui.live.lab_demos`.
 
 The visitor picks a run from a list (never types a path), so only the lab's own folders are read.
 `lab_runs` and `held_out_summary` take no streamlit action; `render_source` draws.
@@ -16,8 +16,8 @@ from pathlib import Path
 import streamlit as st
 
 from albert_core.format import escape_markdown
-from ui.live_models import ModelRef, lab_checkpoint_model
-from ui.state import seed_widget, sync_widget
+from ui.live.models import ModelRef, lab_checkpoint_model
+from ui.url_state import seed_widget, sync_widget
 
 SOURCE_KEY, SOURCE_LABEL = "lab", "A run from the lab"
 PICK_KEY = "live_lab_run"

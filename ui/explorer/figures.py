@@ -1,28 +1,21 @@
-"""Pure Plotly builders for the Explorer and Compare pages (no streamlit import).
+"""Pure Plotly builders of the Explorer page (no streamlit import).
 
-Inputs are a `ParamBreakdown`, a `Result` (`albert_core.counting.report.analyze`), per-component FLOPs or the
-rows / DataFrame of pinned configs; every figure's numbers are exactly those inputs, so tests compare trace
-values with the breakdown. The one-line takeaways under the charts are built here too, from the same numbers.
+Inputs are a `ParamBreakdown`, a `Result` (`albert_core.counting.report.analyze`) or per-component FLOPs; every
+figure's numbers are exactly those inputs, so tests compare trace values with the breakdown. The one-line
+takeaways under the charts are built here too, from the same numbers.
 """
 
 from __future__ import annotations
 
-import copy
-import functools
-import math
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.counting.report import Result
 from albert_core.format import (
-    column_unit,
     fmt_bytes,
     fmt_flops,
     fmt_params,
@@ -32,47 +25,11 @@ from albert_core.format import (
 )
 from albert_core.paper import PAPER_TABLE2_SPEEDUP
 from ui import colors, plotly_dicts
+from ui.figure_style import LEGEND_BELOW, TITLE_FONT, si_ticks
 
 GROUP_COLORS = {"embeddings": "#4c78a8", "encoder": "#f58518", "heads": "#54a24b"}
 CONFIG_COLOR, TWIN_COLOR = colors.ALBERT, colors.BERT  # the config (ALBERT-style) and its BERT twin
-GOOD, BAD = "#1a7f37", "#cf222e"  # fewer params / FLOPs / bytes is better
 _MARGIN = dict(l=10, r=10, t=60, b=10)
-TITLE_FONT = dict(size=15)  # a 45-character title fits a 390 px phone
-# Legends under the plot: at the top right they ran into the title on a phone.
-# At the bottom of the figure (container coordinates), where Plotly makes room for it below the axis
-# labels: in plot coordinates (y < 0) it ran into rotated tick labels.
-LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left")
-
-# Compare metrics: (DataFrame column, axis label, formatter).
-COMPARE_METRICS: Sequence[tuple[str, str, Any]] = (
-    ("params", "Parameters", fmt_params),
-    ("forward_flops", "Forward FLOPs / sequence", fmt_flops),
-    ("training_memory", "Training memory", fmt_bytes),
-)
-
-
-def si_ticks(vmax: float, fmt: Callable[..., str], n: int = 5) -> tuple[list[float], list[str]]:
-    """About ``n`` round tick values from 0 past ``vmax`` (steps of 1, 2 or 5 x 10^k), labelled with
-    ``fmt(value, digits)`` so an axis reads "5 GFLOP" or "1.5 GB" instead of Plotly's "5B" / "1.5G"."""
-    if vmax <= 0:
-        return [0.0], [fmt(0)]
-    raw = vmax / n
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
-    vals = [i * step for i in range(int(vmax / step) + 2)]
-    return vals, [_trim(fmt(v, 2)) for v in vals]
-
-
-def _trim(text: str) -> str:
-    """'1.50B' -> '1.5B', '500.00 MB' -> '500 MB' (zeros after a decimal point only)."""
-    return re.sub(r"\.(?!\d)", "", re.sub(r"(\.\d*?)0+(?!\d)", r"\1", text))
-
-
-def fmt_delta(x: float) -> str:
-    """A relative change, signed: a second decimal under 1% (+0.1% would hide +0.06%), none from 100%."""
-    return fmt_pct(x, 0 if abs(x) >= 1 else 1 if abs(x) >= 0.01 or x == 0 else 2, signed=True)
-
-
 def breakdown_treemap(bd: ParamBreakdown) -> go.Figure:
     """Treemap of unique parameters: model -> group (embeddings / encoder / heads) -> component."""
     groups = {g: n for g, n in bd.group_totals().items() if n}
@@ -185,108 +142,6 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
                    **(dict(tickvals=[0, 0.5, 1.0]) if top <= 1.2 else {})),
         yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
         margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show")))
-
-
-def compare_frame(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Pinned configs (name + the COMPARE_METRICS columns), with deltas relative to the first row."""
-    df = pd.DataFrame(list(rows))
-    for col, _, _ in COMPARE_METRICS:
-        base = df[col].iloc[0]
-        df[f"{col}_delta"] = df[col] / base - 1 if base else float("nan")
-    return df
-
-
-COMPARE_KINDS = {"params": "params", "forward_flops": "flops", "training_memory": "bytes"}  # albert_core.format
-NEUTRAL = "gray"  # the baseline's badge, and a change of exactly zero
-
-
-def compare_cost_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str], dict[str, str]]:
-    """The Compare cost table for people, without a pandas Styler (Streamlit writes a Styler's display values cell
-    by cell, 5-8 ms a rerun for two pins): each metric stays a number in one unit per column (`column_unit`:
-    11.68M, 22.4 GFLOP, 1.3 GB), each change against the first pin is a badge ("baseline", "-89.3%") coloured
-    green when smaller and red when larger (fewer parameters, FLOPs or bytes is better). Returns the table (name,
-    then each metric and its change), each metric column's printf format, and each badge text's colour."""
-    out = pd.DataFrame({"name": df["name"]})
-    formats: dict[str, str] = {}
-    badges: dict[str, str] = {}
-    for col, _, _ in COMPARE_METRICS:
-        scale, formats[col] = column_unit(df[col], COMPARE_KINDS[col])
-        out[col] = [float(v) / scale for v in df[col]]
-        texts = []
-        for i, d in enumerate(df[f"{col}_delta"]):
-            if i == 0 or d != d or d == 0:
-                text, colour = ("baseline" if i == 0 else "n/a" if d != d else "no change"), NEUTRAL
-            else:
-                text, colour = fmt_delta(d), GOOD if d < 0 else BAD
-            badges.setdefault(text, colour)  # one text, one colour: a text's sign decides it
-            texts.append([text])
-        out[f"{col}_delta"] = texts
-    return out, formats, badges
-
-
-@functools.lru_cache(maxsize=16)
-def _compare_grid(pins: int) -> dict[str, Any]:
-    """The layout of `make_subplots` for the Compare panels with ``pins`` bars each (axes, domains,
-    subplot titles), without its template: the grid depends only on the number of pins, and building
-    it is most of the chart's cost."""
-    # One panel per row: side by side, three panels left ~110 px each on a phone and their titles and
-    # bar labels ran together.
-    grid = make_subplots(rows=len(COMPARE_METRICS), cols=1, vertical_spacing=0.3 / (1 + 0.25 * pins),
-                         subplot_titles=[m[1] for m in COMPARE_METRICS])  # room for tick labels
-    layout = grid.layout.to_plotly_json()
-    layout.pop("template", None)
-    return layout
-
-
-def compare_bars(df: pd.DataFrame) -> go.Figure:
-    """One panel per metric (in its own unit), one horizontal bar per pinned config, the first on top;
-    the bar text is the value and its change against the first pin."""
-    n = len(COMPARE_METRICS)
-    layout = copy.deepcopy(_compare_grid(len(df)))
-    names = [str(n) for n in df["name"]]
-    pin_colors = colors.family_shades([str(f) for f in df["family"]])  # BERT blues, ALBERT oranges
-    bars = []
-    for j, (col, label, fmt) in enumerate(COMPARE_METRICS, start=1):
-        values = [float(v) for v in df[col]]
-        deltas = list(df[f"{col}_delta"])
-        text = [fmt(v) if i == 0 else f"{fmt(v)} ({fmt_delta(d)})"
-                for i, (v, d) in enumerate(zip(values, deltas, strict=True))]
-        axis = "" if j == 1 else str(j)
-        bars.append(dict(type="bar", name=label, x=values, y=names, orientation="h", marker=dict(color=pin_colors),
-                         text=text, textposition="auto", customdata=[float(d) for d in deltas], showlegend=False,
-                         xaxis=f"x{axis}", yaxis=f"y{axis}",
-                         hovertemplate="<b>%{y}</b><br>" + label + ": %{text}<br>%{customdata:+.1%} vs "
-                                       + names[0] + "<extra></extra>"))
-        tickvals, ticktext = si_ticks(max(values), fmt, n=4)
-        # Headroom so a label that does not fit in its bar stays inside the panel.
-        layout[f"xaxis{axis}"].update(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12])
-        layout[f"yaxis{axis}"]["autorange"] = "reversed"  # the first pin (the baseline) on top
-    for note in layout["annotations"]:
-        note["font"] = dict(size=13)
-    layout.update(title=dict(text=f"Pinned configs (change vs {names[0]})", font=TITLE_FONT),
-                  margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
-    return plotly_dicts.figure(bars, layout)
-
-
-def compare_takeaway(df: pd.DataFrame) -> str:
-    """One specific sentence about the pinned set: the smallest model against the baseline, and its compute."""
-    base = df["name"].iloc[0]
-    if len(df) == 1:
-        return "Takeaway: pin a second config to see the deltas."
-    i = int(df["params"].idxmin())
-    small = df.loc[i]
-    if i == 0:
-        return (f"Takeaway: the baseline {base} is already the smallest; the next smallest has "
-                f"{fmt_pct(df['params_delta'].iloc[1:].min())} more parameters.")
-    flops = small["forward_flops_delta"]
-    head = (f"Takeaway: {small['name']} has {fmt_ratio(df['params'].iloc[0] / small['params'])} fewer parameters "
-            f"than {base} ({fmt_delta(small['params_delta'])})")
-    if flops <= -0.05:
-        return (f"{head}, and {fmt_ratio(1 / (1 + flops))} fewer forward FLOPs ({fmt_flops(small['forward_flops'])}): "
-                "that comes from fewer or narrower executed layers, never from sharing.")
-    compute = "about the same" if flops < 0.05 else f"{fmt_delta(flops)}"
-    return (f"{head}, but its forward FLOPs are {compute} ({fmt_flops(small['forward_flops'])}): parameter count "
-            "and compute are different axes.")
 
 
 def _ratio_phrase(value: float, base: float) -> str:

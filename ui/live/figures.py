@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from albert_core.format import fmt_bytes
 from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
-from ui.figures_explorer import TITLE_FONT, si_ticks
+from ui.figure_style import TITLE_FONT, si_ticks
 
 MEASURED_COLOR = "#1f77b4"
 ESTIMATE_COLOR = "#9ecae1"

@@ -18,10 +18,10 @@ from albert_core.lab import experiments as lab_experiments
 from albert_core.lab import findings, reference, trainer
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
 from albert_core.lab.worker import get_worker
-from ui import figures_train as ft
-from ui import train_runs as tr
-from ui import train_view
-from ui.state import seed_from_url_once
+from ui.train import figures as ft
+from ui.train import runs as tr
+from ui.train import view as train_view
+from ui.url_state import seed_from_url_once
 
 EXP_KEY = "train_exp"
 OWN_KEY = "_train_exp_own"  # experiment name -> the run ids the visitor started for it

@@ -18,7 +18,7 @@ from albert_core.paper import (
     QUOTED_VOCAB,
     TABLE4_MODES,
 )
-from ui.figures_scaling import seed_embedding_table
+from ui.scaling.figures import seed_embedding_table
 
 TABLE1_NOTES = {
     "bert-base": "Without the pooler 108.49M: the printed 108M.",

@@ -15,8 +15,8 @@ import streamlit as st
 
 from albert_core.format import escape_markdown
 from albert_core.text.encoding import checkpoint_tokenizer, encode
-from ui.live_lab import LabRun
-from ui.state import seed_widget, sync_widget
+from ui.live.lab import LabRun
+from ui.url_state import seed_widget, sync_widget
 
 MASK_TEXT_KEY = "live_lab_mask_text"
 SEG_A_KEY, SEG_B_KEY = "live_lab_seg_a", "live_lab_seg_b"

@@ -23,7 +23,7 @@ from albert_core.lab import experiments
 from albert_core.lab import spec as spec_defaults
 from albert_core.lab.baselines import Baselines, mlm_verdict, order_verdict
 from albert_core.lab.spec import RunSpec
-from ui.figures_train import Separation
+from ui.train.figures import Separation
 
 TWIN_HELP = {
     "BERT": "E = H, every layer its own weights",

@@ -14,11 +14,11 @@ from albert_core import settings
 from albert_core.configuration.config import ModelConfig
 from albert_core.format import escape_markdown
 from albert_core.live.model import TORCH_DTYPES
-from ui import live_lab
-from ui.live_gate import busy_or_error
-from ui.live_lab import LabRun
-from ui.live_models import MAX_TOKENS, ModelRef, checkpoint_model, hub_folder
-from ui.state import seed_widget, sync_widget
+from ui.live import lab as live_lab
+from ui.live.gate import busy_or_error
+from ui.live.lab import LabRun
+from ui.live.models import MAX_TOKENS, ModelRef, checkpoint_model, hub_folder
+from ui.url_state import seed_widget, sync_widget
 
 URL_SOURCE = "model"  # the page's own URL key (the share link reopens the same source)
 SOURCE_KEY = "live_source"

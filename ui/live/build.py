@@ -16,7 +16,7 @@ from albert_core.counting.params import count_params
 from albert_core.format import escape_markdown, fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_share
 from albert_core.live import budget
 from albert_core.live.count_proof import MATCH, live_counts, match_table
-from ui.live_models import MAX_TOKENS, ModelRef, built_model, meta_model, model_of, too_many_blocks
+from ui.live.models import MAX_TOKENS, ModelRef, built_model, meta_model, model_of, too_many_blocks
 
 SIDEBAR_FIELDS = ("every model field (preset, family, V, E, H, L, heads, I, P, T, activation, sharing, G, K, "
                   "head, tying) and the dtype")

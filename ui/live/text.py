@@ -4,7 +4,7 @@ saved activations measured against `estimate_memory`.
 
 Fragments: a text edit reruns only this section, a layer or head change only the attention map; the
 sidebar, the build and the count proof above are not redone. They take a `ModelRef`, never the model, and
-fetch each run from its cache (`ui.live_runs`). Costly work waits for a click (`ui.live_gate`).
+fetch each run from its cache (`ui.live.runs`). Costly work waits for a click (`ui.live.gate`).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from albert_core.format import escape_markdown, fmt_bytes, fmt_duration, fmt_flo
 from albert_core.live.analysis import attention_maps, layer_smoothness
 from albert_core.live.budget import Cancelled, flops_fit
 from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
-from ui import figures_live as fl
-from ui.live_gate import busy_or_error, clicked_or_fast
-from ui.live_models import ModelRef
-from ui.live_runs import Run, run_text, saved_bytes, session_alive, timing
+from ui.live import figures as fl
+from ui.live.gate import busy_or_error, clicked_or_fast
+from ui.live.models import ModelRef
+from ui.live.runs import Run, run_text, saved_bytes, session_alive, timing
 from ui.render import takeaway
-from ui.state import seed_widget, sync_widget
+from ui.url_state import seed_widget, sync_widget
 
 DEFAULT_TEXT = (
     "ALBERT shares one set of layer weights across the whole encoder.\n"

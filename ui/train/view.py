@@ -22,10 +22,10 @@ from albert_core.lab.spec import RunSpec
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from albert_core.paper import SMOOTHNESS_FIGURE
 from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
-from ui import figures_train as ft
-from ui import train_runs as tr
-from ui.live_chart import live_plotly_chart
-from ui.state import seed_from_url_once
+from ui.train import figures as ft
+from ui.train import runs as tr
+from ui.train.live_chart import live_plotly_chart
+from ui.url_state import seed_from_url_once
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
 OWNER_KEY = "_lab_owner"  # session state: the secret that makes this session an owner of its runs
@@ -424,7 +424,7 @@ def live_panel(ids: Sequence[str]) -> None:
         now, _ = statuses([s.run_id for s in found])
         # three keyed boxes in a fixed order: the progress lines come and go as runs finish, and without the
         # boxes they would shift the chart's place on the page, and the browser would mount a new chart there;
-        # in its place the chart is a live one (ui/live_chart.py) that redraws in place on every poll
+        # in its place the chart is a live one (ui/train/live_chart.py) that redraws in place on every poll
         progress_box, chart_box, table_box = (st.container(key=k) for k in ("train_progress", "train_curves",
                                                                              "train_table"))
         rows = [row_of(s) for s in now]

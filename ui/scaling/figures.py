@@ -22,7 +22,7 @@ from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.paper import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
 from ui import plotly_dicts
 from ui.colors import FAMILY_COLORS  # BERT blue, ALBERT orange, as on every page
-from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT, si_ticks
+from ui.figure_style import LEGEND_BELOW, TITLE_FONT, si_ticks
 
 CURRENT_COLOR = "#d62728"
 CURRENT_NAME = "current config"

@@ -21,7 +21,8 @@ from plotly.colors import qualitative
 from albert_core.configuration.config import ModelConfig
 from albert_core.lab.baselines import Baselines
 from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
-from ui import colors, figures_live
+from ui import colors
+from ui.live import figures as figures_live
 
 PALETTE = qualitative.Plotly
 PAPER_COLOR = "#9e9e9e"

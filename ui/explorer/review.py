@@ -12,7 +12,7 @@ from albert_core import ModelConfig, Workload
 from albert_core.format import escape_markdown, fmt_count, fmt_ratio
 from albert_core.review.audit import AUDIT_LIMITS, Audit, audit
 from albert_core.review.doctor import Diagnosis, diagnose
-from ui import exports
+from ui.explorer import exports
 
 SEVERITY_ICONS = {"error": "🛑", "warning": "⚠️", "info": "ℹ️"}
 

@@ -19,8 +19,8 @@ import streamlit as st
 
 from albert_core import settings
 from albert_core.live import budget
-from ui import live_models
-from ui.live_models import MAX_TOKENS, ModelRef, model_of
+from ui.live import models as live_models
+from ui.live.models import MAX_TOKENS, ModelRef, model_of
 
 _RUNS = budget.ExpiringCache(max_entries=4, ttl_s=live_models.MODEL_TTL_S)
 _THREADS_LOCK = threading.Lock()

@@ -29,7 +29,7 @@ from albert_core.hardware.time_model import (
     table2_size_ratios,
 )
 from albert_core.paper import PAPER_SAME_TIME, PAPER_TPU_RANGE
-from ui.figures_explorer import LEGEND_BELOW, TITLE_FONT
+from ui.figure_style import LEGEND_BELOW, TITLE_FONT
 from ui.hardware.questions import CHIP_CHOICES, SpeedComparison
 
 PART_COLORS = {"matmuls": "#4c78a8", "elementwise": "#f58518", "optimizer": "#54a24b", "allreduce": "#e45756"}

@@ -1,0 +1,64 @@
+"""What the Compare page shows of a pinned set at a workload, made once per pinned set and workload.
+
+A function decorated with `st.cache_resource` in a page script would be decorated again on every rerun (a page's
+code runs top to bottom each time, and the decorator keys the function by reading its source); here it is decorated
+once, at import. What it returns is shared between sessions and never mutated (the page and the builders only read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from albert_core import Workload
+from ui import plotly_dicts, tables, urls
+from ui.compare import figures as compare_figures
+from ui.state import CONFIG_HASH_FUNCS, cached_result
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """What the Compare page shows of a pinned set at a workload (it does not depend on the sidebar's config)."""
+
+    notes: tuple[str, ...]  # pins whose sequence length was lowered to their P
+    base: str  # the first pin's name: the baseline
+    cost: pa.Table  # `compare_figures.compare_cost_table`
+    formats: dict[str, str]
+    badges: dict[str, str]
+    arch: pa.Table  # name, family, V, E, H, L, heads, I, sharing, G, K
+    bars: go.Figure
+    takeaway: str
+
+
+COMPARE_ARCH_COLUMNS = ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
+    """Each pin's numbers at ``wl`` (its sequence length capped at the pin's P), the two tables, the bars and
+    the takeaway, made once per pinned set and workload: a move of a sidebar slider changes none of them."""
+    rows, notes = [], []
+    for entry in pins:
+        pcfg, name = urls.decode_pin(entry), urls.pin_name(entry)
+        pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
+        if pwl is not wl:
+            notes.append(f"{name}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
+        own = cached_result(pcfg, pwl).own
+        rows.append({
+            "name": name, "family": pcfg.family.upper(), "V": pcfg.vocab_size, "E": pcfg.embedding_size,
+            "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
+            "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
+            "params": own.params.total, "forward_flops": own.flops_sequence.forward,
+            "training_memory": own.memory.total,
+        })
+    df = compare_figures.compare_frame(rows)
+    cost, formats, badges = compare_figures.compare_cost_table(df)
+    return CompareView(tuple(notes), rows[0]["name"], tables.arrow(cost), formats, badges,
+                       tables.arrow(df[COMPARE_ARCH_COLUMNS]), plotly_dicts.frozen(compare_figures.compare_bars(df)),
+                       compare_figures.compare_takeaway(df))

@@ -1,0 +1,39 @@
+"""The figures' common style, one place for what every page's charts share: the title size that fits a phone,
+legends under the plot, round SI ticks labelled in the app's own units, and the signed relative change.
+Pure (no streamlit)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from albert_core.format import fmt_pct
+
+TITLE_FONT = dict(size=15)  # a 45-character title fits a 390 px phone
+# Legends under the plot: at the top right they ran into the title on a phone.
+# At the bottom of the figure (container coordinates), where Plotly makes room for it below the axis
+# labels: in plot coordinates (y < 0) it ran into rotated tick labels.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left")
+
+
+def si_ticks(vmax: float, fmt: Callable[..., str], n: int = 5) -> tuple[list[float], list[str]]:
+    """About ``n`` round tick values from 0 past ``vmax`` (steps of 1, 2 or 5 x 10^k), labelled with
+    ``fmt(value, digits)`` so an axis reads "5 GFLOP" or "1.5 GB" instead of Plotly's "5B" / "1.5G"."""
+    if vmax <= 0:
+        return [0.0], [fmt(0)]
+    raw = vmax / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    vals = [i * step for i in range(int(vmax / step) + 2)]
+    return vals, [_trim(fmt(v, 2)) for v in vals]
+
+
+def _trim(text: str) -> str:
+    """'1.50B' -> '1.5B', '500.00 MB' -> '500 MB' (zeros after a decimal point only)."""
+    return re.sub(r"\.(?!\d)", "", re.sub(r"(\.\d*?)0+(?!\d)", r"\1", text))
+
+
+def fmt_delta(x: float) -> str:
+    """A relative change, signed: a second decimal under 1% (+0.1% would hide +0.06%), none from 100%."""
+    return fmt_pct(x, 0 if abs(x) >= 1 else 1 if abs(x) >= 0.01 or x == 0 else 2, signed=True)
