@@ -13,12 +13,14 @@ import torch
 import transformers
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from torch.utils.flop_counter import FlopCounterMode
 
-from albert_core import ModelConfig, count_params
+from albert_core import ModelConfig, count_flops, count_params
 from albert_core.configuration.hf_config import config_from_hf, hf_class_mismatch
+from albert_core.counting.flops import dense_masked_excess
 from albert_core.live.count_proof import live_counts
 from albert_core.live.interop import from_hf, load_pretrained_folder, to_transformers
-from albert_core.live.model import build_model
+from albert_core.live.model import build_model, paper_blocks
 from tests.helpers.family_strategies import albertized_configs, family_configs
 from tests.helpers.hf_models import hf_model
 
@@ -197,6 +199,25 @@ def test_meta_counts_equal_count_params_per_component(cfg: ModelConfig) -> None:
     breakdown = count_params(cfg)
     assert live_counts(model) == breakdown.by_name()
     assert sum(p.numel() for p in model.parameters()) == breakdown.total
+
+
+AXIS_FAMILIES = st.sampled_from(["deberta-v2", "modernbert", "eurobert", "nomic_bert"])
+
+
+@settings(max_examples=20, **_SETTINGS)
+@given(cfg=AXIS_FAMILIES.flatmap(lambda f: family_configs(f) | albertized_configs(f)), batch=st.integers(1, 3),
+       seq=st.integers(1, 40), explicit=st.booleans())
+def test_meta_forward_flops_equal_count_flops(cfg: ModelConfig, batch: int, seq: int, explicit: bool) -> None:
+    """The live model computes what count_flops counts (FlopCounterMode on the meta device; local layers scored
+    densely and masked, `dense_masked_excess`), explicit attention or SDPA. The paper's blocks (BERT's layout) are
+    left out: they add the residual inside an in-place addmm_, which FlopCounterMode does not count."""
+    assume(not paper_blocks(cfg))
+    seq = min(seq, cfg.max_seq_len)
+    model = build_model(cfg, device="meta")
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model(torch.zeros(batch, seq, dtype=torch.long, device="meta"), output_attentions=explicit)
+    want = count_flops(cfg, batch, seq, mlm_fraction=1.0).forward + dense_masked_excess(cfg, batch, seq)
+    assert counter.get_total_flops() == want
 
 
 # ----------------------------------------------------------------------------- ALBERTized: no transformers class
