@@ -336,8 +336,8 @@ class AxisAttention(nn.Module):
     def _relative_scores(self, q: torch.Tensor, k: torch.Tensor, rel: RelativeInputs, scale: float) -> torch.Tensor:
         """DeBERTa's c2p + p2c scores (B, nh, T, T): the relative table projected by this block's own query and key
         projections (with their biases), each read at the bucket of (i, j)."""
-        H = q.shape[1] * q.shape[-1]
         nh, hs = q.shape[1], q.shape[-1]
+        H = nh * hs
         w, b = self.qkv.weight, self.qkv.bias
         pos_q = F.linear(rel.table, w[:H], None if b is None else b[:H])  # (2S, H)
         pos_k = F.linear(rel.table, w[H:H + self.kv], None if b is None else b[H:H + self.kv])  # (2S, kv)
@@ -619,8 +619,7 @@ class EncoderModel(nn.Module):
         input: transformers' masks, i.e. keys that are padding masked; local layers also mask keys further than
         local_window / 2 from the query (ModernBERT); DeBERTa also masks every key of a padding query."""
         cfg = self.config
-        B, T, _ = x.shape
-        device, dtype = x.device, x.dtype
+        T, device, dtype = x.shape[1], x.device, x.dtype
         lowest = torch.finfo(dtype).min
         keep = None if attention_mask is None else attention_mask[:, None, None, :].bool()  # (B, 1, 1, T)
         if keep is not None and self.deberta:
