@@ -8,7 +8,7 @@ the CLI overrides, Compare's pins, the BERT twin and the sweeps (through `bert_f
   E = min(128, H), all layers shared, G = K = 1 (an ALBERT as the paper builds it; the sidebar gives
   back what it held before the switch by passing those values explicitly).
 * **Families after BERT.** Switching to one (RoBERTa, ModernBERT, EuroBERT, ...) gives every field not given
-  explicitly that family's layout, from its base preset (`FAMILY_BASE_PRESET`): its axes, token types,
+  explicitly that family's layout (`albert_core.configuration.families`): its axes, token types,
   activation and norm epsilon, E = H and no sharing (ALBERTizing is a separate edit, `albertize`); the size (V,
   H, L, heads, I, P) stays. Switching from one back to BERT or ALBERT restores the paper's layout on the axes the
   same way. A pretraining head (MLM + SOP/NSP) becomes masked-lm outside BERT and ALBERT. Outside ALBERT an
@@ -42,6 +42,7 @@ from albert_core.configuration.config import (
     PAPER_FAMILIES,
     ModelConfig,
 )
+from albert_core.configuration.families import FAMILY_LAYOUTS
 
 ALBERT_EMBEDDING = 128  # the paper's E for every ALBERT size
 
@@ -86,10 +87,6 @@ def albert_defaults(hidden_size: int) -> dict[str, Any]:
             "inner_group_num": 1}
 
 
-# The preset whose layout a family takes when a config switches to it.
-FAMILY_BASE_PRESET = {"roberta": "roberta-base", "xlm-roberta": "xlm-roberta-base",
-                      "electra": "electra-base-discriminator", "deberta-v2": "deberta-v3-base",
-                      "modernbert": "modernbert-base", "eurobert": "eurobert-210m", "nomic_bert": "nomic-bert-2048"}
 _LAYOUT_EXTRA = ("type_vocab_size", "hidden_act", "layer_norm_eps")
 
 
@@ -109,10 +106,7 @@ def family_layout(family: str, base: ModelConfig) -> dict[str, Any]:
         if family == "albert":
             out |= albert_defaults(base.hidden_size)
         return out
-    from albert_core.configuration.presets import ENCODER_PRESETS
-
-    ref = ENCODER_PRESETS[FAMILY_BASE_PRESET[family]]
-    out = {name: getattr(ref, name) for name in (*AXIS_FIELDS, *_LAYOUT_EXTRA)}
+    out = {name: getattr(paper, name) for name in (*AXIS_FIELDS, *_LAYOUT_EXTRA)} | dict(FAMILY_LAYOUTS[family])
     out |= {"embedding_size": base.hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
     if base.head == "pretraining":
         out["head"] = "masked-lm"

@@ -208,6 +208,10 @@ class ModelConfig:
         if kv and self.num_heads % kv:
             raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({kv}): each "
                              f"key/value head serves a whole group of query heads")
+        if self.position == "rotary" and (self.hidden_size // self.num_heads) % 2:
+            raise ValueError(f"the head size hidden_size / num_heads ({self.hidden_size} / {self.num_heads} = "
+                             f"{self.hidden_size // self.num_heads}) must be even with rotary positions (they rotate "
+                             "pairs of dimensions)")
         if self.position == "relative":
             if self.position_buckets < 2:
                 raise ValueError("position_buckets must be at least 2 with relative positions (DeBERTa's table "
@@ -337,6 +341,13 @@ class ModelConfig:
         return self.head in ("model", "pretraining") and self.pooler
 
     @property
+    def head_label(self) -> str:
+        """What sits on the encoder, in words (`HEAD_LABELS`; a bare model without BERT's pooler says so)."""
+        if self.head == "model" and not self.pooler:
+            return "encoder only, no pooler (XModel)"
+        return HEAD_LABELS[self.head]
+
+    @property
     def has_mlm_head(self) -> bool:
         return self.head in ("pretraining", "masked-lm")
 
@@ -387,8 +398,16 @@ class ModelConfig:
             raise ValueError(f"unknown field(s): {', '.join(unknown)}")
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def to_dict(self, *, default_axes: bool = True) -> dict[str, Any]:
+        """Every field; with ``default_axes=False`` without the architecture axes that are at BERT's and ALBERT's
+        layout, so that a dict written before the axes existed (a lab run's spec, hence its cache key) stays the
+        same config's dict (`from_dict` fills the defaults back in)."""
+        out = dataclasses.asdict(self)
+        if not default_axes:
+            for name, value in _PAPER_LAYOUT:
+                if out[name] == value:
+                    del out[name]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ModelConfig:

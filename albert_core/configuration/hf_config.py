@@ -98,6 +98,9 @@ def _read_deberta(get: Any) -> dict[str, Any]:
     if not isinstance(att, (list, tuple)) or sorted(att) != ["c2p", "p2c"]:
         raise ValueError(f"pos_att_type must be ['p2c', 'c2p'] (DeBERTa-v3), got {short_repr(att)}")
     buckets, rel = get("position_buckets"), get("max_relative_positions")
+    if rel not in (-1, None, get("max_position_embeddings")):
+        raise ValueError(f"max_relative_positions must be -1 (the whole {get('max_position_embeddings')} positions, "
+                         f"DeBERTa-v3's) or max_position_embeddings, got {short_repr(rel)}")
     if not isinstance(buckets, int) or isinstance(buckets, bool) or buckets < 1:
         # without buckets DeBERTa's table has max_relative_positions (or max_position_embeddings) rows a side
         buckets = rel if isinstance(rel, int) and not isinstance(rel, bool) and rel >= 1 else \
@@ -206,6 +209,8 @@ def hf_class_mismatch(cfg: ModelConfig) -> str | None:
     """None if ``cfg``'s family has a transformers class that builds exactly ``cfg`` (what `config_to_hf` writes),
     else why not, naming the fields: an ALBERTized encoder (E or sharing where the family's class has neither) or
     a layout the class cannot take is counted and built here only. Decided by reading back what would be written."""
+    if cfg.has_discriminator and cfg.family != "electra":
+        return "the replaced-token discriminator head has a transformers class for ELECTRA only"
     if cfg.family in PAPER_FAMILIES:
         if cfg.sharing not in ("none", "all"):
             return (f"sharing={cfg.sharing!r} cannot be expressed in transformers (its ALBERT shares "

@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from albert_core.checks import short_repr
 from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.families import FAMILY_LAYOUTS
 
 PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
     {
@@ -32,67 +34,43 @@ PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
 
 
 
+def _family(family: str, vocab: int, hidden: int, layers: int, heads: int, inner: int, **changes: Any) -> ModelConfig:
+    """A published model of a family after BERT: its layout (`FAMILY_LAYOUTS`) at this size, E = H unless given."""
+    return ModelConfig(**{
+        "family": family, "vocab_size": vocab, "embedding_size": hidden, "hidden_size": hidden,
+        "num_layers": layers, "num_heads": heads, "intermediate_size": inner, "sharing": "none",
+        **FAMILY_LAYOUTS[family], **changes,
+    })
+
+
 def _modernbert(vocab: int, hidden: int, inner: int, layers: int, heads: int) -> ModelConfig:
-    """ModernBERT's layout (Warner et al. 2024): GeGLU, rotary (global base 160,000, local 10,000), pre-LN without
-    biases, the first block's attention norm the identity, local attention over 128 tokens with a global layer
-    every third, a tied MLM head without transform bias; 8,192 positions."""
-    return ModelConfig(
-        family="modernbert", vocab_size=vocab, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
-        num_heads=heads, intermediate_size=inner, max_position_embeddings=8192, type_vocab_size=0, hidden_act="gelu",
-        sharing="none", layer_norm_eps=1e-5, ffn_kind="glu", position="rotary", norm_bias=False,
-        norm_placement="pre", first_layer_norm=False, attention_bias=False, mlp_bias=False, local_window=128,
-        global_every=3, pooler=False, head_bias=False, rope_theta=160_000.0, local_rope_theta=10_000.0,
-    )
+    """ModernBERT's layout at 8,192 positions (Ettin and mmBERT use it too)."""
+    return _family("modernbert", vocab, hidden, layers, heads, inner, max_position_embeddings=8192)
 
 
 def _eurobert(hidden: int, inner: int, layers: int, heads: int, kv_heads: int) -> ModelConfig:
-    """EuroBERT's layout (Boizard et al. 2025): Llama-style pre-RMSNorm blocks, SwiGLU, rotary, grouped-query
-    attention, no biases, an untied decoder-only MLM head; vocabulary 128,256, 8,192 positions."""
-    return ModelConfig(
-        family="eurobert", vocab_size=128_256, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
-        num_heads=heads, num_kv_heads=0 if kv_heads == heads else kv_heads, intermediate_size=inner,
-        max_position_embeddings=8192, type_vocab_size=0, hidden_act="silu", sharing="none", layer_norm_eps=1e-5,
-        ffn_kind="glu", position="rotary", norm="rmsnorm", norm_bias=False, norm_placement="pre",
-        embedding_norm=False, attention_bias=False, mlp_bias=False, pooler=False, head_transform=False,
-        head_bias=False, decoder_bias=False, tie_word_embeddings=False,
-    )
+    """EuroBERT's layout: vocabulary 128,256, 8,192 positions, grouped-query attention, an untied decoder."""
+    return _family("eurobert", 128_256, hidden, layers, heads, inner, max_position_embeddings=8192,
+                   num_kv_heads=0 if kv_heads == heads else kv_heads, tie_word_embeddings=False)
 
 
 def _roberta(vocab: int, hidden: int, layers: int, heads: int, family: str = "roberta") -> ModelConfig:
-    """RoBERTa's layout (Liu et al. 2019): BERT's, with 514 learned positions starting after the padding id (1)
-    and one token type."""
-    return ModelConfig(
-        family=family, vocab_size=vocab, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
-        num_heads=heads, intermediate_size=4 * hidden, max_position_embeddings=514, type_vocab_size=1,
-        hidden_act="gelu", sharing="none", layer_norm_eps=1e-5, position_offset=2,
-    )
+    """RoBERTa's layout: 514 position rows (512 tokens after the offset)."""
+    return _family(family, vocab, hidden, layers, heads, 4 * hidden, max_position_embeddings=514)
 
 
 def _electra(embedding: int, hidden: int, layers: int, heads: int) -> ModelConfig:
-    """ELECTRA's discriminator (Clark et al. 2020): BERT's layout with its own embedding size E (an E->H projection
-    when E != H) and the replaced-token head."""
-    return ModelConfig(
-        family="electra", vocab_size=30_522, embedding_size=embedding, hidden_size=hidden, num_layers=layers,
-        num_heads=heads, intermediate_size=4 * hidden, hidden_act="gelu", sharing="none", pooler=False,
-        head="discriminator",
-    )
+    """ELECTRA's discriminator: its own embedding size E and the replaced-token head."""
+    return _family("electra", 30_522, hidden, layers, heads, 4 * hidden, embedding_size=embedding,
+                   head="discriminator")
 
 
 def _deberta_v3(hidden: int, layers: int, heads: int) -> ModelConfig:
-    """DeBERTa-v3 (He et al. 2021): disentangled attention over 256 log-bucketed relative positions a side (no
-    absolute table, no token types), a 128,100-token vocabulary."""
-    return ModelConfig(
-        family="deberta-v2", vocab_size=128_100, embedding_size=hidden, hidden_size=hidden, num_layers=layers,
-        num_heads=heads, intermediate_size=4 * hidden, type_vocab_size=0, hidden_act="gelu", sharing="none",
-        layer_norm_eps=1e-7, position="relative", position_buckets=256, pooler=False,
-    )
+    """DeBERTa-v3: a 128,100-token vocabulary."""
+    return _family("deberta-v2", 128_100, hidden, layers, heads, 4 * hidden)
 
 
-_NOMIC = ModelConfig(
-    family="nomic_bert", vocab_size=30_528, embedding_size=768, hidden_size=768, num_layers=12, num_heads=12,
-    intermediate_size=3072, max_position_embeddings=2048, hidden_act="silu", sharing="none", ffn_kind="glu",
-    position="rotary", attention_bias=False, mlp_bias=False, pooler=False, rope_theta=1000.0,
-)
+_NOMIC = _family("nomic_bert", 30_528, 768, 12, 12, 3072, max_position_embeddings=2048)
 
 # The encoders designed since BERT, as their authors published them (the bare encoder: transformers' XModel,
 # ELECTRA's with its discriminator head). Sources and published totals: `PRESET_SOURCES`.
@@ -124,6 +102,12 @@ ENCODER_PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
     }
 )
 ALL_PRESETS: Mapping[str, ModelConfig] = MappingProxyType({**PRESETS, **ENCODER_PRESETS})
+# The preset a name without one is read against (`reference_config`), per family.
+FAMILY_BASE_PRESET: Mapping[str, str] = MappingProxyType({
+    "albert": "albert-base", "bert": "bert-base", "roberta": "roberta-base", "xlm-roberta": "xlm-roberta-base",
+    "electra": "electra-base-discriminator", "deberta-v2": "deberta-v3-base", "modernbert": "modernbert-base",
+    "eurobert": "eurobert-210m", "nomic_bert": "nomic-bert-2048",
+})
 
 
 @dataclass(frozen=True)
@@ -198,6 +182,12 @@ _UNLABELLED = (
     ("type_vocab_size", "T"), ("hidden_act", "act"), ("num_hidden_groups", "G"), ("inner_group_num", "K"),
     ("embedding_size", "E"), ("sharing", "sharing"), ("head", "head"), ("tie_word_embeddings", "tied"),
     ("layer_norm_eps", "eps"),
+    # the architecture axes (the URL's keys), for two configs of one family that differ only there
+    ("ffn_kind", "ffn"), ("position", "pos"), ("position_offset", "poff"), ("position_buckets", "pbk"),
+    ("norm", "norm"), ("norm_bias", "nb"), ("norm_placement", "place"), ("embedding_norm", "en"),
+    ("first_layer_norm", "fn"), ("attention_bias", "ab"), ("mlp_bias", "mb"), ("num_kv_heads", "kv"),
+    ("local_window", "win"), ("global_every", "gev"), ("pooler", "pool"), ("head_transform", "ht"),
+    ("head_bias", "hb"), ("decoder_bias", "db"), ("rope_theta", "rope"), ("local_rope_theta", "lrope"),
 )
 
 
@@ -214,9 +204,9 @@ def reference_config(cfg: ModelConfig) -> ModelConfig:
     label's fields applied by the coerce rule (heads and I follow H). A function of the label alone."""
     from albert_core.configuration.coerce import coerce
 
-    base = PRESETS["bert-base" if cfg.family == "bert" else "albert-base"]
+    base = ALL_PRESETS[FAMILY_BASE_PRESET[cfg.family]]
     labelled = {"family": cfg.family, "hidden_size": cfg.hidden_size, "num_layers": cfg.num_layers}
-    if cfg.family != "bert":  # what `ModelConfig.label` shows of an ALBERT
+    if cfg.family != "bert":  # what `ModelConfig.label` shows of an ALBERT (of the others: E and sharing)
         labelled |= {"embedding_size": cfg.embedding_size, "sharing": cfg.sharing}
         if cfg.sharing != "none" and cfg.num_hidden_groups > 1:
             labelled["num_hidden_groups"] = cfg.num_hidden_groups

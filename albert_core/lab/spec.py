@@ -217,9 +217,10 @@ class RunSpec:
 
     # ----------------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe: plain numbers and strings, the config as ModelConfig.to_dict()."""
+        """JSON-safe: plain numbers and strings, the config as ModelConfig.to_dict() without the axes at the
+        paper's layout (the keys of runs made before the axes existed stay theirs)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["config"] = self.config.to_dict()
+        out["config"] = self.config.to_dict(default_axes=False)
         return out
 
     @classmethod

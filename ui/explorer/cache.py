@@ -23,6 +23,8 @@ def explorer_figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figu
     res = cached_result(cfg, wl)
     if cfg.family == "albert":
         twin = figures_explorer.twin_bars(res)
+    elif res.twin_kind != "bert":  # an encoder after BERT: its ALBERTized twin, or an ALBERTized one's original
+        twin = figures_explorer.twin_bars(res, names=figures_explorer.TWIN_NAMES[res.twin_kind])
     else:
         alt = albert_counterpart(cfg)
         twin = None if alt is None else figures_explorer.twin_bars(

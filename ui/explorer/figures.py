@@ -120,9 +120,14 @@ def twin_metrics(result: Result) -> list[tuple[str, float, float, Any]]:
     ]
 
 
+TWIN_NAMES = {"bert": ("this config", "BERT twin"), "albertized": ("this encoder", "ALBERTized twin"),
+              "original": ("this ALBERTized encoder", "original")}
+
+
 def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twin")) -> go.Figure:
-    """The result's config against its BERT twin, each metric relative to the twin (twin = 100%).
-    Horizontal bars: the metric names and the value labels keep their size on a phone."""
+    """The result's config against its twin (an ALBERT's BERT twin, an encoder's ALBERTized twin or original),
+    each metric relative to the twin (twin = 100%). Horizontal bars: the metric names and the value labels keep
+    their size on a phone."""
     rows = twin_metrics(result)
     labels = [r[0] for r in rows]
     bars = [
@@ -130,18 +135,34 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
             type="bar", name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h",
             marker=dict(color=color), text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
             textfont=dict(size=12), customdata=[r[idx] for r in rows],
-            hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the BERT twin)<extra>" + label + "</extra>",
+            hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the " + names[1] + ")<extra>" + label + "</extra>",
         )
         for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR))
     ]
     top = max(max(r[1] / r[2] for r in rows), 1.0)
     return plotly_dicts.figure(bars, dict(
         barmode="group",
-        title=dict(text=f"{sentence_case(names[0])} vs {names[1]} (BERT = 100%)", font=TITLE_FONT),
-        xaxis=dict(tickformat=".0%", title=dict(text="relative to the BERT twin"), range=[0, top * 1.5],
+        title=dict(text=f"{sentence_case(names[0])} vs {names[1]} ({_short(names[1])} = 100%)", font=TITLE_FONT),
+        xaxis=dict(tickformat=".0%", title=dict(text=f"relative to the {names[1]}"), range=[0, top * 1.5],
                    **(dict(tickvals=[0, 0.5, 1.0]) if top <= 1.2 else {})),
         yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
         margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show")))
+
+
+def _short(name: str) -> str:
+    """'BERT twin' -> 'BERT' (the paper's chart title), else the name itself."""
+    return "BERT" if name.endswith("BERT twin") else name
+
+
+def family_twin_summary(result: Result) -> str:
+    """Markdown bullets for an encoder after BERT and its twin (ALBERTized or original), from the library's
+    comparison: every sentence from the config's own numbers."""
+    from albert_core.hardware.albertized import compare_albertized
+
+    original, twin = ((result.config, result.twin.config) if result.twin_kind == "albertized"
+                      else (result.twin.config, result.config))
+    pair = compare_albertized(original, twin, result.workload)
+    return "\n".join(f"- {sentence}" for sentence in pair.sentences())
 
 
 def _ratio_phrase(value: float, base: float) -> str:

@@ -6,7 +6,6 @@ from functools import partial
 
 import streamlit as st
 
-from albert_core.configuration.config import HEAD_LABELS
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import six_n_flops, six_n_params
 from albert_core.counting.memory import MAX_FIT_BATCH
@@ -28,14 +27,23 @@ bd, forward = own.params, own.flops_sequence.forward
 train_mem = own.training_memory
 
 st.title("Explorer")
+TWIN_NAME = figures_explorer.TWIN_NAMES[res.twin_kind][1]
+TWIN_HELP = {
+    "bert": "The BERT twin is the paper's BERT of this size: the same V, H, L, heads, I and head; E = H, no "
+            "sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains. It gives the same numbers as that "
+            "BERT pinned on Compare.",
+    "albertized": "The ALBERTized twin is this encoder with ALBERT's two ideas: a factorized embedding of E = 128 "
+                  "and every layer sharing one set of weights (G = 1); everything else as it is. No transformers "
+                  "class builds it: the numbers are counted, and the Live model page builds it.",
+    "original": "The original is this encoder without ALBERT's ideas: no sharing, and E = H where the family has "
+                "no factorized embedding of its own.",
+}
 st.caption(
-    f"**{cfg.label}**, {HEAD_LABELS[cfg.head]} · batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
+    f"**{cfg.label}**, {cfg.head_label} · batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
     f"optimizer {wl.optimizer}. "
-    + (f"Deltas compare with its BERT twin, **{config_name(twin.config)}** (green = smaller)."
-       if cfg.family == "albert" else "A BERT is its own twin: no deltas."),
-    help=("The BERT twin is the paper's BERT of this size: the same V, H, L, heads, I and head; E = H, no "
-          "sharing, GELU; dropout 0.1 in its memory estimate, as BERT trains. It gives the same numbers as that "
-          "BERT pinned on Compare.") if cfg.family == "albert" else None,
+    + (f"Deltas compare with its {TWIN_NAME}, **{config_name(twin.config)}** (green = smaller)."
+       if twin.config != cfg else "A BERT is its own twin: no deltas."),
+    help=TWIN_HELP[res.twin_kind] if twin.config != cfg else None,
 )
 
 
@@ -46,7 +54,7 @@ def memory_parts_text(mem) -> str:
 
 
 def _delta(value: float, base: float) -> str | None:
-    return None if value == base else f"{figure_style.fmt_delta(value / base - 1)} vs BERT twin"
+    return None if value == base else f"{figure_style.fmt_delta(value / base - 1)} vs {TWIN_NAME}"
 
 
 def metric(label: str, value: str, *, delta: str | None = None, help: str, inverse: bool = True) -> None:
@@ -149,8 +157,12 @@ st.caption(f"Largest batch of {wl.seq_len}-token sequences whose estimated memor
 
 # ----------------------------------------------------------------------------- vs BERT
 with st.container(border=True, key="panel_vs_bert"):
-    st.subheader("Does ALBERT run faster or use less memory than BERT?")
-    if cfg.family == "albert":
+    st.subheader("Does ALBERT run faster or use less memory than BERT?" if res.twin_kind == "bert" else
+                 "What do ALBERT's two ideas do to this encoder?")
+    if res.twin_kind != "bert":
+        st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
+        st.markdown(figures_explorer.family_twin_summary(res))
+    elif cfg.family == "albert":
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(res))
     elif fig_twin is None:
@@ -161,6 +173,10 @@ with st.container(border=True, key="panel_vs_bert"):
                     f"{alt.embedding_size}, one layer shared by all {cfg.num_layers}), compares like this:")
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(cached_result(alt, wl)))
+    local_note = (f" (the {cfg.local_layers * cfg.inner_group_num} local layers score only the pairs within "
+                  f"{cfg.local_window // 2} tokens of each other)" if cfg.local_window else "")
+    average = " on average" if cfg.local_window else ""
+    per_layer = fmt_flops(scores / cfg.executed_layers)
     with st.expander("Recurring confusions", expanded=False):
         st.markdown(
             f"""
@@ -168,7 +184,7 @@ with st.container(border=True, key="panel_vs_bert"):
   ({fmt_flops(forward)} per sequence = {fmt_macs(forward / 2)}); tools such as thop or ptflops report
   MACs, hence the factor of 2.
 - **Where are the attention FLOPs?** QKᵀ and the attention-weighted values are matmuls without weights:
-  4·S²·H per executed layer, {fmt_flops(scores / cfg.executed_layers)} per layer here, {fmt_flops(scores)} over
+  4·S²·H per executed layer{local_note}, {per_layer} per layer here{average}, {fmt_flops(scores)} over
   all L×K = {cfg.executed_layers} layers. Counters that only hook `nn.Linear` miss them, and
   torch's FlopCounterMode counts CPU `scaled_dot_product_attention` as 0 (use `attn_implementation="eager"`).
 - **What does `num_hidden_groups` do?** It is G, the number of distinct layer copies: layer i uses group
@@ -217,6 +233,7 @@ with st.container(horizontal=True, key="exports", gap="small"):
                        help="Weights, gradients, optimizer states, activations (estimate): training and inference.",
                        **DL)
 if hf_problem:
-    st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + " The paper's shared-attention and "
-               "shared-FFN modes have no transformers class.")
+    st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + (
+        " The paper's shared-attention and shared-FFN modes have no transformers class."
+        if cfg.family == "albert" else ""))
 st.caption("Charts: use the camera icon in each chart's toolbar to save a PNG.")
