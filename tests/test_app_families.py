@@ -3,9 +3,16 @@ sharing, the numbers checked against the counters (AppTest)."""
 
 from __future__ import annotations
 
+import json
+
+import plotly.graph_objects as go
+import pytest
+
 from albert_core import count_params
+from albert_core.configuration.coerce import twin_of
 from albert_core.configuration.presets import ENCODER_PRESETS
 from albert_core.format import fmt_params
+from tests.helpers.app import charts
 from ui.urls import config_to_query, parse_query
 
 
@@ -42,3 +49,25 @@ def test_preset_family_switch_and_albertizing(app):
     assert at.query_params["ffn"] == "glu" and at.query_params["win"] == "128" and at.query_params["H"] == "1152"
     at.radio(key="cfg_family").set_value("albert").run()
     assert not at.exception and "ffn" not in at.query_params  # an ALBERT link as before
+
+
+
+@pytest.mark.parametrize("page", ["ui/explorer/page.py", "ui/scaling/page.py", "ui/compare/page.py"])
+@pytest.mark.parametrize("which", ["modernbert-base", "its ALBERTized twin"])
+def test_family_pages_show_exact_numbers_in_valid_charts(app, page, which):
+    base = ENCODER_PRESETS["modernbert-base"]
+    cfg = base if which == "modernbert-base" else twin_of(base)[0]
+    at = app(query=config_to_query(cfg), page=page)
+    assert not at.exception and not at.error
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert specs
+    for spec in specs:  # what the browser gets is Plotly's valid form
+        assert json.loads(go.Figure(spec).to_json()) == spec, spec["layout"].get("title")
+    if page.endswith("scaling/page.py"):
+        share = charts(at)["Embedding share vs vocabulary V"]
+        twin = twin_of(base)[0]
+        by_name = {t["name"]: dict(zip(t["x"], t["y"], strict=True)) for t in share["data"] if t.get("mode") == "lines+markers"}
+        for name, model in (("this encoder", base), ("ALBERTized (E = 128, shared)", twin)):
+            bd = count_params(model.replace(vocab_size=50_000))
+            assert by_name[name][50_000] == pytest.approx(bd.group_totals()["embeddings"] / bd.total, rel=1e-12)
+        assert "Parameters vs layers L" in charts(at)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core import PRESETS
-from albert_core.configuration.presets import config_name
+from albert_core.configuration.presets import ALL_PRESETS, config_name
 from albert_core.format import escape_markdown
 from ui import urls
 from ui.compare.view import compare_view
@@ -90,7 +89,7 @@ st.caption(f"Every pinned config at the current workload: batch {wl.batch} × {w
 
 ss[PINS_KEY] = list(ss[_PINS])
 pinned = [urls.decode_pin(e) for e in ss[_PINS]]
-options = [*ss[_PINS], *(p for p, pc in PRESETS.items() if pc not in pinned)]
+options = [*ss[_PINS], *(p for p, pc in ALL_PRESETS.items() if pc not in pinned)]
 c1, c2 = st.columns([5, 1], vertical_alignment="bottom")
 with c1:
     st.multiselect("Pinned configs", options, key=PINS_KEY, format_func=_option, max_selections=urls.MAX_PINS,

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core import Workload
+from albert_core.configuration.config import FAMILY_NAMES
 from ui import plotly_dicts, tables, urls
 from ui.compare import figures as compare_figures
 from ui.state import CONFIG_HASH_FUNCS, cached_result
@@ -51,7 +52,7 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
             notes.append(f"{name}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
         own = cached_result(pcfg, pwl).own
         rows.append({
-            "name": name, "family": pcfg.family.upper(), "V": pcfg.vocab_size, "E": pcfg.embedding_size,
+            "name": name, "family": FAMILY_NAMES[pcfg.family], "V": pcfg.vocab_size, "E": pcfg.embedding_size,
             "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
             "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
             "params": own.params.total, "forward_flops": own.flops_sequence.forward,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core import PRESETS, ModelConfig, coerce
-from albert_core.configuration.config import SHARING_LABELS
+from albert_core import PRESETS, ModelConfig, coerce, count_flops, count_params
+from albert_core.configuration.config import FAMILY_NAMES, PAPER_FAMILIES, SHARING_LABELS
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from ui import tables
 from ui.render import takeaway
-from ui.scaling import charts
+from ui.scaling import charts, families
 from ui.scaling import figures as fs
 from ui.state import cached_result, current
 
@@ -45,6 +46,39 @@ st.caption(
     f"Workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, {wl.optimizer}. All counts are exact "
     "(the same code as the Explorer); only activation memory is an estimate."
 )
+
+# ----------------------------------------------------------------------------- an encoder after BERT
+if cfg.family not in PAPER_FAMILIES:
+    original, twin = families.pair(cfg)
+    st.subheader(f"{FAMILY_NAMES[cfg.family]} beside its ALBERTized twin")
+    left, right = st.columns(2)
+    with left:
+        share = families.embedding_share(original, twin, _with(families.V_VALUES, cfg.vocab_size))
+        st.plotly_chart(share.marked(cfg), key="fig_family_embedding_share", **chart)
+        po, pt = count_params(original), count_params(twin)
+        takeaway(f"at V = {cfg.vocab_size:,} the embeddings are {fmt_pct(po.group_totals()['embeddings'] / po.total)} "
+                 f"of this encoder's {fmt_params(po.total)} parameters; E = {twin.embedding_size} and one shared "
+                 f"layer take it to {fmt_params(pt.total)}.")
+    with right:
+        layers = families.params_vs_layers(original, twin, _with(families.L_VALUES, cfg.num_layers))
+        st.plotly_chart(layers.marked(cfg), key="fig_family_params_vs_layers", **chart)
+        fo, ft = (count_flops(c, 1, min(wl.seq_len, c.max_seq_len)).forward for c in (original, twin))
+        takeaway(f"the shared twin stays flat in L, but at L = {cfg.num_layers} it runs {fmt_flops(ft)} per "
+                 f"sequence against {fmt_flops(fo)}: sharing saves parameters, never compute.")
+    st.subheader("Every family at its published size")
+    st.dataframe(tables.columns(families.family_table()), hide_index=True, width="stretch", column_config={
+        "embedding share": st.column_config.ProgressColumn("embedding share", format="percent", min_value=0,
+                                                           max_value=1, help="Share of the parameters in the "
+                                                           "embeddings (tables, their norm, any projection)."),
+        "V": st.column_config.NumberColumn("V", format="localized"),
+        "E = 128": st.column_config.TextColumn("E = 128", help="The same model with a factorized embedding "
+                                               "of 128 (ALBERT's E): exact."),
+        "E = 128, all shared": st.column_config.TextColumn("E = 128, all shared",
+                                                           help="And every layer sharing one set of weights."),
+    })
+    st.caption("The charts below compare BERT with ALBERT (the paper's two families); switch the family to BERT or "
+               "ALBERT in the sidebar to see them.")
+    st.stop()
 
 # ----------------------------------------------------------------------------- H and L
 left, right = st.columns(2)
