@@ -71,3 +71,15 @@ def test_family_pages_show_exact_numbers_in_valid_charts(app, page, which):
             bd = count_params(model.replace(vocab_size=50_000))
             assert by_name[name][50_000] == pytest.approx(bd.group_totals()["embeddings"] / bd.total, rel=1e-12)
         assert "Parameters vs layers L" in charts(at)
+
+
+@pytest.mark.parametrize("which", ["ettin-encoder-17m", "its ALBERTized twin"])
+def test_the_live_page_runs_a_family_model_on_the_visitors_text(app, which):
+    """The lab tokenizer of the family (ModernBERT: no token types, so no segment ids are passed), one forward
+    pass timed; the ALBERTized twin, which no transformers class builds, runs too."""
+    base = ENCODER_PRESETS["ettin-encoder-17m"]
+    cfg = base if which == "ettin-encoder-17m" else twin_of(base)[0]
+    at = app(query={**config_to_query(cfg), "seq": "64"}, page="ui/live/page.py")
+    assert not at.exception and not at.error
+    labels = {m.label for m in at.metric}
+    assert {"Tokens", "Median latency", "Forward FLOPs"} <= labels

@@ -41,10 +41,11 @@ __all__ = [
 ]
 
 
-def _model_kwargs(inputs: Any) -> dict[str, Any]:
-    """Model keyword arguments from an `Encoded`, a mapping of tensors, or an input_ids tensor."""
+def _model_kwargs(inputs: Any, model: Any = None) -> dict[str, Any]:
+    """Model keyword arguments from an `Encoded` (for ``model``'s token types), a mapping of tensors, or an
+    input_ids tensor."""
     if isinstance(inputs, Encoded):
-        return inputs.tensors()
+        return inputs.tensors(None if model is None else model.config.type_vocab_size)
     if isinstance(inputs, torch.Tensor):
         return {"input_ids": inputs}
     if isinstance(inputs, Mapping) and "input_ids" in inputs:
@@ -72,7 +73,7 @@ def measure_latency(
 
     check_whole_number("n", n, hi=1000)
     check_whole_number("warmup", warmup, lo=0, hi=100)
-    kwargs = _model_kwargs(inputs)
+    kwargs = _model_kwargs(inputs, model)
     runs = []
     with torch.inference_mode():
         for i in range(warmup + n):
@@ -225,7 +226,7 @@ def saved_activation_bytes(model: torch.nn.Module, inputs: Any) -> int:
     model's parameters are left out (they are weights, not activations). Comparable with
     `estimate_memory(...).activations` (training=True). The model's mode is restored afterwards.
     """
-    kwargs = _model_kwargs(inputs)
+    kwargs = _model_kwargs(inputs, model)
     params = list(model.parameters())
     if any(p.device.type == "meta" for p in params):
         raise ValueError("a model on the meta device has no activations to measure")

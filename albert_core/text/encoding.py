@@ -47,15 +47,20 @@ class Encoded:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def tensors(self) -> dict[str, Any]:
-        """Model keyword arguments as (1, T) int64 tensors."""
+    def tensors(self, type_vocab_size: int | None = None) -> dict[str, Any]:
+        """Model keyword arguments as (1, T) int64 tensors. For a model with fewer than two token types
+        (``type_vocab_size``: RoBERTa's one, ModernBERT's none) the segment ids are left out, as their tokenizers
+        leave them out."""
         import torch
 
-        return {
+        out = {
             "input_ids": torch.tensor([self.ids], dtype=torch.long),
             "token_type_ids": torch.tensor([self.token_type_ids], dtype=torch.long),
             "attention_mask": torch.tensor([self.attention_mask], dtype=torch.long),
         }
+        if type_vocab_size is not None and type_vocab_size < 2:
+            del out["token_type_ids"]
+        return out
 
 
 def shipped_vocab_size(cfg_vocab_size: int) -> int:

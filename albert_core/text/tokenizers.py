@@ -56,7 +56,12 @@ __all__ = [
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
 KINDS = ("unigram", "wordpiece")
-FAMILY_KIND = {"albert": "unigram", "bert": "wordpiece"}
+# The lab's tokenizer of each family: ALBERT's SentencePiece unigram, BERT's WordPiece; the encoders after BERT take
+# the nearer of the two lab kinds (ELECTRA and NomicBERT use BERT's WordPiece; XLM-R and DeBERTa-v3 SentencePiece;
+# RoBERTa, ModernBERT and EuroBERT a byte-level BPE the lab does not ship: unigram, a subword model of the same kind)
+FAMILY_KIND = {"albert": "unigram", "bert": "wordpiece", "electra": "wordpiece", "nomic_bert": "wordpiece",
+               "xlm-roberta": "unigram", "deberta-v2": "unigram", "roberta": "unigram", "modernbert": "unigram",
+               "eurobert": "unigram"}
 MIN_VOCAB_SIZE = 256  # the corpus's characters must fit (a Unigram model keeps every character)
 MAX_VOCAB_SIZE = 32_768  # bounds a training request (the corpus yields fewer pieces well before this)
 MAX_CACHED_FILES = 12
@@ -68,7 +73,7 @@ _MANIFEST = SHIPPED_DIR / "manifest.json"
 
 
 def tokenizer_kind(family: str) -> str:
-    """The tokenizer of a model family: ALBERT -> "unigram", BERT -> "wordpiece"."""
+    """The lab tokenizer of a model family: ALBERT -> "unigram", BERT -> "wordpiece" (the others: `FAMILY_KIND`)."""
     if family not in FAMILY_KIND:
         raise ValueError(f"family must be one of {', '.join(FAMILY_KIND)}, got {family!r:.40}")
     return FAMILY_KIND[family]

@@ -45,7 +45,7 @@ def fill_mask(model: Any, folder: str | Path, text: str, max_len: int, k: int = 
     if len(positions) > MAX_MASKS:
         raise ValueError(f"at most {MAX_MASKS} [MASK] tokens at once, got {len(positions)}")
     with torch.inference_mode():
-        logits = model(**enc.tensors()).prediction_logits[0]  # (T, V)
+        logits = model(**enc.tensors(model.config.type_vocab_size)).prediction_logits[0]  # (T, V)
     logits = logits.clone()
     logits[:, list(tok.all_special_ids)] = -math.inf
     probs = logits.softmax(-1)
@@ -93,7 +93,7 @@ def order_prediction(model: Any, folder: str | Path, a: str, b: str, max_len: in
     for order, (x, y) in (("as typed (A then B)", (a, b)), ("swapped (B then A)", (b, a))):
         enc = encode(x, model.config, max_len, y, folder)
         with torch.inference_mode():
-            p = model(**enc.tensors()).order_logits[0].softmax(-1)
+            p = model(**enc.tensors(model.config.type_vocab_size)).order_logits[0].softmax(-1)
         rows.append({"pair": order, "p_in_order": float(p[0]), "tokens": len(enc)})
     return pd.DataFrame(rows)
 

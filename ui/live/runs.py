@@ -79,7 +79,7 @@ def run_text(ref: ModelRef, text: str, pair: str | None) -> Run:
         set_torch_threads()
         with budget.LIVE_WORK.enter("forward pass", wait_s=wait_s), torch.inference_mode():
             t0 = time.perf_counter()
-            out = model(**enc.tensors(), output_hidden_states=True, output_attentions=True)
+            out = model(**enc.tensors(model.config.type_vocab_size), output_hidden_states=True, output_attentions=True)
             seconds = time.perf_counter() - t0
         kept = sum(t.numel() * t.element_size() for t in (*out.hidden_states, *out.attentions))
         result = Run(enc, out, seconds)
