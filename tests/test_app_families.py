@@ -83,3 +83,11 @@ def test_the_live_page_runs_a_family_model_on_the_visitors_text(app, which):
     assert not at.exception and not at.error
     labels = {m.label for m in at.metric}
     assert {"Tokens", "Median latency", "Forward FLOPs"} <= labels
+
+
+def test_the_paper_page_lists_every_family_preset_with_its_exact_count(app):
+    at = app(page="ui/paper/page.py")
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "published" in df.value.columns)
+    assert dict(zip(table["preset"], table["params"], strict=True)) == {
+        name: count_params(cfg).total for name, cfg in ENCODER_PRESETS.items()}

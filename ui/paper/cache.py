@@ -52,3 +52,21 @@ def paper_pair_tables(text: str) -> dict[str, object]:
     per text, not on every rerun a sidebar move causes. A text without pairs raises, and nothing is kept."""
     return {task: tables.arrow(pd.DataFrame([vars(p) for p in make_pairs(text, task)],
                                             columns=["kind", "a", "b", "label"])) for task in ("sop", "nsp")}
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def encoder_presets_table():
+    """The presets of the families after BERT: family, exact count, the published total as printed, the embedding
+    share and the source, as an Arrow table (built once per process)."""
+    from albert_core.configuration.config import FAMILY_NAMES
+    from albert_core.configuration.presets import ENCODER_PRESETS, PRESET_SOURCES
+    from albert_core.counting.params import count_params
+
+    rows = []
+    for name, cfg in ENCODER_PRESETS.items():
+        bd = count_params(cfg)
+        rows.append({"preset": name, "family": FAMILY_NAMES[cfg.family], "params": bd.total,
+                     "published": PRESET_SOURCES[name].published_as,
+                     "embedding share": bd.group_totals()["embeddings"] / bd.total,
+                     "source": PRESET_SOURCES[name].source})
+    return tables.arrow(pd.DataFrame(rows))

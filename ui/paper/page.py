@@ -198,3 +198,36 @@ try:
                      "predict each masked word from the context on both sides."))
 except ValueError as exc:
     st.warning(escape_markdown(f"Could not build examples: {exc}"))
+
+# ----------------------------------------------------------------------------- the encoders after BERT
+st.header("The encoders after BERT")
+st.markdown(
+    "Beside BERT and ALBERT, the explorer counts, builds and ALBERTizes RoBERTa, XLM-R, ELECTRA, DeBERTa-v3, "
+    "ModernBERT (and Ettin and mmBERT, which use its architecture), EuroBERT and NomicBERT. A configuration "
+    "describes each by the axes they differ on:\n"
+    "- **feed-forward**: dense (up H→I, down I→H) or gated (GLU: act(gate) × up). `intermediate_size` means three "
+    "things: BERT's one up projection; ModernBERT's `Wi = Linear(H, 2I)` (input and gate fused); EuroBERT's and "
+    "NomicBERT's gate, up and down of I each. A GLU holds 1.5× the parameters of a dense FFN of the same I.\n"
+    "- **positions**: a learned table (RoBERTa's starts after the padding id: 514 rows for 512 tokens), rotary (no "
+    "table), or DeBERTa's relative buckets (2 × 256 rows, projected by every layer).\n"
+    "- **norms and biases**: post-LN (BERT) or pre-LN with a final norm (ModernBERT, EuroBERT), LayerNorm with or "
+    "without bias or RMSNorm, biases on or off per linear.\n"
+    "- **attention**: grouped key/value heads (EuroBERT: 6 for 18), ModernBERT's local attention (`local_attention` "
+    "is the whole window: 64 tokens each side; transformers' `sliding_window` is that half) with a global layer "
+    "every third.\n"
+    "- **heads**: BERT's pooler where the family has one, an MLM transform or EuroBERT's decoder alone, tied or "
+    "untied, ELECTRA's replaced-token discriminator.\n"
+    "- **ALBERT's two ideas on any of them**: a factorized embedding E and cross-layer sharing (all, attention or "
+    "FFN; G groups, K repeats). Pick a preset or a family in the sidebar: the Explorer, Compare and Scaling then "
+    "compare the encoder with its ALBERTized twin."
+)
+st.dataframe(cache.encoder_presets_table(), hide_index=True, width="stretch", column_config={
+    "params": st.column_config.NumberColumn("params (exact)", format="localized",
+                                            help="count_params: equal to transformers' own class on the meta "
+                                                 "device (a test, every preset)."),
+    "published": st.column_config.TextColumn("published", help="The total its authors print, as printed."),
+    "embedding share": st.column_config.ProgressColumn("embedding share", format="percent", min_value=0, max_value=1),
+    "source": st.column_config.TextColumn("source", width="large"),
+})
+st.caption("Every count is within 3.5 % of its published figure: the published ones are rounded, EuroBERT's leave "
+           "out the MLM head, and XLM-R's paper prints 270M and 550M for checkpoints of 278M and 560M.")
