@@ -1,10 +1,13 @@
 """Print docs/audit.md's measured tables: every tool's ratio to the exact figure on the presets and on
-albert-base's sharing modes and G/K variants (`python scripts/audit_tables.py > /tmp/tables.md`)."""
+albert-base's sharing modes and G/K variants (`python scripts/audit_tables.py > /tmp/tables.md`); with
+``--families``, the ratio table of the encoders after BERT (one column per preset)."""
 
 from __future__ import annotations
 
+import sys
+
 from albert_core import PRESETS
-from albert_core.configuration.presets import config_name
+from albert_core.configuration.presets import ENCODER_PRESETS, config_name
 from albert_core.format import fmt_ratio
 from albert_core.review.audit import TOOLS, audit
 
@@ -23,8 +26,38 @@ CONFIGS = [
     ),
 ]
 
+FAMILY_CONFIGS = [
+    ("modernbert-base", "masked-lm"),
+    ("ettin-encoder-17m", "model"),
+    ("eurobert-210m", "masked-lm"),
+    ("nomic-bert-2048", "model"),
+    ("roberta-base", "model"),
+    ("electra-small-discriminator", "discriminator"),
+    ("deberta-v3-xsmall", "model"),
+]
+
+
+def _ratio(ratio: float | None) -> str:
+    return "-" if ratio is None else fmt_ratio(ratio) if ratio >= 0.01 else f"{ratio:.4f}x"
+
+
+def families() -> None:
+    results = [(f"{name} ({head})", audit(ENCODER_PRESETS[name].replace(head=head), 1, 128)) for name, head in
+               FAMILY_CONFIGS]
+    print("| tool | " + " | ".join(name for name, _ in results) + " |")
+    print("| --- |" + " ---: |" * len(results))
+    for tool in TOOLS:
+        rows = [next(r for r in result.rows if r.tool.key == tool.key) for _, result in results]
+        print(f"| {tool.label} | " + " | ".join(_ratio(r.ratio) for r in rows) + " |")
+    rows = sum(r.unexplained for _, r in results)
+    parts = sum(r.unexplained_components for _, r in results)
+    print(f"\nunexplained rows: {rows}; unexplained component rows: {parts}")
+
 
 def main() -> None:
+    if "--families" in sys.argv[1:]:
+        families()
+        return
     results = [(name, audit(cfg, 1, 128)) for name, cfg in CONFIGS]
     for tool in TOOLS:
         print(f"\n### {tool.label}\n")

@@ -11,11 +11,11 @@ import pytest
 
 from albert_core import PRESETS, ModelConfig
 from albert_core.cli.main import main
-from albert_core.counting.flops import count_flops
+from albert_core.counting.flops import count_flops, dense_masked_excess
 from albert_core.counting.params import count_params
 from albert_core.review import audit as audit_mod
 from albert_core.review.audit import PER_MODULE, TOOLS, audit
-from tests.helpers.audit import TINY
+from tests.helpers.audit import TINY, family_tiny
 from tests.helpers.facts import EXACT_COUNTS, forward_flops_closed_form
 
 GRID = [
@@ -49,6 +49,34 @@ GRID = [
 ]
 
 
+# The encoders after BERT at TINY's sizes, as their transformers classes build them: every block kind the audit's
+# causes cover (GLU fused and in three linears, rotary, local attention, LayerNorm without bias and RMSNorm, pre-norm
+# with a final norm and an identity first norm, biases off and on, grouped-query attention, DeBERTa's relative
+# attention, RoBERTa's offset positions, ELECTRA's projection and discriminator), every head, tied and untied.
+FAMILY_GRID = [
+    ("modernbert-base", dict()),
+    ("modernbert-base", dict(head="masked-lm")),
+    ("modernbert-base", dict(head="masked-lm", tie_word_embeddings=False, hidden_act="relu", norm_bias=True,
+                             attention_bias=True, mlp_bias=True, head_bias=True, decoder_bias=False)),
+    ("modernbert-base", dict(num_layers=3, local_window=2, global_every=2)),
+    ("eurobert-210m", dict(num_kv_heads=1)),
+    ("eurobert-210m", dict(head="masked-lm", num_kv_heads=1)),
+    ("eurobert-210m", dict(head="masked-lm", tie_word_embeddings=True, hidden_act="gelu", attention_bias=True,
+                           mlp_bias=True, decoder_bias=True)),
+    ("nomic-bert-2048", dict()),
+    ("nomic-bert-2048", dict(head="masked-lm", tie_word_embeddings=False, hidden_act="relu")),
+    ("roberta-base", dict()),
+    ("xlm-roberta-base", dict(head="masked-lm", tie_word_embeddings=False)),
+    ("electra-small-discriminator", dict()),
+    ("electra-small-discriminator", dict(head="masked-lm")),
+    ("electra-small-discriminator", dict(head="model", embedding_size=16, hidden_act="relu")),
+    ("deberta-v3-xsmall", dict()),
+    ("deberta-v3-xsmall", dict(head="masked-lm")),
+    ("deberta-v3-xsmall", dict(head="masked-lm", tie_word_embeddings=False, embedding_size=8, hidden_act="relu",
+                               type_vocab_size=2)),
+]
+
+
 def _missing() -> list[str]:
     return sorted({t.module for t in TOOLS if t.dist and importlib.util.find_spec(t.module) is None})
 
@@ -61,6 +89,20 @@ def test_the_audit_extra_is_installed():
 @pytest.mark.parametrize("changes", GRID, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_every_difference_is_explained(changes):
     cfg = ModelConfig(**TINY).replace(**changes)
+    result = audit(cfg, batch=2, seq_len=8)
+    assert len(result.rows) == len(TOOLS)
+    for row in result.rows:
+        assert row.status in ("ran", "computed"), (row.tool.key, row.status)
+        assert row.explained == row.figure - row.exact, (row.tool.key, row.causes)
+        _check_components(row)
+    assert result.unexplained == 0 and result.unexplained_components == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"), FAMILY_GRID, ids=lambda c: c if isinstance(c, str) else "-".join(f"{k}={v}" for k, v in c.items())
+)
+def test_every_difference_is_explained_for_the_encoders_after_bert(name, changes):
+    cfg = family_tiny(name, **changes)
     result = audit(cfg, batch=2, seq_len=8)
     assert len(result.rows) == len(TOOLS)
     for row in result.rows:
@@ -287,8 +329,105 @@ def test_cli_bad_input_is_one_line(capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "head"),
+    [("modernbert-base", "masked-lm"), ("ettin-encoder-17m", "model"), ("eurobert-210m", "masked-lm"),
+     ("nomic-bert-2048", "model"), ("roberta-base", "model"), ("electra-small-discriminator", "discriminator"),
+     ("deberta-v3-xsmall", "model")],
+)
+def test_encoder_presets_at_full_size(name, head):
+    """The measured table of docs/audit.md (1 x 128 tokens; DeBERTa's forward counters on its CPU twin)."""
+    from albert_core.configuration.presets import ENCODER_PRESETS
+
+    result = audit(ENCODER_PRESETS[name].replace(head=head), 1, 128)
+    assert all(r.status in ("ran", "computed") for r in result.rows)
+    assert result.unexplained == 0 and result.unexplained_components == 0
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_presets_at_full_size(name):
     for head in ("model", "pretraining"):
         result = audit(PRESETS[name].replace(head=head), 1, 128)
         assert result.unexplained == 0 and result.unexplained_components == 0
+
+
+# ----------------------------------------------------------------------------- the encoders after BERT, by hand
+def _rows(cfg, keys):
+    return {r.tool.key: r for r in audit(cfg, 2, 8, tools=lambda t: t.key in keys).rows}
+
+
+def test_modernbert_local_attention_is_scored_on_every_pair():
+    """L = 4, a global layer every third (layers 0 and 3), a window of 4 tokens: layers 1 and 2 attend to 34 of the
+    64 pairs of 8 tokens; transformers' model scores all 64 and masks 30, which every tool that sees the attention
+    matmuls counts (FlopCounterMode in FLOPs, fvcore and thop in MACs), under the layer's module where it reports
+    per module."""
+    cfg = family_tiny("modernbert-base")
+    excess = 2 * 4 * 2 * (64 - 34) * H  # two local layers, QKᵀ and A·V, batch 2
+    assert excess == dense_masked_excess(cfg, 2, 8) == 7_680
+    rows = _rows(cfg, {"flop_counter-sdpa", "flop_counter-eager", "fvcore-sdpa", "fvcore-eager", "thop-sdpa"})
+    for key in ("flop_counter-sdpa", "flop_counter-eager"):
+        assert rows[key].figure - rows[key].exact == excess
+        parts = {c.component: c for c in rows[key].components}
+        assert parts["layer 1"].figure - parts["layer 1"].exact == excess // 2
+        assert parts["layer 0"].figure == parts["layer 0"].exact
+    dense_scores = 4 * 2 * 8 * 8 * H * 4  # every pair in all four layers
+    assert rows["fvcore-eager"].figure - rows["fvcore-sdpa"].figure == dense_scores // 2  # fvcore skips SDPA
+    thop_scores = rows["thop-sdpa"].figure - sum(c.figure for c in rows["thop-sdpa"].components)
+    assert thop_scores == dense_scores // 2  # SDPA's products: in thop's total, under no module
+
+
+def test_eurobert_rmsnorm_silu_and_grouped_queries():
+    """EuroBERT: RMSNorm is a module of its own (no tool has a rule for it), SwiGLU in three linears (gate and up
+    H -> I, down I -> H: every tool counts all three), SiLU counted once by ptflops and calflops, no biases, one
+    key/value head for two query heads (K and V projections H -> 8)."""
+    cfg = family_tiny("eurobert-210m", num_kv_heads=1)
+    forward = count_flops(cfg, 2, 8).forward
+    kv = cfg.kv_size
+    assert kv == 8
+    matmuls = 2 * N * (H * (H + 2 * kv) + H * H + H * 2 * I + I * H) * 4
+    assert forward == matmuls + SCORES_FLOPS * 4
+    silu = N * I * 4
+    keys = {"fvcore-sdpa", "thop-sdpa", "calflops-sdpa", "ptflops-sdpa", "torchinfo_macs-sdpa"}
+    rows = _rows(cfg, keys)
+    assert rows["fvcore-sdpa"].figure == matmuls // 2  # no RMSNorm, SDPA skipped
+    assert rows["thop-sdpa"].figure == forward // 2  # no RMSNorm; SDPA through its function counter
+    assert rows["calflops-sdpa"].figure == matmuls + silu
+    assert rows["ptflops-sdpa"].figure == matmuls // 2 + silu  # no bias to add
+    # torchinfo: each weight once per sequence, the RMSNorm weights too (9 norms of H: 2 per layer, the final one)
+    assert rows["torchinfo_macs-sdpa"].figure == 2 * (matmuls // (2 * N) + 9 * H + V * H)
+
+
+def test_deberta_runs_eager_on_the_cpu_twin():
+    """DeBERTa's relative positions call .item(): every forward counter runs on the CPU, and its SDPA rows run the
+    eager model (transformers' DeBERTa-v2 has none). Its attention matmuls are torch.bmm, which calflops does not
+    patch: QKᵀ, A·V and the c2p / p2c scores against the 16-row relative table are missing from its figure."""
+    cfg = family_tiny("deberta-v3-xsmall")
+    rows = _rows(cfg, {"calflops-sdpa", "flop_counter-eager", "parameters"})
+    assert rows["parameters"].run_on == "meta device, full size"
+    assert rows["calflops-sdpa"].run_on.startswith("CPU") and "eager" in rows["calflops-sdpa"].run_on
+    fb = count_flops(cfg, 2, 8).by_name()
+    assert fb["encoder.attention.relative"] == 4 * (2 * 2 * 16 * H * H + 2 * 2 * 2 * 8 * 16 * H)
+    assert rows["flop_counter-eager"].figure == rows["flop_counter-eager"].exact
+    relative_scores = 4 * 2 * 2 * 2 * 8 * 16 * H
+    layer_norm = N * H * (1 + 2 * 4) + 16 * H  # embeddings, two per layer, the relative table once
+    softmax = 2 * 2 * S * S * 4
+    assert rows["calflops-sdpa"].figure == (
+        count_flops(cfg, 2, 8).forward - SCORES_FLOPS * 4 - relative_scores + 5 * layer_norm + softmax
+    )
+
+
+def test_a_tied_decoder_holding_its_bias_is_listed_twice_without_one():
+    """ModernBERT's decoder holds its own bias: state_dict() lists the tied weight twice, nothing else."""
+    cfg = family_tiny("modernbert-base", head="masked-lm")
+    row = _rows(cfg, {"state_dict"})["state_dict"]
+    assert row.figure - row.exact == V * H
+
+
+def test_an_albertized_encoder_is_not_run():
+    """An encoder after BERT with E or sharing its transformers class does not have: no model to run the tools on,
+    each row says why; the 6N rows are arithmetic and stay."""
+    cfg = family_tiny("modernbert-base", embedding_size=8, sharing="all")
+    rows = {r.tool.key: r for r in audit(cfg, 1, 8).rows}
+    assert rows["fvcore-sdpa"].status.startswith("not run: transformers' ModernBertModel has no setting for")
+    assert rows["fvcore-sdpa"].figure is None and rows["6n_unique"].status == "computed"

@@ -1,20 +1,34 @@
 """What the counters people run say about a config, beside the exact figures, every difference explained.
 
-Each tool runs on transformers' model of the config (the model these tools are run on in practice):
-`AlbertModel` / `BertForPreTraining` / ... built from ``config_to_hf(cfg)``. The paper's partial sharing modes
+Each tool runs on transformers' model of the config (the model these tools are run on in practice): the class
+`hf_class_name` names for its family and head (`AlbertModel`, `BertForPreTraining`, `ModernBertForMaskedLM`,
+`EuroBertModel`, `ElectraForPreTraining`, ...) built from ``config_to_hf(cfg)``. The paper's partial sharing modes
 (``attention``, ``ffn``) have no transformers config; they are built as transformers' ALBERT builds whole-layer
-sharing: one module, called by every layer of its group (`build_hf_model`). Models are built on the meta device
-(shapes only, nothing allocated), except for ptflops, which counts a second time on meta (its patched
-``torch.mm`` sees the meta kernels of ``F.linear``) and misses SDPA's matmuls differently on the CPU: it runs on
-the CPU on a small twin of the config (`small_twin`, same family, head, sharing, G, K, L, activation and tying),
-and its row says so.
+sharing: one module, called by every layer of its group (`build_hf_model`). An encoder after BERT with ALBERT's
+ideas applied (an E or a sharing its class has no setting for) has no transformers model: its rows say so
+(`no_transformers_model`). Models are built on the meta device (shapes only, nothing allocated), except for
+ptflops, which counts a second time on meta (its patched ``torch.mm`` sees the meta kernels of ``F.linear``) and
+misses SDPA's matmuls differently on the CPU: it runs on the CPU on a small twin of the config (`small_twin`, same
+family, head, sharing, G, K, L, activation, tying and architecture axes), and its row says so. DeBERTa-v2 cannot
+run on meta (its relative positions call ``.item()``): every tool that runs its forward does so on the small twin
+on the CPU (`runs_on_cpu`), and its SDPA rows run the eager model (the class has no SDPA attention, `has_sdpa`).
+
+The rules are written from the config's architecture axes (`Terms`): a gated FFN (ModernBERT's fused Wi of 2I,
+EuroBERT's and NomicBERT's gate, up and down), rotary positions, ModernBERT's local attention (transformers scores
+every pair and masks the window: `dense_masked_excess`), LayerNorm with or without a bias, EuroBERT's RMSNorm (a
+module of its own no tool has a rule for), pre-norm with a final norm and an identity first norm, biases off,
+grouped-query attention, DeBERTa's relative attention, RoBERTa's offset positions, ELECTRA's projection and
+discriminator, tied and untied decoders that hold their bias or not. docs/audit.md lists which tool misses or
+adds what for each.
 
 Every difference between a tool's figure and the exact one is a sum of causes, each computed from the config
 and the workload by the arithmetic of that tool's counting rule (`explain`), never from the tool's output;
 `AuditRow.unexplained` is what is left (the tests require 0 on a grid of configs). The exact figures are
 `count_params` (parameters) and `count_flops` (forward matmul FLOPs; a training step is 3x the forward).
 
-Per component (`parts`: embeddings, projection, each layer, heads), the tools that report per module
+Per component (`parts`: embeddings, projection, each layer, heads; for the families after BERT also DeBERTa's
+relative table and its norm, a pre-norm encoder's final norm, an MLM head's transform and decoder where two modules
+hold them, ELECTRA's discriminator), the tools that report per module
 (`PER_MODULE`: FlopCounterMode's ``get_flop_counts()``, fvcore's ``by_module()``, torchinfo's per-layer rows,
 thop's ``ret_layer_info`` tree, and the per-module counts ptflops and calflops hold on the modules while they
 print them) give `ComponentRow`s in `AuditRow.components`, each difference split into causes by `explain_part`
@@ -35,14 +49,15 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from albert_core.checks import check_whole_number
-from albert_core.configuration.config import ModelConfig
-from albert_core.configuration.hf_config import config_to_hf
+from albert_core.configuration.config import PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.hf_config import config_to_hf, hf_class_mismatch, hf_class_name
 from albert_core.configuration.presets import config_name
 from albert_core.configuration.workload import check_seq_len
-from albert_core.counting.flops import count_flops
+from albert_core.counting.flops import count_flops, dense_masked_excess, local_attention_pairs
 from albert_core.counting.memory import unused_params
 from albert_core.counting.params import COMPONENT_INFO, count_params, order_head_name
 
@@ -109,28 +124,37 @@ TOOL_KEYS = tuple(t.key for t in TOOLS)
 @dataclass(frozen=True)
 class Terms:
     """The counts the tools' rules are made of, for ``config`` on ``batch`` x ``seq_len`` tokens (every
-    position through the MLM head, as transformers runs it)."""
+    position through the MLM head, as transformers runs it). Written from the config's architecture axes (FFN
+    kind, norm kind and placement, biases, key/value heads, local attention, position scheme, head), so one set
+    of rules covers every family."""
 
     config: ModelConfig
     batch: int
     seq_len: int
-    forward: int  # exact forward matmul FLOPs
+    forward: int  # exact forward matmul FLOPs (local layers at their window)
     scores: int  # of which the attention matmuls QK^T and A.V (no parameters)
     params: int  # unique parameters
     executed_params: int  # with one copy per executed layer
     per_token_weights: int  # matmul weights every token runs through (the tied decoder as the word table)
     per_sequence_weights: int  # matmul weights run on one token per sequence (pooler, SOP/NSP)
-    bias_norm: int  # biases and LayerNorm parameters executed per forward (shared ones once per use)
+    bias_norm: int  # biases and norm parameters executed per forward (shared ones once per use)
     lookup_tables: int  # embedding tables only looked up (the word table unless it is the tied decoder)
     bias_adds: int  # bias additions of every linear (outputs x rows)
-    norm_elements: int  # elements through every LayerNorm
-    softmax_elements: int  # attention probabilities
-    act_elements: int  # elements through the FFN and MLM-transform activation
+    norm_elements: int  # elements through every nn.LayerNorm (with or without its bias; EuroBERT's RMSNorm: none)
+    softmax_elements: int  # attention probabilities (every pair: the local layers' masked ones too)
+    act_elements: int  # elements through the FFN activation (a GLU's gate) and the heads' activations
     reused_slots: int  # layers that call a partially shared block held by another layer (L - G, else 0)
     attention_block: int  # parameters of one attention block
     ffn_block: int  # parameters of one feed-forward block
     tied_decoder: int  # the MLM decoder's weight when it is the word table (V*E), else 0
     unused: int  # the untied MLM head's unused predictions.bias
+    dense_excess: int = 0  # FLOPs of the local layers' pairs outside the window, scored and masked (ModernBERT)
+    lookup_macs: int = 0  # torchinfo's multiply-adds of the embedding lookups (batch x table, or 1 x table)
+    # DeBERTa's relative attention: the 2k-row table through each layer's Q and K projections, and the c2p / p2c
+    # scores against it (count_flops' "encoder.attention.relative" is their sum); the table's parameters
+    relative_projection: int = 0
+    relative_scores: int = 0
+    relative_table: int = 0
 
     @property
     def tokens(self) -> int:
@@ -141,46 +165,86 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
     """The `Terms` of ``cfg`` (pure arithmetic on the config; ValueError for a bad workload)."""
     fb = count_flops(cfg, batch, seq_len)
     pb = count_params(cfg)
+    flops = fb.by_name()
     B, S, N = batch, seq_len, batch * seq_len
     V, E, H, I = cfg.vocab_size, cfg.embedding_size, cfg.hidden_size, cfg.intermediate_size  # noqa: E741
     P, T, X = cfg.max_position_embeddings, cfg.type_vocab_size, cfg.executed_layers
+    KV, F, n = cfg.kv_size, cfg.ffn_width, cfg.norm_size  # key/value width, FFN up width, parameters per normed unit
+    att_b, mlp_b = int(cfg.attention_bias), int(cfg.mlp_bias)
     mlm, tied = cfg.has_mlm_head, cfg.has_mlm_head and cfg.tie_word_embeddings
-    proj = cfg.is_factorized
-    per_token = proj * E * H + X * (4 * H * H + 2 * H * I) + mlm * (H * E + E * V)
-    per_seq = cfg.has_pooler * H * H + cfg.has_order_head * 2 * H
-    bias_norm = (
-        2 * E + proj * H + X * (9 * H + I) + cfg.has_pooler * H + mlm * (3 * E + V) + cfg.has_order_head * 2
+    transform = mlm and cfg.head_transform
+    proj, disc = cfg.is_factorized, cfg.has_discriminator
+    # matmul weights, read off count_flops' components: every per-token matmul is 2 x tokens x its weight
+    scores = flops["encoder.attention.scores"]
+    per_seq_flops = flops.get("pooler", 0) + flops.get(order_head_name(cfg.family), 0)
+    rows = 2 * cfg.position_buckets  # DeBERTa's relative table (0 rows elsewhere)
+    relative, relative_projection = flops.get("encoder.attention.relative", 0), X * 2 * 2 * rows * H * H
+    per_token, rest = divmod(fb.forward - scores - relative - per_seq_flops, 2 * N)
+    assert rest == 0, "every matmul with weights runs once per token"
+    first_norm = 0 if cfg.first_layer_norm else 1  # the first block's attention norm is the identity
+    layer_norms = 2 * X - first_norm + (cfg.norm_placement == "pre")  # in the layers, and the final norm
+    emb_norm = cfg.embedding_norm * (H if cfg.norm_after_projection else E)
+    norm_params = n * (emb_norm + layer_norms * H + transform * E) + (rows > 0) * n * H  # + the table's norm
+    biases = (
+        proj * cfg.projection_bias * H
+        + X * (att_b * (2 * H + 2 * KV) + mlp_b * (F + H))
+        + cfg.has_pooler * H
+        + transform * cfg.head_bias * E
+        + mlm * cfg.decoder_bias * V
+        + cfg.has_order_head * 2
+        + disc * (H + 1)
     )
     bias_adds = (
-        proj * N * H
-        + X * N * (5 * H + I)
+        proj * cfg.projection_bias * N * H
+        + X * N * (att_b * (2 * H + 2 * KV) + mlp_b * (F + H))
         + cfg.has_pooler * B * H
-        + mlm * N * (E + V)
+        + transform * cfg.head_bias * N * E
+        + mlm * cfg.decoder_bias * N * V
         + cfg.has_order_head * B * 2
+        + disc * N * (H + 1)
+        + X * att_b * 2 * rows * H  # the relative table through Q and K
     )
+    normed = N * (emb_norm + layer_norms * H + transform * E) + rows * H  # DeBERTa normalises its table once
+    rms = cfg.norm == "rmsnorm"
+    position_rows = P if cfg.has_position_table else 0
+    # torchinfo: a lookup's multiply-adds are its table x the batch of its output; BERT's and ELECTRA's position
+    # ids are a (1, S) buffer, RoBERTa's are made per sequence from the input ids
+    per_sequence_positions = cfg.family in ("roberta", "xlm-roberta")
+    lookup_macs = B * (V + T) * E + position_rows * E * (B if per_sequence_positions else 1)
     partial = cfg.sharing in ("attention", "ffn")
-    return Terms(
+    out = Terms(
         config=cfg,
         batch=B,
         seq_len=S,
         forward=fb.forward,
-        scores=fb.by_name()["encoder.attention.scores"],
+        scores=scores,
         params=pb.total,
         executed_params=pb.unshared_total,
         per_token_weights=per_token,
-        per_sequence_weights=per_seq,
-        bias_norm=bias_norm,
-        lookup_tables=(P + T) * E + (0 if tied else V * E),
+        per_sequence_weights=per_seq_flops // (2 * B),
+        bias_norm=biases + norm_params,
+        lookup_tables=(position_rows + T) * E + (0 if tied else V * E),
         bias_adds=bias_adds,
-        norm_elements=N * E + 2 * N * H * X + mlm * N * E,
+        norm_elements=0 if rms else normed,
         softmax_elements=B * cfg.num_heads * S * S * X,
-        act_elements=N * X * I + mlm * N * E,
+        act_elements=N * X * I + transform * N * E + disc * N * H,
         reused_slots=(cfg.num_layers - cfg.num_hidden_groups) if partial else 0,
         attention_block=4 * H * H + 6 * H,
         ffn_block=2 * H * I + I + 3 * H,
         tied_decoder=V * E if tied else 0,
-        unused=unused_params(cfg),
+        # ELECTRA's, ModernBERT's and EuroBERT's decoders hold their own bias: nothing is left unused there
+        unused=unused_params(cfg) if cfg.separate_decoder_bias else 0,
+        dense_excess=dense_masked_excess(cfg, B, S),
+        lookup_macs=lookup_macs,
+        relative_projection=relative_projection,
+        relative_scores=relative - relative_projection,
+        relative_table=rows * H,
     )
+    # every executed parameter is a matmul weight, a bias or norm parameter, a looked-up or relative table, or unused
+    accounted = (out.per_token_weights + out.per_sequence_weights + out.bias_norm + out.lookup_tables + out.unused
+                 + out.relative_table)
+    assert accounted == out.executed_params, (accounted, out.executed_params)
+    return out
 
 
 # ----------------------------------------------------------------------------- causes
@@ -203,6 +267,11 @@ PTFLOPS_NORM = "LayerNorm counted as 1 per element"
 BIAS_ADDS = "bias additions counted (one per output element)"
 SOFTMAX = "softmax counted as 1 per element (F.softmax)"
 CALFLOPS_RELU = "ReLU counted as 1 per element (F.relu)"
+SILU = "SiLU counted as 1 per element (nn.SiLU runs F.silu, which the tool patches)"
+CALFLOPS_BMM = "attention matmuls run as torch.bmm (DeBERTa), which calflops does not patch: QKᵀ, A·V, c2p, p2c"
+DENSE_MASKED = (
+    "local attention scored on every pair and masked (transformers' ModernBERT): the pairs outside the window counted"
+)
 
 
 def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
@@ -210,11 +279,24 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
     (amounts computed from the config, non-zero ones only)."""
     tool = tool if isinstance(tool, Tool) else tool_by_key(tool)
     cfg, B, N = t.config, t.batch, t.tokens
-    sdpa = tool.attention == "sdpa"
+    H = cfg.hidden_size
+    sdpa = tool.attention == "sdpa" and has_sdpa(cfg)
     # transformers calls ReLU as nn.ReLU (ptflops counts its module and its F.relu: twice; calflops once);
     # "gelu" through a reference to F.gelu taken before the tools patch it, "gelu_new" as tensor
     # arithmetic: neither is counted.
     relu = t.act_elements if cfg.hidden_act == "relu" else 0
+    # SiLU (EuroBERT's and NomicBERT's gate) is nn.SiLU, whose forward calls F.silu: ptflops (no module hook for
+    # it) and calflops count it through their F.silu patch, once
+    silu = t.act_elements if cfg.hidden_act == "silu" else 0
+    # ModernBERT's local layers: transformers' eager and SDPA attention score every pair and mask those outside
+    # the window; a tool that sees those matmuls counts the masked pairs too (the exact figure counts the window)
+    dense = (DENSE_MASKED, t.dense_excess // (2 if tool.unit == "MACs" else 1))
+    positions = (
+        "RoBERTa's position table once per sequence" if cfg.family in ("roberta", "xlm-roberta")
+        else "the position table once per batch" if cfg.has_position_table
+        else "each table once per sequence"
+    )
+    norms = "RMSNorm" if cfg.norm == "rmsnorm" else "LayerNorm"
     K = cfg.inner_group_num
     # torchinfo places a layer's blocks by call order: in a layer that calls shared blocks it does not hold,
     # its own K blocks are counted 2K-1 times over (attention shared) or K-1 (FFN shared, called last)
@@ -227,7 +309,7 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
         "state_dict": [
             (
                 "tied MLM decoder weight and bias listed under both names",
-                t.tied_decoder + (cfg.vocab_size if t.tied_decoder else 0),
+                t.tied_decoder + (cfg.vocab_size if t.tied_decoder and cfg.separate_decoder_bias else 0),
             ),
         ],
         "per_module": [
@@ -241,7 +323,7 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
                 recounted,
             ),
         ],
-        "flop_counter": [],
+        "flop_counter": [dense],
         "torchinfo_macs": [
             macs,
             ("attention matmuls have no parameters: not counted", -t.scores // 2),
@@ -249,45 +331,64 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
                 "each weight counted once per sequence (batch size x parameters), not once per token",
                 -(N - B) * t.per_token_weights,
             ),
-            ("biases and LayerNorm parameters counted as multiply-adds", B * t.bias_norm),
+            (f"biases and {norms} parameters counted as multiply-adds", B * t.bias_norm),
+            (f"embedding lookups counted as multiply-adds ({positions})", t.lookup_macs),
             (
-                "embedding lookups counted as multiply-adds (the position table once per batch)",
-                B * (cfg.vocab_size + cfg.type_vocab_size) * cfg.embedding_size
-                + cfg.max_position_embeddings * cfg.embedding_size,
+                "relative attention (DeBERTa): the c2p and p2c matmuls not counted, the relative table's "
+                "projections through Q and K counted once per layer (batch 1)",
+                -(t.relative_projection + t.relative_scores) // 2
+                + (t.relative_table > 0) * cfg.executed_layers * 2 * (H * H + cfg.attention_bias * H),
+            ),
+            (
+                "the relative table's LayerNorm counted with the table's rows as its batch",
+                (t.relative_table > 0) * (2 * cfg.position_buckets - B) * cfg.norm_size * H,
             ),
         ],
         "fvcore": [
             (FVCORE_MACS, -t.forward // 2),
-            (FVCORE_SDPA, -t.scores // 2) if sdpa else None,
+            (FVCORE_SDPA, -t.scores // 2) if sdpa else dense,
             (NORM_5, 5 * t.norm_elements),
         ],
         "thop": [
             macs,
+            dense,
             (THOP_NORM, 4 * t.norm_elements),
         ],
         "ptflops": [
             macs,
-            (SDPA_MISSED, -t.scores // 2) if sdpa else None,
+            (SDPA_MISSED, -t.scores // 2) if sdpa else dense,
             (BIAS_ADDS, t.bias_adds),
             (PTFLOPS_NORM, t.norm_elements),
             (SOFTMAX, t.softmax_elements) if not sdpa else None,
             ("ReLU counted twice, 1 per element each (nn.ReLU's hook and the F.relu patch)", 2 * relu),
+            (SILU, silu),
         ],
         "calflops": [
-            (SDPA_MISSED, -t.scores) if sdpa else None,
+            (SDPA_MISSED, -t.scores) if sdpa else dense,
             (NORM_5, 5 * t.norm_elements),
             (SOFTMAX, t.softmax_elements) if not sdpa else None,
             (CALFLOPS_RELU, relu),
+            (SILU, silu),
+            (
+                CALFLOPS_BMM,
+                -(t.relative_table > 0) * (t.scores + t.relative_scores),
+            ),
         ],
         "6n": [
             ("attention matmuls QKᵀ and A·V have no parameters: not in 6N", -3 * t.scores),
             ("embedding lookups counted as matmuls (6 per table entry per token)", 6 * N * t.lookup_tables),
-            ("biases and LayerNorm parameters counted as matmul weights", 6 * N * t.bias_norm),
+            (f"biases and {norms} parameters counted as matmul weights", 6 * N * t.bias_norm),
             (
                 "pooler and SOP/NSP head run on one token per sequence, counted for every token",
                 6 * (N - B) * t.per_sequence_weights,
             ),
             ("unused parameter counted (predictions.bias of an untied MLM head)", 6 * N * t.unused),
+            (
+                "relative attention (DeBERTa): the table's projections run once per layer, not per token, and the "
+                "c2p and p2c matmuls have no parameters: not in 6N",
+                -3 * (t.relative_projection + t.relative_scores),
+            ),
+            ("relative position table counted as a matmul weight (6 per entry per token)", 6 * N * t.relative_table),
         ],
     }
     family = _family(tool)
@@ -473,7 +574,9 @@ class Part:
     ALBERT's E->H projection, each of the L layers (with its K inner layers), the pooler, the MLM head and
     the SOP/NSP head. ``params``: the exact parameters it holds (a shared block held by the first layer that
     runs it); ``forward``: the exact forward matmul FLOPs it runs; ``module``: the transformers module the
-    tools report it under, None for a layer that calls a layer-group module an earlier layer holds."""
+    tools report it under, None for a layer that calls a layer-group module an earlier layer holds. The families
+    after BERT (`_family_parts`) add DeBERTa's relative table and its norm, a pre-norm encoder's final norm, ELECTRA's
+    discriminator, and split an MLM head held by two modules (transform, decoder) in two."""
 
     key: str
     label: str
@@ -482,8 +585,33 @@ class Part:
     forward: int
 
 
+# The families after BERT in transformers: the attribute holding the base model in a head class, and the module
+# names that differ from the BERT lineage's ("embeddings", "encoder.layer", a one-module MLM head)
+_BASE = MappingProxyType({"roberta": "roberta", "xlm-roberta": "roberta", "electra": "electra", "deberta-v2": "deberta",
+                          "modernbert": "model", "eurobert": "model", "nomic_bert": "nomic_bert"})
+_LAYERS = MappingProxyType({"modernbert": "layers", "eurobert": "layers", "nomic_bert": "layers"})
+_EMBEDDINGS = MappingProxyType({"eurobert": "embed_tokens"})
+_FINAL_NORM = MappingProxyType({"modernbert": "final_norm", "eurobert": "norm"})
+# the MLM head's (transform module, decoder module); one module holds both where the decoder's is None
+_MLM = MappingProxyType({
+    "roberta": ("lm_head", None), "xlm-roberta": ("lm_head", None), "deberta-v2": ("cls", None),
+    "nomic_bert": ("cls", None), "electra": ("generator_predictions", "generator_lm_head"),
+    "modernbert": ("head", "decoder"), "eurobert": (None, "lm_head"),
+})
+
+
+def _prefix(cfg: ModelConfig) -> str:
+    """The base model's path in ``build_hf_model(cfg)`` ("" for the bare model), with its dot."""
+    if cfg.head == "model":
+        return ""
+    return {"albert": "albert.", "bert": "bert."}.get(cfg.family) or _BASE[cfg.family] + "."
+
+
 def _layer_modules(cfg: ModelConfig) -> list[tuple[str, str]]:
     """(module path, first layer calling it) of each layer of ``build_hf_model(cfg)``."""
+    if cfg.family not in PAPER_FAMILIES:  # built by transformers' own class: unshared, one module per layer
+        layers = _prefix(cfg) + _LAYERS.get(cfg.family, "encoder.layer")
+        return [(f"{layers}.{i}", str(i)) for i in range(cfg.num_layers)]
     albert = cfg.family == "albert"
     p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
     if not albert:
@@ -506,6 +634,8 @@ def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, .
     """The `Part`s of ``cfg``, their exact figures summed from `count_params` / `count_flops` components
     (the parts' parameters add up to the total, their FLOPs to the forward)."""
     bp, fb = count_params(cfg).by_name(), count_flops(cfg, batch, seq_len).by_name()
+    if cfg.family not in PAPER_FAMILIES:
+        return _family_parts(cfg, bp, fb, batch, seq_len)
 
     def total(counts: dict[str, int], *names: str) -> int:
         return sum(n for name, n in counts.items() if name.startswith(names))
@@ -538,6 +668,69 @@ def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, .
     return tuple(out)
 
 
+def _layer_scores(cfg: ModelConfig, batch: int, seq_len: int, i: int) -> tuple[int, int]:
+    """Layer ``i``'s exact attention-matmul FLOPs (QKᵀ and A·V over the pairs it attends to) and what an
+    implementation scoring every pair and masking the window adds (0 on a global layer)."""
+    B, S, H = batch, seq_len, cfg.hidden_size
+    pairs = S * S if cfg.is_global_layer(i) else local_attention_pairs(S, cfg.local_window)
+    return 4 * B * pairs * H, 4 * B * (S * S - pairs) * H
+
+
+def _family_parts(cfg: ModelConfig, bp: dict[str, int], fb: dict[str, int], batch: int, seq_len: int
+                  ) -> tuple[Part, ...]:
+    """The `Part`s of an encoder after BERT, as transformers' class of its family holds its modules (unshared:
+    the audit runs only what that class builds; ValueError for an ALBERTized one, which it does not)."""
+    if problem := no_transformers_model(cfg):
+        raise ValueError(f"no per-component rows for a config transformers cannot build: {problem}")
+    p, L = _prefix(cfg), cfg.num_layers
+    proj = "encoder.embedding_hidden_mapping_in"
+    nested = cfg.norm_after_projection  # DeBERTa's embed_proj sits inside its embeddings module
+    emb_params = sum(n for name, n in bp.items() if name.startswith("embeddings.") and "relative" not in name)
+    emb = _EMBEDDINGS.get(cfg.family, "embeddings")
+    out = [Part("embeddings", "Embeddings", p + emb, emb_params + nested * bp.get(proj, 0), nested * fb.get(proj, 0))]
+    if cfg.is_factorized and not nested:  # ELECTRA's embeddings_project
+        out.append(Part("projection", "Embedding projection E→H", f"{p}embeddings_project", bp[proj], fb[proj]))
+    if cfg.position == "relative":  # DeBERTa: the table is read as a weight, normed once, projected by every layer
+        out += [
+            Part("relative_table", COMPONENT_INFO["embeddings.relative_embeddings"][0], f"{p}encoder.rel_embeddings",
+                 bp["embeddings.relative_embeddings"], 0),
+            Part("relative_norm", COMPONENT_INFO["embeddings.relative_LayerNorm"][0], f"{p}encoder.LayerNorm",
+                 bp["embeddings.relative_LayerNorm"], 0),
+        ]
+    layer_params = {k: v for k, v in bp.items() if k.startswith(("encoder.attention.", "encoder.ffn."))}
+    missing = 0 if cfg.first_layer_norm else cfg.norm_size * cfg.hidden_size  # layer 0's attention norm: identity
+    per_layer = (sum(layer_params.values()) + missing) // L
+    matmuls = sum(f for k, f in fb.items() if k.startswith(("encoder.attention.", "encoder.ffn."))
+                  and k != "encoder.attention.scores") // L
+    for i, (module, _) in enumerate(_layer_modules(cfg)):
+        params = per_layer - (missing if i == 0 else 0)
+        out.append(Part(f"layer {i}", f"Layer {i}", module, params, matmuls + _layer_scores(cfg, batch, seq_len, i)[0]))
+    if cfg.norm_placement == "pre":
+        out.append(Part("final_norm", COMPONENT_INFO["encoder.final_norm"][0], p + _FINAL_NORM[cfg.family],
+                        bp["encoder.final_norm"], 0))
+    if cfg.has_pooler:
+        out.append(Part("pooler", "Pooler", f"{p}pooler", bp["pooler"], fb["pooler"]))
+    if cfg.has_mlm_head:
+        transform, decoder = _MLM[cfg.family]
+        head_params = {k: v for k, v in bp.items() if k.startswith("predictions")}
+        head_flops = {k: v for k, v in fb.items() if k.startswith("predictions")}
+        if decoder is None:
+            out.append(Part("mlm_head", "MLM head", transform, sum(head_params.values()), sum(head_flops.values())))
+        else:
+            if transform is not None:
+                out.append(Part("mlm_head", "MLM transform", transform,
+                                head_params.get("predictions.dense", 0) + head_params.get("predictions.LayerNorm", 0),
+                                head_flops.get("predictions.dense", 0)))
+            out.append(Part("mlm_decoder", "MLM decoder", decoder,
+                            head_params.get("predictions", 0) + head_params.get("predictions.decoder", 0),
+                            head_flops["predictions.decoder"]))
+    if cfg.has_discriminator:
+        names = ("discriminator.dense", "discriminator.prediction")
+        out.append(Part("discriminator", "Discriminator head", "discriminator_predictions",
+                        sum(bp[n] for n in names), sum(fb[n] for n in names)))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class _Work:
     """The work under one module as the per-module counters see it: the exact forward matmul FLOPs, of which
@@ -550,6 +743,8 @@ class _Work:
     bias: int = 0
     softmax: int = 0
     relu: int = 0
+    silu: int = 0  # elements through nn.SiLU
+    excess: int = 0  # local attention's masked pairs, scored by transformers' ModernBERT (not in ``forward``)
 
     def __add__(self, other: _Work) -> _Work:
         return _Work(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
@@ -572,6 +767,8 @@ def _part_work(t: Terms, part: Part) -> _Work:
     """The `_Work` under ``part``'s module (a layer's from `_block_work`, the others' exact forward from
     `parts`)."""
     cfg, B, N = t.config, t.batch, t.tokens
+    if cfg.family not in PAPER_FAMILIES:
+        return _family_part_work(t, part)
     E, H, V = cfg.embedding_size, cfg.hidden_size, cfg.vocab_size
     relu = cfg.hidden_act == "relu"
     if part.key.startswith("layer"):
@@ -587,6 +784,57 @@ def _part_work(t: Terms, part: Part) -> _Work:
     return _Work(part.forward, norm=norm, bias=bias, relu=act)
 
 
+def _family_part_work(t: Terms, part: Part) -> _Work:
+    """`_part_work` for the families after BERT, from the config's axes: norms of either kind (the tools' rules
+    know nn.LayerNorm only), biases where the config has them, a GLU's gate through the activation, the local
+    layers' window, DeBERTa's relative attention."""
+    cfg, B, S, N = t.config, t.batch, t.seq_len, t.tokens
+    E, H, I, V = cfg.embedding_size, cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size  # noqa: E741
+    layer_norm = cfg.norm == "layernorm"  # the tools count an nn.LayerNorm; EuroBERT's RMSNorm is a module of its own
+    act = {"relu": "relu", "silu": "silu"}.get(cfg.hidden_act)
+    rows = 2 * cfg.position_buckets
+    key = part.key
+    if key.startswith("layer"):
+        i = int(key.split()[1])
+        scores, excess = _layer_scores(cfg, B, S, i)
+        norms = 2 - (i == 0 and not cfg.first_layer_norm)
+        work = _Work(
+            part.forward,
+            scores + t.relative_scores // cfg.num_layers,  # DeBERTa's c2p and p2c: matmuls without weights too
+            layer_norm * norms * N * H,
+            N * (cfg.attention_bias * (2 * H + 2 * cfg.kv_size) + cfg.mlp_bias * (cfg.ffn_width + H))
+            + cfg.attention_bias * 2 * rows * H,
+            B * cfg.num_heads * S * S,
+            excess=excess,
+        )
+        return work + _activation(act, N * I)
+    transform = cfg.has_mlm_head and cfg.head_transform
+    if key == "embeddings":
+        return _Work(part.forward, norm=layer_norm * cfg.embedding_norm * N * (H if cfg.norm_after_projection else E))
+    if key == "projection":
+        return _Work(part.forward, bias=N * H)
+    if key == "relative_norm":
+        return _Work(0, norm=rows * H)
+    if key == "final_norm":
+        return _Work(0, norm=layer_norm * N * H)
+    if key == "pooler":
+        return _Work(part.forward, bias=B * H)
+    transform_work = _Work(0, norm=N * E * layer_norm, bias=cfg.head_bias * N * E) + _activation(act, N * E)
+    decoder_work = _Work(0, bias=cfg.decoder_bias * N * V)
+    if key == "mlm_head":
+        both = transform_work + (decoder_work if _MLM[cfg.family][1] is None else _Work(0))
+        return _Work(part.forward) + (both if transform else _Work(0))
+    if key == "mlm_decoder":
+        return _Work(part.forward) + decoder_work
+    if key == "discriminator":
+        return _Work(part.forward, bias=N * (H + 1)) + _activation(act, N * H)
+    return _Work(part.forward)  # the relative table: read, never called
+
+
+def _activation(act: str | None, elements: int) -> _Work:
+    return _Work(0, relu=elements if act == "relu" else 0, silu=elements if act == "silu" else 0)
+
+
 @dataclass(frozen=True)
 class _ModuleRule:
     """How a per-module FLOP counter counts the work under a module. Each field is the cause's text (None:
@@ -598,6 +846,7 @@ class _ModuleRule:
     softmax: str | None = None  # softmax, one per element, under the attention module
     relu: str | None = None  # ReLU, one per element, under the activation module
     scores: str | None = None  # why the attention matmuls are not under the layer's module
+    silu: str | None = None  # SiLU, one per element, under the activation module
     # None: the tool follows the calls (a block called from a layer is that layer's); else why a shared
     # block is reported under the layer whose module holds it
     held_by: str | None = None
@@ -606,9 +855,11 @@ class _ModuleRule:
 _HOOKED = "a hook on the shared module adds up every call where the module sits in the tree"
 
 
-def _module_rule(tool: Tool) -> _ModuleRule:
-    """The counting rule per module of a FLOP counter in `PER_MODULE` (on ``tool``'s attention)."""
-    sdpa = tool.attention == "sdpa"
+def _module_rule(tool: Tool, cfg: ModelConfig | None = None) -> _ModuleRule:
+    """The counting rule per module of a FLOP counter in `PER_MODULE` (on ``tool``'s attention, for ``cfg``'s
+    family: DeBERTa runs eager attention only, as torch.bmm)."""
+    sdpa = tool.attention == "sdpa" and (cfg is None or has_sdpa(cfg))
+    bmm = cfg is not None and cfg.position == "relative"
     return {
         "flop_counter": _ModuleRule(),
         "fvcore": _ModuleRule(
@@ -631,14 +882,16 @@ def _module_rule(tool: Tool) -> _ModuleRule:
             "total only)",
             scores=SDPA_MISSED
             if sdpa
-            else "attention matmuls counted by ptflops' torch.matmul patch: in its total, under no module",
+            else f"attention matmuls counted by ptflops' torch.{'bmm' if bmm else 'matmul'} patch: in its total, "
+            "under no module",
             held_by=_HOOKED,
         ),
         "calflops": _ModuleRule(
             norm=(NORM_5, 5),
             softmax=None if sdpa else SOFTMAX,
             relu=CALFLOPS_RELU,
-            scores=SDPA_MISSED if sdpa else None,
+            scores=SDPA_MISSED if sdpa else (CALFLOPS_BMM if bmm else None),
+            silu=SILU,
             held_by=_HOOKED,
         ),
     }[_family(tool)]
@@ -654,6 +907,9 @@ def _work_causes(rule: _ModuleRule, work: _Work) -> list[tuple[str, int]]:
         (rule.softmax, work.softmax) if rule.softmax else None,
         (rule.relu, work.relu) if rule.relu else None,
         (rule.scores, -work.scores // half) if rule.scores else None,
+        # the masked pairs are where the tool puts the attention matmuls: under the module, or nowhere in it
+        (DENSE_MASKED, work.excess // half) if not rule.scores else None,
+        (rule.silu, work.silu) if rule.silu else None,
     ]
 
 
@@ -670,9 +926,11 @@ def explain_part(tool: Tool | str, t: Terms, part: Part) -> tuple[Cause, ...]:
     if family not in PER_MODULE:
         return ()
     if family == "torchinfo":
+        decoder = "mlm_decoder" if _MLM.get(t.config.family, ("", None))[1] else "mlm_head"
         tied = ("tied MLM decoder weight (the word table) counted in the MLM head", t.tied_decoder)
-        return _causes([tied] if part.key == "mlm_head" else [])
-    rule, work = _module_rule(tool), _part_work(t, part)
+        never = ("the relative table is read as a weight, never called: torchinfo has no row for it", -part.params)
+        return _causes([tied] if part.key == decoder else [never] if part.key == "relative_table" else [])
+    rule, work = _module_rule(tool, t.config), _part_work(t, part)
     rules = _work_causes(rule, work)
     if part.key.startswith("layer"):
         cfg, i = t.config, int(part.key.split()[1])
@@ -758,14 +1016,42 @@ def small_twin(cfg: ModelConfig, seq_len: int) -> ModelConfig:
     hidden = min(cfg.hidden_size, heads * SMALL_HEAD_DIM)
     heads = heads if hidden % heads == 0 else 1
     inner = max(1, cfg.intermediate_size * hidden // cfg.hidden_size)
+    embedding = min(cfg.embedding_size, SMALL_EMBEDDING)
+    if cfg.family != "albert":  # the others have an E->H projection exactly when E != H: keep it so
+        embedding = hidden if not cfg.is_factorized else (embedding if embedding != hidden else hidden // 2 or 1)
+    kv = cfg.num_kv_heads
+    if kv:  # grouped queries: the same group size where it divides the twin's heads, else one key/value head
+        group = cfg.num_heads // kv
+        kv = heads // group if heads % group == 0 else 1
     return cfg.replace(
         vocab_size=min(cfg.vocab_size, SMALL_VOCAB),
-        embedding_size=min(cfg.embedding_size, SMALL_EMBEDDING),
+        embedding_size=embedding,
         hidden_size=hidden,
         num_heads=heads,
+        num_kv_heads=kv,
         intermediate_size=inner,
-        max_position_embeddings=max(seq_len, min(cfg.max_position_embeddings, 512)),
+        max_position_embeddings=max(seq_len + cfg.position_offset, min(cfg.max_position_embeddings, 512)),
     )
+
+
+def runs_on_cpu(tool: Tool, cfg: ModelConfig) -> bool:
+    """Whether ``tool`` runs on the CPU on the small twin of ``cfg``: ptflops always, and every tool that runs a
+    forward pass on DeBERTa-v2 (its relative positions call .item(), which the meta device cannot answer)."""
+    forward = tool.quantity != "parameters" or tool.key == "torchinfo"
+    return tool.device == "cpu-small" or (cfg.position == "relative" and forward and tool.quantity != "training")
+
+
+def no_transformers_model(cfg: ModelConfig) -> str | None:
+    """Why the tools cannot run on ``cfg`` (None: they can): an encoder after BERT with ALBERT's ideas applied (E
+    where its class has no projection, cross-layer sharing) has no transformers model to run them on. BERT's and
+    ALBERT's partial sharing modes are built here (`build_hf_model`)."""
+    return None if cfg.family in PAPER_FAMILIES else hf_class_mismatch(cfg)
+
+
+def has_sdpa(cfg: ModelConfig) -> bool:
+    """Whether transformers' class of ``cfg`` has an SDPA attention (DeBERTa-v2's is eager only: its SDPA rows run
+    the eager model)."""
+    return cfg.family != "deberta-v2"
 
 
 # ----------------------------------------------------------------------------- running the tools
@@ -788,12 +1074,10 @@ def build_hf_model(cfg: ModelConfig, attention: str, device: str = "meta"):
     import torch
     import transformers
 
-    from albert_core.live.interop import _hf_class
-
     hf = config_to_hf(cfg) if cfg.sharing in ("none", "all") else config_to_hf(cfg.replace(sharing="none"))
     conf = transformers.AutoConfig.for_model(**hf)
     with torch.device(device):
-        model = _hf_class(cfg.family, cfg.head)._from_config(conf, attn_implementation=attention)
+        model = getattr(transformers, hf_class_name(cfg))._from_config(conf, attn_implementation=attention)
     if cfg.sharing in ("attention", "ffn"):
         groups = (model if cfg.head == "model" else model.albert).encoder.albert_layer_groups
         names = (
@@ -934,7 +1218,8 @@ def _run_rows(cfg: ModelConfig, batch: int, seq_len: int, tools: tuple[Tool, ...
     rows: list[AuditRow] = []
     models: dict[tuple[str, str, ModelConfig], Any] = {}
     for tool in tools:
-        run_cfg = small_twin(cfg, seq_len) if tool.device == "cpu-small" else cfg
+        cpu = runs_on_cpu(tool, cfg)
+        run_cfg = small_twin(cfg, seq_len) if cpu else cfg
         t = terms(run_cfg, batch, seq_len)
         exact, causes = exact_figure(tool, t), explain(tool, t)
         if tool.quantity == "training":
@@ -945,16 +1230,23 @@ def _run_rows(cfg: ModelConfig, batch: int, seq_len: int, tools: tuple[Tool, ...
                 )
             )
             continue
-        device = "cpu" if tool.device == "cpu-small" else "meta"
+        device = "cpu" if cpu else "meta"
         run_on = "meta device, full size" if device == "meta" else f"CPU, small twin: {config_name(run_cfg)}"
+        attention = tool.attention or "eager"
+        if not has_sdpa(run_cfg) and attention == "sdpa":
+            attention = "eager"
+            run_on += " (transformers' DeBERTa-v2 has no SDPA attention: its eager one ran)"
         version = installed(tool)
         if version is None:
             rows.append(AuditRow(tool, run_cfg, run_on, exact, None, causes, "not installed"))
             continue
+        if problem := no_transformers_model(run_cfg):
+            rows.append(AuditRow(tool, run_cfg, run_on, exact, None, causes, f"not run: {problem}", version))
+            continue
         try:
             import torch
 
-            key = (tool.attention or "eager", device, run_cfg)
+            key = (attention, device, run_cfg)
             if key not in models:
                 with _quiet():
                     models[key] = build_hf_model(run_cfg, key[0], device)
