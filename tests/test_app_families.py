@@ -65,9 +65,8 @@ def test_family_pages_show_exact_numbers_in_valid_charts(app, page, which):
         assert json.loads(go.Figure(spec).to_json()) == spec, spec["layout"].get("title")
     if page.endswith("scaling/page.py"):
         share = charts(at)["Embedding share vs vocabulary V"]
-        twin = twin_of(base)[0]
         by_name = {t["name"]: dict(zip(t["x"], t["y"], strict=True)) for t in share["data"] if t.get("mode") == "lines+markers"}
-        for name, model in (("this encoder", base), ("ALBERTized (E = 128, shared)", twin)):
+        for name, model in (("this encoder (E = 768)", base), ("factorized, E = 128", base.replace(embedding_size=128))):
             bd = count_params(model.replace(vocab_size=50_000))
             assert by_name[name][50_000] == pytest.approx(bd.group_totals()["embeddings"] / bd.total, rel=1e-12)
         assert "Parameters vs layers L" in charts(at)

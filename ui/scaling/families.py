@@ -17,7 +17,7 @@ from albert_core.format import fmt_params
 from ui import plotly_dicts
 from ui.colors import FAMILY_COLORS
 from ui.scaling.charts import Chart, _chart
-from ui.scaling.figures import _current_point, _layout_spec, with_marks
+from ui.scaling.figures import _current_point, _layout_spec, log_ticks, with_marks
 from ui.state import CONFIG_HASH_FUNCS
 
 V_VALUES = (10_000, 30_000, 50_000, 100_000, 150_000, 250_000)
@@ -41,10 +41,12 @@ def _line(xs: list, ys: list, name: str, color: str, dash: str | None, hover: st
 
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def embedding_share(original: ModelConfig, twin: ModelConfig, vs: tuple[int, ...]) -> Chart:
-    """The embeddings' share of the parameters against V, for the encoder and for its ALBERTized twin."""
+    """The embeddings' share of the parameters against V, for the encoder and for it with the twin's factorized E
+    alone (sharing would shrink the encoder too, and so raise the embeddings' share: that is the next chart)."""
+    factorized = original.replace(embedding_size=twin.embedding_size)
     traces = []
-    for cfg, name, color, dash in ((original, "this encoder", ORIGINAL_COLOR, None),
-                                   (twin, f"ALBERTized (E = {twin.embedding_size}, shared)", TWIN_COLOR, TWIN_DASH)):
+    for cfg, name, color, dash in ((original, f"this encoder (E = {original.embedding_size})", ORIGINAL_COLOR, None),
+                                   (factorized, f"factorized, E = {twin.embedding_size}", TWIN_COLOR, TWIN_DASH)):
         df = sweep(cfg, "vocab_size", list(vs), include_bert=False, seq_len=min(128, cfg.max_seq_len))
         share = [float(e / p) for e, p in zip(df["embedding_params"].tolist(), df["params"].tolist(), strict=True)]
         traces.append(_line([int(v) for v in df["x"].tolist()], share, name, color, dash, "share"))
@@ -70,8 +72,10 @@ def params_vs_layers(original: ModelConfig, twin: ModelConfig, ls: tuple[int, ..
                    seq_len=min(128, cfg.max_seq_len))
         traces.append(_line([int(v) for v in df["x"].tolist()], [int(v) for v in df["params"].tolist()], name,
                             color, dash, "params"))
+    ys = [v for t in traces for v in t["y"]]
+    ticks = log_ticks(min(ys), max(ys), fmt_params)
     layout = _layout_spec("Parameters vs layers L", "layers L", "parameters (log scale)",
-                          yaxis={"title": {"text": "parameters (log scale)"}, "type": "log"})
+                          yaxis={"title": {"text": "parameters (log scale)"}, **ticks})
     return _chart(plotly_dicts.figure(traces, layout), mark_layers)
 
 

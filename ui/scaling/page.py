@@ -55,16 +55,17 @@ if cfg.family not in PAPER_FAMILIES:
     with left:
         share = families.embedding_share(original, twin, _with(families.V_VALUES, cfg.vocab_size))
         st.plotly_chart(share.marked(cfg), key="fig_family_embedding_share", **chart)
-        po, pt = count_params(original), count_params(twin)
+        po, pf = count_params(original), count_params(original.replace(embedding_size=twin.embedding_size))
         takeaway(f"at V = {cfg.vocab_size:,} the embeddings are {fmt_pct(po.group_totals()['embeddings'] / po.total)} "
-                 f"of this encoder's {fmt_params(po.total)} parameters; E = {twin.embedding_size} and one shared "
-                 f"layer take it to {fmt_params(pt.total)}.")
+                 f"of this encoder's {fmt_params(po.total)} parameters; E = {twin.embedding_size} alone takes it to "
+                 f"{fmt_params(pf.total)}, the embeddings then {fmt_pct(pf.group_totals()['embeddings'] / pf.total)}.")
     with right:
         layers = families.params_vs_layers(original, twin, _with(families.L_VALUES, cfg.num_layers))
         st.plotly_chart(layers.marked(cfg), key="fig_family_params_vs_layers", **chart)
         fo, ft = (count_flops(c, 1, min(wl.seq_len, c.max_seq_len)).forward for c in (original, twin))
-        takeaway(f"the shared twin stays flat in L, but at L = {cfg.num_layers} it runs {fmt_flops(ft)} per "
-                 f"sequence against {fmt_flops(fo)}: sharing saves parameters, never compute.")
+        takeaway(f"the shared twin ({fmt_params(count_params(twin).total)}) stays flat in L, but at L = "
+                 f"{cfg.num_layers} it runs {fmt_flops(ft)} per sequence against {fmt_flops(fo)}: sharing saves "
+                 "parameters, never compute.")
     st.subheader("Every family at its published size")
     st.dataframe(tables.columns(families.family_table()), hide_index=True, width="stretch", column_config={
         "embedding share": st.column_config.ProgressColumn("embedding share", format="percent", min_value=0,
