@@ -236,7 +236,7 @@ def fit_columns(result: Result, seq_len: int | None = None) -> dict[str, list]:
     seq_len = wl.seq_len if seq_len is None else seq_len
     models = [("this config", result.config)]
     if not result.is_bert:
-        models.append(("BERT twin", result.twin.config))
+        models.append((TWIN_NAMES[result.twin_kind][1], result.twin.config))
     out: dict[str, list] = {"device": [f"{gb} GB" for gb in DEVICE_MEMORY_GB]}
     for name, cfg in models:
         fits = largest_batches(cfg, seq_len, [gb * 10**9 for gb in DEVICE_MEMORY_GB], wl.dtype, wl.optimizer,
