@@ -90,3 +90,35 @@ def test_the_paper_page_lists_every_family_preset_with_its_exact_count(app):
     table = next(df.value for df in at.dataframe if "published" in df.value.columns)
     assert dict(zip(table["preset"], table["params"], strict=True)) == {
         name: count_params(cfg).total for name, cfg in ENCODER_PRESETS.items()}
+
+
+# ModernBERT-base's config.json as its authors published it (transformers 4.48's keys: the pattern as
+# global_attn_every_n_layers, the rotary bases as global_rope_theta / local_rope_theta)
+MODERNBERT_BASE_JSON = {
+    "architectures": ["ModernBertForMaskedLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 50281, "classifier_activation": "gelu", "classifier_bias": False, "classifier_dropout": 0.0,
+    "classifier_pooling": "mean", "cls_token_id": 50281, "decoder_bias": True, "deterministic_flash_attn": False,
+    "embedding_dropout": 0.0, "eos_token_id": 50282, "global_attn_every_n_layers": 3, "global_rope_theta": 160000.0,
+    "gradient_checkpointing": False, "hidden_activation": "gelu", "hidden_size": 768, "initializer_cutoff_factor": 2.0,
+    "initializer_range": 0.02, "intermediate_size": 1152, "layer_norm_eps": 1e-05, "local_attention": 128,
+    "local_rope_theta": 10000.0, "max_position_embeddings": 8192, "mlp_bias": False, "mlp_dropout": 0.0,
+    "model_type": "modernbert", "norm_bias": False, "norm_eps": 1e-05, "num_attention_heads": 12,
+    "num_hidden_layers": 22, "pad_token_id": 50283, "position_embedding_type": "absolute", "sep_token_id": 50282,
+    "tie_word_embeddings": True, "torch_dtype": "float32", "transformers_version": "4.47.0.dev0",
+    "vocab_size": 50368,
+}
+
+
+def test_uploading_modernberts_config_json_and_albertizing_it(app):
+    """The issue's first step, in the app: ModernBERT-base's config.json is loaded (it was refused), counted as
+    transformers counts ModernBertForMaskedLM, and ALBERTized through E."""
+    at = app()
+    at.file_uploader(key="sb_upload").set_value(("config.json", json.dumps(MODERNBERT_BASE_JSON).encode(),
+                                                  "application/json")).run()
+    assert not at.exception and not at.error
+    expected = ENCODER_PRESETS["modernbert-base"].replace(head="masked-lm")
+    assert _metric(at, "Total parameters") == fmt_params(count_params(expected).total)
+    assert at.query_params["family"] == "modernbert" and at.query_params["head"] == "masked-lm"
+    at.number_input(key="cfg_E").set_value(128).run()
+    assert not at.exception
+    assert _metric(at, "Total parameters") == fmt_params(count_params(expected.replace(embedding_size=128)).total)
