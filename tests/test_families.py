@@ -396,3 +396,27 @@ def test_layouts_that_cannot_run_are_refused_by_name() -> None:
         config_from_hf(config_to_hf(ENCODER_PRESETS["deberta-v3-xsmall"]) | {"max_relative_positions": 128})
     problem = hf_class_mismatch(ENCODER_PRESETS["modernbert-base"].replace(head="discriminator"))
     assert problem == "the replaced-token discriminator head has a transformers class for ELECTRA only"
+
+
+# ----------------------------------------------------------------------------- weights, gradients, optimizer states
+@pytest.mark.slow  # one real training step of transformers' model
+@pytest.mark.parametrize("name", ["roberta-base", "electra-small-discriminator", "deberta-v3-xsmall",
+                                  "modernbert-base", "eurobert-210m", "nomic-bert-2048"])
+@pytest.mark.parametrize("tie", [True, False])
+def test_gradient_and_optimizer_bytes_equal_torch_for_every_family(name, tie):
+    """One AdamW step on transformers' masked-LM model (bf16): the bytes of the weights, of the gradients torch
+    holds and of the optimizer states equal the estimate's exact parts; untied, only BERT's lineage leaves a bias
+    without a gradient (ELECTRA's, ModernBERT's and EuroBERT's decoders hold their own)."""
+    from albert_core import estimate_memory
+    from tests.test_memory import TORCH_DTYPES, _bytes, _state_bytes, train_step
+
+    cfg = _small_family(name, "masked-lm").replace(tie_word_embeddings=tie)
+    model, _, opt = train_step(cfg, "bf16", "adamw")
+    est = estimate_memory(cfg, 2, 8, "bf16", "adamw")
+    assert est.weights == _bytes(model.parameters())
+    assert est.gradients == _bytes(p.grad for p in model.parameters())
+    assert est.optimizer == _state_bytes(opt)
+    without = [n for n, p in model.named_parameters() if p.grad is None]
+    stray = not tie and cfg.family in ("roberta", "deberta-v2", "nomic_bert")
+    assert len(without) == int(stray)
+    assert est.gradients == est.weights - stray * cfg.vocab_size * TORCH_DTYPES["bf16"].itemsize

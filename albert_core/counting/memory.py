@@ -80,9 +80,11 @@ def _max(a: Any, b: Any) -> Any:
 
 
 def unused_params(c: Any) -> Any:
-    """Parameters that get no gradient in a training step: the untied MLM head's ``predictions.bias``
-    (transformers 5 unties the decoder's bias together with its weight and uses that one)."""
-    return c.vocab_size if c.has_mlm_head and not c.tie_word_embeddings else 0 * c.vocab_size
+    """Parameters that get no gradient in a training step: the untied MLM head's ``predictions.bias`` in BERT's
+    lineage (transformers 5 unties the decoder's bias together with its weight and uses that one); ELECTRA's,
+    ModernBERT's and EuroBERT's decoders hold their own bias, so nothing is left unused there."""
+    stray = c.has_mlm_head and not c.tie_word_embeddings and c.decoder_bias and c.separate_decoder_bias
+    return c.vocab_size if stray else 0 * c.vocab_size
 
 
 def state_bytes(
