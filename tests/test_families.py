@@ -420,3 +420,18 @@ def test_gradient_and_optimizer_bytes_equal_torch_for_every_family(name, tie):
     stray = not tie and cfg.family in ("roberta", "deberta-v2", "nomic_bert")
     assert len(without) == int(stray)
     assert est.gradients == est.weights - stray * cfg.vocab_size * TORCH_DTYPES["bf16"].itemsize
+
+
+def test_the_defaults_a_config_json_leaves_out_are_transformers_own() -> None:
+    """What `config_from_hf` takes for a key a family's config.json leaves out is what transformers' config class
+    of that family takes (read off the class, not copied)."""
+    from albert_core.configuration.hf_config import _HF_DEFAULTS, HF_CLASS_PREFIX
+
+    aliases = {"global_rope_theta": None, "local_rope_theta": None, "global_attn_every_n_layers": None,
+               "rope_theta": None, "position_embedding_type": None}  # kwargs turned into other attributes
+    for family, defaults in _HF_DEFAULTS.items():
+        theirs = getattr(transformers, HF_CLASS_PREFIX[family] + "Config")()
+        for key, value in defaults.items():
+            if key in aliases or not hasattr(theirs, key) or value is None:
+                continue  # None: derived by the class from other keys (kv heads = heads, head_dim = H / heads)
+            assert getattr(theirs, key) == value, (family, key)

@@ -331,6 +331,11 @@ def config_to_hf(cfg: ModelConfig) -> dict[str, Any]:
     return out
 
 
+_ROBERTA_DEFAULTS = {
+    "vocab_size": 50265, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+    "intermediate_size": 3072, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 2,
+    "layer_norm_eps": 1e-12, "pad_token_id": 1, "tie_word_embeddings": True, "position_embedding_type": "absolute",
+}
 _HF_DEFAULTS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         # transformers' own defaults (AlbertConfig() is ALBERT-xxlarge, BertConfig() is BERT-base)
@@ -347,18 +352,8 @@ _HF_DEFAULTS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
             "max_position_embeddings": 512, "type_vocab_size": 2, "layer_norm_eps": 1e-12,
             "tie_word_embeddings": True, "position_embedding_type": "absolute",
         },
-        "roberta": {
-            "vocab_size": 50265, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
-            "intermediate_size": 3072, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 2,
-            "layer_norm_eps": 1e-12, "pad_token_id": 1, "tie_word_embeddings": True,
-            "position_embedding_type": "absolute",
-        },
-        "xlm-roberta": {
-            "vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
-            "intermediate_size": 3072, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 2,
-            "layer_norm_eps": 1e-12, "pad_token_id": 1, "tie_word_embeddings": True,
-            "position_embedding_type": "absolute",
-        },
+        "roberta": _ROBERTA_DEFAULTS,
+        "xlm-roberta": {**_ROBERTA_DEFAULTS, "vocab_size": 30522},
         "electra": {
             "vocab_size": 30522, "embedding_size": 128, "hidden_size": 256, "num_hidden_layers": 12,
             "num_attention_heads": 4, "intermediate_size": 1024, "hidden_act": "gelu",
