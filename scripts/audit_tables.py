@@ -1,6 +1,7 @@
 """Print docs/audit.md's measured tables: every tool's ratio to the exact figure on the presets and on
 albert-base's sharing modes and G/K variants (`python scripts/audit_tables.py > /tmp/tables.md`); with
-``--families``, the ratio table of the encoders after BERT (one column per preset)."""
+``--families``, the ratio table of the encoders after BERT (one column per preset). From the repository root with
+PYTHONPATH=. unless albert_core is installed."""
 
 from __future__ import annotations
 

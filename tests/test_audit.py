@@ -8,6 +8,8 @@ import importlib.util
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from albert_core import PRESETS, ModelConfig
 from albert_core.cli.main import main
@@ -17,6 +19,7 @@ from albert_core.review import audit as audit_mod
 from albert_core.review.audit import PER_MODULE, TOOLS, audit
 from tests.helpers.audit import TINY, family_tiny
 from tests.helpers.facts import EXACT_COUNTS, forward_flops_closed_form
+from tests.helpers.family_strategies import family_configs
 
 GRID = [
     *(
@@ -326,6 +329,17 @@ def test_cli_bad_input_is_one_line(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "max_position_embeddings" in err
+
+
+@pytest.mark.slow
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(family_configs(), st.integers(1, 3), st.integers(1, 20))
+def test_random_family_configs_are_explained(cfg, batch, seq_len):
+    """Small configs of the seven families as their classes build them (tests/helpers/family_strategies.py: biases,
+    windows, key/value heads, E, buckets, heads and tying drawn), every tool and component explained."""
+    result = audit(cfg, batch, min(seq_len, cfg.max_seq_len))
+    assert all(r.status in ("ran", "computed") for r in result.rows)
+    assert result.unexplained == 0 and result.unexplained_components == 0
 
 
 @pytest.mark.slow
