@@ -78,3 +78,20 @@ def test_doctor_reads_a_pasted_config_beside_an_uploaded_one(app, tmp_path):
     at.text_area(key="doctor_paste").input(str(secret)).run()
     assert not at.exception
     assert any("Cannot read this config" in e.value for e in at.error)
+
+
+def test_audit_runs_on_a_family_link(app):
+    """A ModernBERT-layout preset (GeGLU, rotary, local attention, pre-LN without biases) from its link: every row
+    explained, its local attention's masked pairs (128 tokens, a window of 128: 4,032 of 16,384 pairs masked) among
+    the causes."""
+    from albert_core.configuration.presets import ENCODER_PRESETS
+    from ui.urls import config_to_query
+
+    at = app(query={**config_to_query(ENCODER_PRESETS["ettin-encoder-17m"]), "seq": "128"})  # beyond its window
+    at.button(key="audit_run").click().run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "unexplained" in d.value.columns and "run on" in d.value.columns)
+    assert set(table["unexplained"]) == {"0"}
+    causes = next(d.value for d in at.dataframe if {"cause", "amount"} <= set(d.value.columns))
+    assert any(c.startswith("local attention scored on every pair") for c in causes["cause"])
+    assert "Unexplained differences: **0**; per component: **0**." in _texts(at)

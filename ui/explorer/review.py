@@ -80,7 +80,8 @@ def render_audit(cfg: ModelConfig, wl: Workload) -> None:
     batch = min(wl.batch, AUDIT_LIMITS["batch"][1])
     st.caption(
         f"torchinfo, fvcore, thop, ptflops, calflops, torch's FlopCounterMode, parameter sums and the 6N rule on "
-        f"transformers' model of this config (meta device, full size; ptflops on a small CPU twin), "
+        f"transformers' model of this config (meta device, full size; ptflops, and every forward counter on "
+        f"DeBERTa, on a small CPU twin; the row says where it ran), "
         f"batch {batch} × {wl.seq_len} tokens, beside the exact figures. Every difference is the sum of causes "
         f"computed from the config."
     )
