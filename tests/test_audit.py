@@ -323,6 +323,15 @@ def test_cli_json_and_text(capsys):
     assert "unexplained differences: 0" in out and "small twin" in out
 
 
+def test_cli_on_a_family_preset(capsys):
+    """EuroBERT-210m cut to one layer: every row explained, RMSNorm named in torchinfo's and 6N's causes."""
+    assert main(["audit", "--preset", "eurobert-210m", "--num-layers", "1", "--seq-len", "8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["unexplained_rows"] == 0 and data["unexplained_component_rows"] == 0
+    six_n = next(r for r in data["rows"] if r["tool"] == "6n_unique")
+    assert any(c["what"] == "biases and RMSNorm parameters counted as matmul weights" for c in six_n["causes"])
+
+
 def test_cli_bad_input_is_one_line(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["audit", "--preset", "albert-base", "--seq-len", "1024"])
