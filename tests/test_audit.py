@@ -299,6 +299,34 @@ def test_the_small_twin_keeps_the_structure():
 
 
 @pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("modernbert-base", ("local_window", "global_every", "ffn_kind", "norm_bias", "first_layer_norm")),
+        ("eurobert-610m", ("norm", "head_transform", "tie_word_embeddings")),
+        ("electra-base-discriminator", ("head",)),
+        ("deberta-v3-large", ("position_buckets", "position")),
+        ("roberta-large", ("position_offset", "type_vocab_size")),
+    ],
+)
+def test_the_small_twin_keeps_a_familys_layout(name, kept):
+    """The twin keeps every axis, a projection exactly where the family has one, the group size of grouped-query
+    attention where it divides the twin's heads (EuroBERT-610m: 18 heads in groups of 3; the twin's 4 heads get one
+    key/value head), RoBERTa's offset rows above the sequence."""
+    from albert_core.configuration.hf_config import hf_class_mismatch
+    from albert_core.configuration.presets import ENCODER_PRESETS
+
+    cfg = ENCODER_PRESETS[name]
+    twin = audit_mod.small_twin(cfg, 128)
+    assert hf_class_mismatch(twin) is None  # transformers' class of the family builds it
+    assert twin.is_factorized == cfg.is_factorized and twin.hidden_size == 32 and twin.num_heads == 4
+    assert all(getattr(twin, k) == getattr(cfg, k) for k in kept)
+    if name == "eurobert-610m":
+        assert (cfg.num_heads, cfg.num_kv_heads, twin.num_kv_heads) == (18, 6, 1)
+    if name == "roberta-large":
+        assert twin.max_seq_len >= 128
+
+
+@pytest.mark.parametrize(
     ("kwargs", "message"),
     [
         ({"batch": 0}, "batch must be a whole number between 1 and 64"),
