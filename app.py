@@ -36,8 +36,8 @@ ui.state.set_current(cfg, workload)
 # url_path becomes ""), so /explorer would say "Page not found". The first page is therefore also
 # registered, hidden from the menu, at its own path; the default entry's internal path is "home" so
 # that the two do not clash (Streamlit identifies a page by its url_path).
-# Made once per session and kept in its state: st.Page resolves its file's real path (a stat per folder; ~0.9 ms
-# of a 10 ms rerun for the eight). Not shared between sessions: st.navigation marks the page it returns runnable.
+# Made once per session and kept in its state: st.Page resolves its file's real path (a stat per folder, for each of
+# the eight: a visible share of a rerun). Not shared between sessions: st.navigation marks the page it returns runnable.
 pages = st.session_state.get(PAGES_KEY)
 if pages is None:
     available = [p for p in PAGES if (ROOT / p[0]).is_file()]

@@ -14,9 +14,13 @@ from albert_core import Workload
 from albert_core.configuration.config import SHARING_LABELS
 from albert_core.configuration.presets import PRESETS
 from albert_core.counting.report import analyze
+from albert_core.counting.sweeps import sweep
+from albert_core.hardware.time_model import estimate_time, paper_table2
 from ui import plotly_dicts
 from ui.explorer import architecture as fa
 from ui.explorer import figures as fe
+from ui.hardware import figures as fh
+from ui.scaling import figures as fs
 
 CONFIGS = [PRESETS[name] for name in ("albert-base", "albert-xxlarge", "bert-base", "bert-large")]
 CONFIGS += [PRESETS["albert-base"].replace(sharing=mode, num_hidden_groups=g, inner_group_num=k)
@@ -31,6 +35,17 @@ def _builders(cfg):
     yield "flops_bars", fe.flops_bars(res.own.flops_sequence.by_name())
     if cfg.family == "albert":
         yield "twin_bars", fe.twin_bars(res)
+        yield "params_heatmap_base", fs.params_heatmap_base(fs.heatmap_frame(cfg, (64, 128, 256), (256, 768)))
+        yield "embedding_vs_vocab_base", fs.embedding_vs_vocab_base(
+            sweep(cfg, "vocab_size", [1000, 30000], "embedding_size", [64, 128], batch=2, seq_len=128, dtype="fp32",
+                  optimizer="adamw"))
+    seed = fs.seed_embedding_table({name: p for name, p in PRESETS.items() if p.family == "albert"})
+    yield "embedding_reduction", fs.embedding_reduction(seed, "albert-base")
+    yield "flops_vs_params_base", fs.flops_vs_params_base(fs.presets_frame(PRESETS, 128, cfg.head))
+    yield "sharing_modes_base", fs.mark_sharing_modes(fs.sharing_modes_base(fs.table4_frame()), 12_000_000)
+    yield "step_breakdown", fh.step_breakdown(estimate_time(cfg, Workload(batch=64, seq_len=128, dtype="bf16"),
+                                                            "tpu-v3", 8))
+    yield "table2_bars", fh.table2_bars(paper_table2())
 
 
 def _json(fig: go.Figure) -> dict:
@@ -152,3 +167,51 @@ def test_plotly_builds_a_trusted_figure_without_validating_it():
     assert fig.data[0].type == "bar" and _built(fig)
     with pytest.raises(ValueError):  # what validation would have done
         go.Figure({"data": [{"type": "bar", "x": [1], "colour": "red"}], "layout": {}})
+
+
+def _train_and_live_figures():
+    """Every figure builder of the Live model and Train pages on small synthetic inputs (baselines, a separation,
+    smoothing, log axes, several seeds), for the validation check below."""
+    import numpy as np
+    import pandas as pd
+
+    from albert_core.lab.baselines import Baselines
+    from ui.live import figures as fl
+    from ui.train import figures as ft
+
+    rng = np.random.default_rng(0)
+
+    def history(seed: int) -> pd.DataFrame:
+        steps = np.arange(21)
+        evaluated = steps % 5 == 0
+        df = pd.DataFrame({"step": steps, "tokens": steps * 512, "elapsed_s": steps * 0.1 + seed * 0.01,
+                           "train_mlm_loss": 5 - steps * 0.1 + rng.random(21), "train_mlm_acc": rng.random(21)})
+        for col in ("val_mlm_loss", "val_mlm_acc", "val_order_acc"):
+            df[col] = np.where(evaluated, rng.random(21) * 3, np.nan)
+        return df
+
+    groups = {"a": [history(0), history(1)], "b": [history(2)]}
+    baselines = Baselines(4.5, 0.05, 3.9, 0.1, 100, 0.5, 40)
+    for metric in ft.METRICS:
+        yield f"curves {metric}", ft.curves_figure(groups, metric, ft.Separation("a", "b", 10), baselines=baselines,
+                                                    smoothing=0.5, log_y=True)
+        yield f"curves {metric} by tokens", ft.curves_figure(groups, metric, ft.Separation("a", "b", None, "overlap"),
+                                                              x="tokens", training=False, log_x=True)
+    matrix = pd.DataFrame([[0.9, np.nan], [0.55, 0.8]], index=["nsp", "sop"], columns=["nsp", "sop"])
+    yield "cross_accuracy_heatmap", ft.cross_accuracy_heatmap(matrix, "Table 5")
+    yield "depth_dial_bars", ft.depth_dial_bars(pd.DataFrame({"depth": [1, 2, 4], "val_mlm_loss": [4, 3.5, 3.6]}), 2,
+                                                baselines)
+    smooth = pd.DataFrame({"layer": [1, 2, 3], "l2_distance": [1.0, 2.0, 1.5], "cosine_similarity": [0.9, 0.8, 0.95]})
+    smooth["angle_degrees"] = np.degrees(np.arccos(smooth["cosine_similarity"]))
+    yield "smoothness_figure", fl.smoothness_figure(smooth)
+    yield "smoothness_runs", ft.smoothness_runs({"x": smooth, "y": smooth.assign(l2_distance=[2.0, 1.0, 0.5])})
+    weights = rng.random((4, 4))
+    yield "attention_heatmap", fl.attention_heatmap(weights / weights.sum(1, keepdims=True), list("abcd"), 0, 1)
+    yield "activation_bars", fl.activation_bars(1_000_000, 1_200_000)
+
+
+def test_train_and_live_figures_are_what_validation_makes_of_them():
+    for name, fig in _train_and_live_figures():
+        assert isinstance(fig, plotly_dicts.TrustedFigure), name  # one way of building figures: dicts
+        validated = go.Figure(fig.to_dict())
+        assert _json(fig) == _json(validated), name

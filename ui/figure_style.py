@@ -1,12 +1,15 @@
 """The figures' common style, one place for what every page's charts share: the title size that fits a phone,
-legends under the plot, round SI ticks labelled in the app's own units, and the signed relative change.
-Pure (no streamlit)."""
+legends under the plot, round SI ticks labelled in the app's own units, the signed relative change, and the layout
+of a grid of panels for figures written as dicts. Pure (no streamlit)."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 from albert_core.format import fmt_pct
 
@@ -37,3 +40,27 @@ def _trim(text: str) -> str:
 def fmt_delta(x: float) -> str:
     """A relative change, signed: a second decimal under 1% (+0.1% would hide +0.06%), none from 100%."""
     return fmt_pct(x, 0 if abs(x) >= 1 else 1 if abs(x) >= 0.01 or x == 0 else 2, signed=True)
+
+
+def subplot_grid(rows: int, cols: int, titles: tuple[str, ...], **spacing: float) -> dict[str, Any]:
+    """The layout `plotly.subplots.make_subplots` makes for a grid (axes with their domains and anchors, the
+    subplot titles as annotations), without its template, as a dict of the caller's own: a figure written as dicts
+    (`ui.plotly_dicts.figure`) then puts its traces on axes "x", "x2", ... The grid is made once per shape."""
+    return copy.deepcopy(_grid(rows, cols, titles, tuple(sorted(spacing.items()))))
+
+
+@functools.lru_cache(maxsize=16)
+def _grid(rows: int, cols: int, titles: tuple[str, ...], spacing: tuple[tuple[str, float], ...]) -> dict[str, Any]:
+    from plotly.subplots import make_subplots
+
+    layout = make_subplots(rows=rows, cols=cols, subplot_titles=titles, **dict(spacing)).layout.to_plotly_json()
+    layout.pop("template", None)
+    return layout
+
+
+@functools.cache
+def colorscale(name: str) -> list[list]:
+    """A named Plotly colour scale ("Blues") as Plotly's validation writes it into a figure: its list of stops."""
+    import plotly.graph_objects as go
+
+    return [list(stop) for stop in go.Heatmap(colorscale=name).colorscale]

@@ -1,14 +1,14 @@
 """Plotly figures written as plain dicts and sent without validation or copies.
 
 Plotly validates every property of a figure built from its graph objects (`go.Bar(...)`, `go.Figure(data=...)`):
-1-12 ms a figure on a 2-vCPU host, most of a page's rerun when a slider move rebuilds its charts. Even unvalidated,
-`go.Figure(spec)` deep-copies the spec and the template into graph objects (0.3-0.7 ms a chart), and
-`st.plotly_chart` deep-copies them back out with `to_dict` (0.3-0.9 ms a chart, on every rerun, also for a
-cached figure). A builder that writes its figure as the dict Plotly's validation produces (nested dicts, a "type"
-on every trace) can skip all of that: `figure` returns a `TrustedFigure`, whose `to_dict` is that dict with the
-default template, as it is. What validation would have caught is caught by the tests instead:
-tests/test_plotly_dicts.py validates every such builder's output on many configs and requires the same JSON as the
-validated figure, and every chart a page sends is compared with its validated self.
+most of a page's rerun when a slider move rebuilds its charts. Even unvalidated, `go.Figure(spec)` deep-copies
+the spec and the template into graph objects, and `st.plotly_chart` deep-copies them back out with `to_dict`
+(on every rerun, also for a cached figure; docs/benchmarks.md has the measurements). A builder that writes its
+figure as the dict Plotly's validation produces (nested dicts, a "type" on every trace) can skip all of that:
+`figure` returns a `TrustedFigure`, whose `to_dict` is that dict with the default template, as it is. What
+validation would have caught is caught by the tests instead: tests/test_plotly_dicts.py validates every such
+builder's output on many configs and requires the same JSON as the validated figure, and every chart a page sends
+is compared with its validated self.
 """
 
 from __future__ import annotations

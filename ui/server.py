@@ -30,8 +30,8 @@ _FREEZE_LOCK = threading.Lock()
 def freeze_imported_modules() -> None:
     """Move everything alive into the garbage collector's permanent generation once new modules were
     imported (torch, transformers, plotly: millions of objects). Without it every full collection walks
-    them all, about 0.14 s of server CPU on the benchmark machine, and one ran on nearly every rerun of
-    the Live model page. Done after a collection, so no garbage is frozen; later cyclic garbage is
+    them all (more server CPU than a page's rerun), and one ran on nearly every rerun of the Live model
+    page. Done after a collection, so no garbage is frozen; later cyclic garbage is
     still collected. Costs a collection only when the set of modules grew (a page's first run)."""
     with _FREEZE_LOCK:
         if len(sys.modules) == _FROZEN_MODULES[0]:

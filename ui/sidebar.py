@@ -356,7 +356,7 @@ def _number(label: str, key: str, lo: int, hi: int, *, disabled: bool = False, h
 
 def _pair():
     """Two inputs side by side, aligned at the bottom: one horizontal container (one message to the browser) where
-    two columns were three; every element a rerun sends costs the server ~50 µs, ~25 of them the sidebar's."""
+    two columns were three; every element a rerun sends costs the server its own work, and the sidebar sends ~25."""
     return st.container(horizontal=True, vertical_alignment="bottom", gap="small", wrap=False)
 
 

@@ -24,9 +24,9 @@ def current() -> tuple[ModelConfig, Workload]:
     )
 
 
-# Streamlit keys a cached function by hashing its arguments, walking a dataclass field by field (~0.2 ms for a
-# config and a workload, a dozen calls per Scaling rerun); their repr names every field and value (frozen
-# dataclasses, `test_config_hash_keys_differ_in_every_field`), a complete key at a twentieth of the cost.
+# Streamlit keys a cached function by hashing its arguments, walking a dataclass field by field (a dozen calls per
+# Scaling rerun); their repr names every field and value (frozen dataclasses,
+# `test_config_hash_keys_differ_in_every_field`): a complete key for a small part of the cost.
 CONFIG_HASH_FUNCS = {ModelConfig: repr, Workload: repr}
 
 

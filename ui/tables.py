@@ -1,7 +1,7 @@
 """Tables sent to `st.dataframe` as Arrow tables.
 
-`st.dataframe` converts a pandas frame to an Arrow table on every call (0.5-1 ms a small table on a 2-vCPU host,
-with `pyarrow.Table.from_pandas`, which is what Streamlit runs); a table whose content does not change between
+`st.dataframe` converts a pandas frame to an Arrow table on every call (with `pyarrow.Table.from_pandas`, which is
+what Streamlit runs); a table whose content does not change between
 reruns is converted once and the Arrow table is sent as it is. The index is left out: every table here is shown
 without one.
 """

@@ -41,7 +41,7 @@ NEUTRAL = "gray"  # the baseline's badge, and a change of exactly zero
 
 def compare_cost_table(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str], dict[str, str]]:
     """The Compare cost table for people, without a pandas Styler (Streamlit writes a Styler's display values cell
-    by cell, 5-8 ms a rerun for two pins): each metric stays a number in one unit per column (`column_unit`:
+    by cell, on every rerun): each metric stays a number in one unit per column (`column_unit`:
     11.68M, 22.4 GFLOP, 1.3 GB), each change against the first pin is a badge ("baseline", "-89.3%") coloured
     green when smaller and red when larger (fewer parameters, FLOPs or bytes is better). Returns the table (name,
     then each metric and its change), each metric column's printf format, and each badge text's colour."""

@@ -29,6 +29,7 @@ from albert_core.hardware.time_model import (
     table2_size_ratios,
 )
 from albert_core.paper import PAPER_SAME_TIME, PAPER_TPU_RANGE
+from ui import plotly_dicts
 from ui.figure_style import LEGEND_BELOW, TITLE_FONT
 from ui.hardware.questions import CHIP_CHOICES, SpeedComparison
 
@@ -69,7 +70,7 @@ def step_breakdown(est: TimeEstimate) -> go.Figure:
     """Horizontal stacked bars: the training step and the inference batch, one segment per part,
     each labelled with its time and whether it is compute-, memory- or communication-bound."""
     rows = (("Training step", est.training), ("Inference batch", est.inference))
-    fig = go.Figure()
+    data = []
     for name, label in PART_LABELS.items():
         xs, ys, texts = [], [], []
         for row, parts in rows:
@@ -79,16 +80,15 @@ def step_breakdown(est: TimeEstimate) -> go.Figure:
             xs.append(part.seconds)
             ys.append(row)
             texts.append(f"{label}: {fmt_duration(part.seconds)} ({part.bound}-bound)")
-        fig.add_bar(x=xs, y=ys, name=label, orientation="h", marker_color=PART_COLORS[name],
-                    hovertext=texts, hoverinfo="text", text=[fmt_duration(x) for x in xs],
-                    textposition="inside", textangle=0)
-    fig.update_layout(  # the hardware is in the axis title: the whole name in the title was cut on a phone
-        barmode="stack", title=dict(text=BREAKDOWN_TITLE, font=TITLE_FONT),
-        xaxis_title=f"seconds on {est.chips} x {short_hardware(est.hardware.label)}", margin=_MARGIN,
-        height=340, legend=LEGEND_BELOW, uniformtext=dict(minsize=10, mode="hide"),  # no 6-px label in a sliver
-    )
-    fig.update_yaxes(autorange="reversed")
-    return fig
+        data.append(dict(type="bar", x=xs, y=ys, name=label, orientation="h", marker=dict(color=PART_COLORS[name]),
+                         hovertext=texts, hoverinfo="text", text=[fmt_duration(x) for x in xs],
+                         textposition="inside", textangle=0))
+    return plotly_dicts.figure(data, dict(  # the hardware is in the axis title: the whole name in the title was cut
+        barmode="stack", title=dict(text=BREAKDOWN_TITLE, font=TITLE_FONT),  # on a phone
+        xaxis=dict(title=dict(text=f"seconds on {est.chips} x {short_hardware(est.hardware.label)}")),
+        yaxis=dict(autorange="reversed"), margin=_MARGIN, height=340, legend=LEGEND_BELOW,
+        uniformtext=dict(minsize=10, mode="hide"),  # no 6-px label in a sliver
+    ))
 
 
 def short_hardware(label: str) -> str:
@@ -130,18 +130,16 @@ def table2_bars(df: pd.DataFrame) -> go.Figure:
     """Grouped horizontal bars per preset: the paper's speedup over BERT-large next to each prediction.
     Horizontal, so the preset names and the value labels keep their size on a phone (upright bars rotated
     six names into each other and shrank 24 labels below 9 px)."""
-    fig = go.Figure()
-    for col, label in SERIES_LABELS.items():
-        fig.add_bar(y=list(df["preset"]), x=list(df[col]), name=label, marker_color=SERIES_COLORS[col],
-                    orientation="h", text=[fmt_ratio(v) for v in df[col]], textposition="outside",
-                    cliponaxis=False)
-    fig.update_layout(
+    data = [dict(type="bar", y=list(df["preset"]), x=list(df[col]), name=label, marker=dict(color=SERIES_COLORS[col]),
+                 orientation="h", text=[fmt_ratio(v) for v in df[col]], textposition="outside", cliponaxis=False)
+            for col, label in SERIES_LABELS.items()]
+    return plotly_dicts.figure(data, dict(
         barmode="group", title=dict(text=TABLE2_TITLE, font=TITLE_FONT),
-        xaxis=dict(title="speedup over BERT-large", range=[0, max(df[list(SERIES_LABELS)].max()) * 1.18]),
+        xaxis=dict(title=dict(text="speedup over BERT-large"),
+                   range=[0, max(df[list(SERIES_LABELS)].max()) * 1.18]),
         yaxis=dict(autorange="reversed"), margin=_MARGIN, height=640, legend=LEGEND_BELOW,
         uniformtext=dict(minsize=10, mode="hide"),
-    )
-    return fig
+    ))
 
 
 def table2_frame(df: pd.DataFrame) -> pd.DataFrame:

@@ -9,8 +9,8 @@ import streamlit as st
 from albert_core.format import escape_markdown, fmt_duration, sentence_case
 from albert_core.live.budget import BusyError, Cancelled
 
-# Work a rerun may start without a click, in counted FLOPs (2 GFLOP: about 10-20 ms on the benchmark
-# machine): more (the latency runs, the saved-activation pass of a bigger model) waits behind a button,
+# Work a rerun may start without a click, in counted FLOPs (2 GFLOP: a few hundredths of a second on a CPU core,
+# docs/benchmarks.md): more (the latency runs, the saved-activation pass of a bigger model) waits behind a button,
 # so a text edit stays cheap for every visitor and nobody waits for work they did not ask for.
 AUTO_WORK_FLOPS = 2e9
 

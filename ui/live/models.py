@@ -21,7 +21,7 @@ from albert_core.configuration.hf_config import config_from_hf
 from albert_core.live import budget
 
 MAX_TOKENS = 128  # the live run's longest input; the budget check covers batch 1 x this
-# Even on the meta device every attention / FFN block is a Python module (~25 kB, ~1 ms to build):
+# Even on the meta device every attention / FFN block is a Python module (tens of kB and its build time each):
 # above this many blocks the proof build itself would cost a hosted demo too much memory and time.
 MAX_META_BLOCKS = 1024
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")

@@ -8,6 +8,7 @@ once, at import. What it returns is shared between sessions and never mutated (t
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -17,33 +18,46 @@ from ui import tables
 from ui.paper import figures as fp
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def paper_frame(builder: str) -> pd.DataFrame:
-    """``ui.paper.figures.<builder>()`` (the tables depend on nothing the visitor changes), built once per process
-    and shared (never changed); a difference in percent, as its column shows it (+1.00%)."""
-    df = getattr(fp, builder)()
+@functools.cache
+def _frame(builder: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """``builder()`` (one of `ui.paper.figures`' tables: they depend on nothing the visitor changes), built once per
+    process and shared (never changed); a difference in percent, as its column shows it (+1.00%)."""
+    df = builder()
     return df.assign(difference=df["difference"] * 100) if "difference" in df else df
 
 
-# What a table shows of its frame, where that is not the whole frame as it is.
-PAPER_SHOWN = {
-    "embedding_formula_frame": lambda df: df.drop(columns="hidden_size"),
-    # quoted as printed, 15.8M and 63M (the browser's compact format would round 15.8M to 16M): text
-    "estimate_formula_frame": lambda df: df.assign(quoted=df["quoted"].map(fp.fmt_printed)),
-}
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def paper_table(builder: str):
-    """The table of ``paper_frame(builder)`` as sent to the browser, converted to Arrow once (ui/tables.py)."""
-    df = paper_frame(builder)
-    return tables.arrow(PAPER_SHOWN.get(builder, lambda d: d)(df))
+# Each table as sent to the browser, converted to Arrow once (ui/tables.py), with what it shows of its frame.
+@functools.cache
+def table1():
+    return tables.arrow(_frame(fp.table1_frame))
 
 
 @functools.cache
-def paper_table3_savings() -> tuple[int, int]:
+def table3():
+    return tables.arrow(_frame(fp.table3_frame))
+
+
+@functools.cache
+def table4():
+    return tables.arrow(_frame(fp.table4_frame))
+
+
+@functools.cache
+def embedding_formula():
+    return tables.arrow(_frame(fp.embedding_formula_frame).drop(columns="hidden_size"))
+
+
+@functools.cache
+def estimate_formula():
+    # quoted as printed, 15.8M and 63M (the browser's compact format would round 15.8M to 16M): text
+    df = _frame(fp.estimate_formula_frame)
+    return tables.arrow(df.assign(quoted=df["quoted"].map(fp.fmt_printed)))
+
+
+@functools.cache
+def table3_savings() -> tuple[int, int]:
     """What shrinking E and then sharing save in Table 3 (its takeaway), read once."""
-    return fp.table3_savings(paper_frame("table3_frame"))
+    return fp.table3_savings(_frame(fp.table3_frame))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -106,7 +106,7 @@ FMT = {
 }
 
 st.subheader("Table 1: model sizes")
-st.dataframe(cache.paper_table("table1_frame"), hide_index=True, width="stretch", column_config=FMT)
+st.dataframe(cache.table1(), hide_index=True, width="stretch", column_config=FMT)
 st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_VOCAB:,}, P = 512, T = 2. The paper "
            "rounds to whole millions and does not say whether the pooler and biases are counted: differences of a "
            "few percent are that rounding and convention. ALBERT-xxlarge is 222.6M exact; the paper prints 235M in "
@@ -114,15 +114,15 @@ st.caption(f"Recomputed: transformers' XModel (encoder + pooler) at V = {PAPER_V
            "add only 0.56M).")
 
 st.subheader("Table 3: the embedding size E (ALBERT-base)")
-st.dataframe(cache.paper_table("table3_frame"), hide_index=True, width="stretch", column_config=FMT,
+st.dataframe(cache.table3(), hide_index=True, width="stretch", column_config=FMT,
              column_order=["model", "printed", "recomputed", "difference"])  # the one note is below
-emb_saving, share_saving = cache.paper_table3_savings()
+emb_saving, share_saving = cache.table3_savings()
 takeaway(f"shrinking E from 768 to 128 saves {fmt_params(emb_saving)} parameters; sharing every layer saves "
          f"{fmt_params(share_saving)} more. (The E→H projection and the pooler add 0.59M each to the E = 768 row, "
          "which the printed 108M, BERT-base's figure, leaves out.)")
 
 st.subheader("Table 4: cross-layer sharing (ALBERT-base)")
-st.dataframe(cache.paper_table("table4_frame"), hide_index=True, width="stretch", column_config=FMT,
+st.dataframe(cache.table4(), hide_index=True, width="stretch", column_config=FMT,
              column_order=["model", "printed", "recomputed", "difference"])
 takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so sharing the FFN saves more than "
          "sharing attention. Every mode runs the same FLOPs.")
@@ -130,7 +130,7 @@ takeaway("the FFN block (2HI) is twice the attention block (4H²) at I = 4H, so 
 # ----------------------------------------------------------------------------- circulating figures
 st.header("Two circulating figures, reconciled")
 st.markdown(f"**Embedding parameters, V·H against V·E + E·H** (V = {QUOTED_VOCAB:,}, E = {QUOTED_EMBEDDING}):")
-st.dataframe(cache.paper_table("embedding_formula_frame"), hide_index=True, width="stretch",
+st.dataframe(cache.embedding_formula(), hide_index=True, width="stretch",
              column_config={k: st.column_config.NumberColumn(k, format="localized")
                             for k in ("V·H (BERT)", "V·E + E·H (ALBERT)")}
              | {"reduction": st.column_config.NumberColumn("Reduction", format="percent")})
@@ -143,7 +143,7 @@ st.markdown(
     "Factorizing without shrinking E costs parameters."
 )
 st.markdown(f"**An `estimate_albert_params` helper** (V = {QUOTED_VOCAB:,}, pre-training heads):")
-st.dataframe(cache.paper_table("estimate_formula_frame"), hide_index=True, width="stretch",
+st.dataframe(cache.estimate_formula(), hide_index=True, width="stretch",
              column_config={k: st.column_config.NumberColumn(k, format="localized")
                             for k in ("exact", "+ V·E again", "− left out", "= quoted formula")}
              | {"quoted": st.column_config.TextColumn("quoted", alignment="right",

@@ -3,7 +3,7 @@ built together once and keyed by what they depend on; `Chart.marked` adds the cu
 
 A chart's key holds only what its data depend on (a sweep over L at any depth: `figures.any_depth`; the (E, H)
 grid of an all-shared model without its depth: `figures.params_depth_key`), so a move of L rebuilds only the charts
-whose data depend on L, and the marks (~1 ms a chart, `figures.with_marks`) follow the config on every run.
+whose data depend on L, and the marks (`figures.with_marks`, a fraction of a build) follow the config on every run.
 Decorated here once, at import (a `@st.cache_resource` in the page script would be decorated again on every
 rerun). What they return is shared between sessions and never mutated (the page and the builders only read).
 """

@@ -22,7 +22,7 @@ from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.paper import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
 from ui import plotly_dicts
 from ui.colors import FAMILY_COLORS  # BERT blue, ALBERT orange, as on every page
-from ui.figure_style import LEGEND_BELOW, TITLE_FONT, si_ticks
+from ui.figure_style import LEGEND_BELOW, TITLE_FONT, colorscale, si_ticks
 
 CURRENT_COLOR = "#d62728"
 CURRENT_NAME = "current config"
@@ -43,18 +43,6 @@ def family_label(cfg: ModelConfig) -> str:
 _MARGIN = dict(l=10, r=10, t=50, b=10)
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
-    """Titles, legend, margins (`_layout_spec`). Set property by property: `fig.update_layout(...)` goes
-    through Plotly's relayout machinery and cost ~2 ms per call, the largest share of building a chart."""
-    layout = fig.layout
-    spec = _layout_spec(title, x_title, y_title)
-    for key in ("title", "legend", "margin", "hovermode"):
-        layout[key] = spec[key]
-    layout.xaxis.title.text = x_title
-    layout.yaxis.title.text = y_title
-    return fig
-
-
 def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict:
     """The layout every chart here shares, as a dict for `plotly_dicts.figure` (``more``: other keys)."""
     return {
@@ -66,15 +54,6 @@ def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict
         "hovermode": "closest",
         **more,
     }
-
-
-def _set(obj, props: Mapping[str, object]):
-    """``obj.update(props)`` for a figure's layout or one of its axes, property by property: Plotly's
-    `update_layout` / `update_yaxes` go through its relayout machinery (~1-2 ms a call, most of a
-    chart's build), a plain assignment costs a fraction. Values replace, they are not merged."""
-    for key, value in props.items():
-        obj[key] = value
-    return obj
 
 
 def log_ticks(lo: float, hi: float, fmt: Callable[..., str]) -> dict:
@@ -107,14 +86,6 @@ def short_params(n: float) -> str:
     return fmt_params(n, 0 if m >= 99.95 else 1 if m >= 9.995 else 2)
 
 
-def _outline(fig: go.Figure, labels: list[str], tops: list[float], current_label: str | None) -> None:
-    """Outline the current config's bar (or bar group), `_outline_marks` added to ``fig``."""
-    shapes, traces = _outline_marks(labels, tops, current_label)
-    if shapes:
-        fig.layout.shapes = [*fig.layout.shapes, *shapes]  # appended, as add_shape does, without its lookup
-        fig.add_traces(traces)
-
-
 def _outline_marks(labels: list[str], tops: list[float], current_label: str | None
                    ) -> tuple[list[dict], list[dict]]:
     """(shapes, traces) that outline the current config's bar with a shape (a per-bar marker line would
@@ -136,7 +107,7 @@ def with_marks(base: go.Figure, traces: Sequence[BaseTraceType | Mapping[str, An
     as adding them to a copy of ``base`` one by one; but ``base`` (a figure that depends only on what
     it shows, built and cached once) is not validated again: its dict is already Plotly's valid form,
     and the marks are validated on their own (a trace given as a dict, the star, is trusted as written: the
-    page test compares every chart with its validated self). A chart then costs ~1 ms per rerun, not 3-8 ms."""
+    page test compares every chart with its validated self): a chart's rerun costs its marks, not a whole build."""
     spec = base.to_dict()  # shared with the cached base: only new lists and dicts below
     data = [*spec["data"], *(dict(t) if isinstance(t, Mapping) else t.to_plotly_json() for t in traces)]
     layout = dict(spec["layout"])
@@ -162,7 +133,7 @@ def _extent(fig: go.Figure, axis: str) -> list[float]:
 
 def _current_point(x: float, y: float, text: str) -> dict[str, Any]:
     """The star of the current config, as the trace dict Plotly's validation makes of it (the page test compares
-    every chart with its validated self): building a go.Scatter for it took ~0.3 ms a chart."""
+    every chart with its validated self): a go.Scatter would be validated again on every run."""
     return dict(type="scatter", x=[x], y=[y], mode="markers", name=CURRENT_NAME, marker=_CURRENT_MARKER,
                 hovertemplate=f"{text}<extra>{CURRENT_NAME}</extra>")
 
@@ -224,23 +195,22 @@ def embedding_vs_vocab_base(df: pd.DataFrame) -> go.Figure:
     albert = df[df["model"] == "ALBERT"]
     for e, part in albert.groupby("embedding_size", sort=True):
         part = part.sort_values("vocab_size")
-        traces.append(go.Scatter(
-            x=part["vocab_size"].tolist(), y=part["embedding_params"].tolist(), mode="lines",
+        traces.append(dict(
+            type="scatter", x=part["vocab_size"].tolist(), y=part["embedding_params"].tolist(), mode="lines",
             name=f"ALBERT E={e}", text=[fmt_params(v) for v in part["embedding_params"]],
             hovertemplate=f"V=%{{x:,}}<br>%{{text}}<extra>ALBERT E={e}</extra>",
         ))
     bert = df[df["model"] == "BERT"].drop_duplicates("vocab_size").sort_values("vocab_size")
     if len(bert):
         h = int(bert["hidden_size"].iloc[0])
-        traces.append(go.Scatter(
-            x=bert["vocab_size"].tolist(), y=bert["embedding_params"].tolist(), mode="lines",
+        traces.append(dict(
+            type="scatter", x=bert["vocab_size"].tolist(), y=bert["embedding_params"].tolist(), mode="lines",
             name=f"BERT (E = H = {h})", line=dict(color=FAMILY_COLORS["BERT"], dash="dash", width=3),
             text=[fmt_params(v) for v in bert["embedding_params"]],
             hovertemplate="V=%{x:,}<br>%{text}<extra>BERT</extra>",
         ))
-    return _layout(go.Figure(traces), "Embedding parameters vs vocabulary size V", "vocabulary size V",
-                   "embedding parameters")
-
+    return plotly_dicts.figure(traces, _layout_spec("Embedding parameters vs vocabulary size V", "vocabulary size V",
+                                                    "embedding parameters"))
 
 def mark_embedding_vs_vocab(base: go.Figure, cfg: ModelConfig, current_embedding: int) -> go.Figure:
     point = _current_point(cfg.vocab_size, current_embedding,
@@ -274,40 +244,32 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
     The row named ``current_label`` is outlined in the highlight colour.
     """
     labels = df["label"].tolist()
-    fig = go.Figure()
-    for col, name, color in (("standard", "standard V×H", FAMILY_COLORS["BERT"]),
-                             ("factorized", "factorized V×E + E×H", FAMILY_COLORS["ALBERT"])):
-        fig.add_trace(go.Bar(
-            x=labels, y=df[col].tolist(), name=name, marker_color=color,
-            text=[short_params(v) for v in df[col]], textposition="outside", cliponaxis=False,
-            customdata=[fmt_pct(r) for r in df["reduction"]],
-            hovertemplate="%{x}<br>%{text}<br>reduction %{customdata}<extra>" + name + "</extra>",
-        ))
-    _outline(fig, labels, df[["standard", "factorized"]].max(axis=1).tolist(), current_label)
-    fig.layout.barmode = "group"
-    _layout(fig, "Embedding parameters: standard vs factorized", "ALBERT size", "token-embedding parameters")
-    _set(fig.layout.xaxis, dict(tickangle=0))  # short labels: rotated ones pushed the axis title into the legend
-    _set(fig.layout.yaxis, linear_ticks(df["standard"].max(), fmt_params))
-    return fig
-
+    data = [dict(type="bar", x=labels, y=df[col].tolist(), name=name, marker=dict(color=color),
+                 text=[short_params(v) for v in df[col]], textposition="outside", cliponaxis=False,
+                 customdata=[fmt_pct(r) for r in df["reduction"]],
+                 hovertemplate="%{x}<br>%{text}<br>reduction %{customdata}<extra>" + name + "</extra>")
+            for col, name, color in (("standard", "standard V×H", FAMILY_COLORS["BERT"]),
+                                     ("factorized", "factorized V×E + E×H", FAMILY_COLORS["ALBERT"]))]
+    shapes, marks = _outline_marks(labels, df[["standard", "factorized"]].max(axis=1).tolist(), current_label)
+    layout = _layout_spec("Embedding parameters: standard vs factorized", "ALBERT size", "token-embedding parameters",
+                          barmode="group", **({"shapes": shapes} if shapes else {}))
+    layout["xaxis"]["tickangle"] = 0  # short labels: rotated ones pushed the axis title into the legend
+    layout["yaxis"].update(linear_ticks(df["standard"].max(), fmt_params))
+    return plotly_dicts.figure(data + marks, layout)
 
 # ----------------------------------------------------------------------------- presets
 def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
     """Scatter of forward FLOPs against total params for named configs (columns label, model, params,
     forward_flops); the current config: `mark_flops_vs_params`."""
-    fig = go.Figure()
-    for model, part in df.groupby("model", sort=True):
-        fig.add_trace(go.Scatter(
-            x=part["params"].tolist(), y=part["forward_flops"].tolist(), mode="markers+text",
-            name=str(model), text=part["label"].tolist(), textposition="top center", cliponaxis=False,
-            marker=dict(size=12, color=FAMILY_COLORS.get(str(model))),
-            customdata=[[fmt_params(p), fmt_flops(f)]
-                        for p, f in zip(part["params"], part["forward_flops"], strict=True)],
-            hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>",
-        ))
-    return _layout(fig, "Forward FLOPs per sequence vs parameters", "parameters (log scale)",
-                   "forward FLOPs per sequence (log scale)")
-
+    data = [dict(type="scatter", x=part["params"].tolist(), y=part["forward_flops"].tolist(), mode="markers+text",
+                 name=str(model), text=part["label"].tolist(), textposition="top center", cliponaxis=False,
+                 marker=dict(size=12, color=FAMILY_COLORS.get(str(model))),
+                 customdata=[[fmt_params(p), fmt_flops(f)]
+                             for p, f in zip(part["params"], part["forward_flops"], strict=True)],
+                 hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>")
+            for model, part in df.groupby("model", sort=True)]
+    return plotly_dicts.figure(data, _layout_spec("Forward FLOPs per sequence vs parameters", "parameters (log scale)",
+                                                  "forward FLOPs per sequence (log scale)"))
 
 def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) -> go.Figure:
     point = _current_point(
@@ -326,8 +288,8 @@ def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
     grid = grid.sort_index().sort_index(axis=1)
     x = [str(v) for v in grid.columns]
     y = [str(v) for v in grid.index]
-    fig = go.Figure(go.Heatmap(
-        z=grid.to_numpy().tolist(), x=x, y=y, colorscale="Blues", name="params",
+    heat = dict(
+        type="heatmap", z=grid.to_numpy().tolist(), x=x, y=y, colorscale=colorscale("Blues"), name="params",
         text=[[short_params(v) for v in row] for row in grid.to_numpy()], texttemplate="%{text}",
         textfont=dict(size=11), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
         hovertemplate="E=%{x}, H=%{y}<br>%{customdata} params<extra></extra>",
@@ -335,11 +297,10 @@ def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
         colorbar=dict(title=dict(text="params", side="top"), orientation="h", y=-0.22, yanchor="top",
                       thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
                                        .items() if k != "range"}),
-    ))
-    fig.layout.xaxis.type = fig.layout.yaxis.type = "category"
-    fig.layout.height = 520
-    return _layout(fig, "Total parameters over E and H", "embedding size E", "hidden size H")
-
+    )
+    layout = _layout_spec("Total parameters over E and H", "embedding size E", "hidden size H", height=520)
+    layout["xaxis"]["type"] = layout["yaxis"]["type"] = "category"
+    return plotly_dicts.figure([heat], layout)
 
 def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
     """The cell of ``cfg``'s (E, H) outlined, when it is in the grid."""
@@ -358,29 +319,27 @@ def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
 def sharing_modes_base(df: pd.DataFrame) -> go.Figure:
     """Paper Table 4: exact params per sharing mode (bars) with the printed figures (diamonds); ``df`` columns:
     embedding_size, sharing, exact, paper. The current config's dotted line: `mark_sharing_modes`."""
-    fig = go.Figure()
+    data = []
     colors = {768: "#9ecae1", 128: FAMILY_COLORS["ALBERT"]}
     for e in sorted(df["embedding_size"].unique(), reverse=True):
         part = df[df["embedding_size"] == e].set_index("sharing").loc[list(TABLE4_MODES)]
         x = [SHARING_LABELS[m] for m in part.index]
-        fig.add_trace(go.Bar(
-            x=x, y=part["exact"].tolist(), name=f"exact, E={e}", marker_color=colors.get(int(e)),
+        data.append(dict(
+            type="bar", x=x, y=part["exact"].tolist(), name=f"exact, E={e}", marker=dict(color=colors.get(int(e))),
             offsetgroup=str(e), text=[short_params(v) for v in part["exact"]], textposition="inside",
             insidetextanchor="middle", textangle=-90, customdata=[f"{v:,}" for v in part["exact"]],
             hovertemplate="%{x}<br>exact %{customdata}<extra>E=" + str(e) + "</extra>",
         ))
-        fig.add_trace(go.Scatter(
-            x=x, y=part["paper"].tolist(), mode="markers", name=f"paper, E={e}", offsetgroup=str(e),
+        data.append(dict(
+            type="scatter", x=x, y=part["paper"].tolist(), mode="markers", name=f"paper, E={e}", offsetgroup=str(e),
             marker=dict(symbol="diamond", size=11, color="black"),
             text=[fmt_params(v, 0) for v in part["paper"]],
             hovertemplate="%{x}<br>paper %{text}<extra>E=" + str(e) + "</extra>",
         ))
-    _set(fig.layout, dict(barmode="group", scattermode="group"))
-    _layout(fig, "Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters")
-    _set(fig.layout.yaxis, linear_ticks(max([*df["exact"], *df["paper"], 0]), fmt_params))
-    fig.layout.height = 480
-    return fig
-
+    layout = _layout_spec("Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters",
+                          barmode="group", scattermode="group", height=480)
+    layout["yaxis"].update(linear_ticks(max([*df["exact"], *df["paper"], 0]), fmt_params))
+    return plotly_dicts.figure(data, layout)
 
 def mark_sharing_modes(base: go.Figure, current_params: int) -> go.Figure:
     """A dotted line at the current config's count, labelled in the legend (an annotation on the plot
@@ -389,8 +348,8 @@ def mark_sharing_modes(base: go.Figure, current_params: int) -> go.Figure:
     # the shape add_hline draws, without its subplot lookup
     shape = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=current_params, y1=current_params,
                  line=line)
-    legend = go.Scatter(x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
-                        name=f"{CURRENT_NAME}: {fmt_params(current_params)}")
+    legend = dict(type="scatter", x=[None], y=[None], mode="lines", line=line, hoverinfo="skip",
+                  name=f"{CURRENT_NAME}: {fmt_params(current_params)}")
     top = max([*_extent(base, "y"), current_params])
     return with_marks(base, [legend], [shape], axes={"yaxis": linear_ticks(top, fmt_params)})
 

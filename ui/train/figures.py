@@ -21,7 +21,8 @@ from plotly.colors import qualitative
 from albert_core.configuration.config import ModelConfig
 from albert_core.lab.baselines import Baselines
 from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
-from ui import colors
+from ui import colors, plotly_dicts
+from ui.figure_style import colorscale
 from ui.live import figures as figures_live
 
 PALETTE = qualitative.Plotly
@@ -55,17 +56,29 @@ class Separation:
     note: str = ""
 
 
-def _layout(fig: go.Figure, title: str, x_title: str = "", y_title: str = "", height: int = 380) -> go.Figure:
-    fig.update_layout(
+def _layout(layout: dict, title: str, x_title: str = "", y_title: str = "", height: int = 380) -> dict:
+    """The layout every chart here shares, merged into ``layout`` (what the chart set before keeps what this does
+    not set, as `update_layout` merges)."""
+    _merge(layout, dict(
         title=dict(text=title, x=0, xanchor="left"),
-        xaxis_title=x_title,
-        yaxis_title=y_title,
+        xaxis=dict(title=dict(text=x_title)),
+        yaxis=dict(title=dict(text=y_title)),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),  # below: a right legend eats 390 px
         margin=dict(l=10, r=10, t=50, b=10),
         hovermode="closest",
         height=height,
-    )
-    return fig
+    ))
+    return layout
+
+
+def _merge(into: dict, more: Mapping) -> dict:
+    """``more`` merged into ``into``, nested dicts key by key (as Plotly's `update_layout` does)."""
+    for key, value in more.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = dict(value) if isinstance(value, Mapping) else value
+    return into
 
 
 def color_of(i: int) -> str:
@@ -167,7 +180,8 @@ def curves_figure(
     title, y_title, columns = METRICS[metric]
     if not training and len(columns) > 1:
         title, columns = f"Validation {title}", columns[:1]
-    fig = go.Figure()
+    data: list[dict] = []
+    layout: dict = {}
     for i, (label, histories) in enumerate(groups.items()):
         color, dash = (styles or {}).get(label, (color_of(i), "solid"))
         seeds = len(histories)
@@ -180,8 +194,8 @@ def curves_figure(
             several = band[band["n"] >= 2]
             if j == 0 and len(several):
                 sx = x_values(histories, several["step"].tolist(), x)
-                fig.add_trace(go.Scatter(
-                    x=[*sx, *sx[::-1]], y=[*several["hi"], *several["lo"][::-1]],
+                data.append(dict(
+                    type="scatter", x=[*sx, *sx[::-1]], y=[*several["hi"], *several["lo"][::-1]],
                     fill="toself", fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip",
                     name=f"{label} · seed range ({seeds} seeds)", legendgroup=label, showlegend=False,
                 ))
@@ -191,11 +205,11 @@ def curves_figure(
             # held-out pair, and smoothing it would shift it against the baselines it is read beside
             weight = smoothing if column.startswith("train_") else 0.0
             if weight > 0:  # the raw points stay visible, faint, behind the smoothed line
-                fig.add_trace(go.Scatter(x=xs, y=raw, mode="lines", name=f"{name} · raw", legendgroup=label,
-                                         showlegend=False, hoverinfo="skip", opacity=0.3,
-                                         line=dict(color=color, width=1, dash=line_dash)))
-            fig.add_trace(go.Scatter(
-                x=xs, y=ema(raw, weight), mode="lines", name=name,
+                data.append(dict(type="scatter", x=xs, y=raw, mode="lines", name=f"{name} · raw", legendgroup=label,
+                                 showlegend=False, hoverinfo="skip", opacity=0.3,
+                                 line=dict(color=color, width=1, dash=line_dash)))
+            data.append(dict(
+                type="scatter", x=xs, y=ema(raw, weight), mode="lines", name=name,
                 legendgroup=label, line=dict(color=color, width=2 if j == 0 else 1.2, dash=line_dash),
                 customdata=np.stack([band["step"], raw, band["lo"], band["hi"], band["n"]], axis=-1).tolist(),
                 hovertemplate=(f"{label}<br>step %{{customdata[0]}}<br>{COLUMN_NAMES[column]} %{{customdata[1]:.4g}}"
@@ -204,15 +218,15 @@ def curves_figure(
                                   if seeds > 1 else "") + "<extra></extra>"),
             ))
     if baselines is not None:
-        add_baselines(fig, baselines, metric)
+        add_baselines(layout, baselines, metric)
     if separation is not None:
-        _mark_separation(fig, separation, vline=x == "step")
-    _layout(fig, f"{title} · {title_suffix}" if title_suffix else title, X_AXES.get(x, x), y_title)
+        _mark_separation(layout, separation, vline=x == "step")
+    _layout(layout, f"{title} · {title_suffix}" if title_suffix else title, X_AXES.get(x, x), y_title)
     if log_y:
-        fig.update_yaxes(type="log")
+        layout["yaxis"]["type"] = "log"
     if log_x:
-        fig.update_xaxes(type="log")
-    return fig
+        layout["xaxis"]["type"] = "log"
+    return plotly_dicts.figure(data, layout)
 
 
 def baseline_levels(baselines: Baselines, metric: str) -> list[tuple[str, float]]:
@@ -227,28 +241,35 @@ def baseline_levels(baselines: Baselines, metric: str) -> list[tuple[str, float]
     return []
 
 
-def add_baselines(fig: go.Figure, baselines: Baselines, metric: str, **where: int) -> None:
-    """The baselines of ``metric`` as grey labelled lines (frequency-only dashed, neighbour dotted)."""
+def add_baselines(layout: dict, baselines: Baselines, metric: str) -> None:
+    """The baselines of ``metric`` as grey labelled lines (frequency-only dashed, neighbour dotted) across the plot,
+    each labelled at its bottom right: the shape and annotation Plotly's `add_hline` makes."""
     for (label, level), dash in zip(baseline_levels(baselines, metric), ("dash", "dot"), strict=False):
-        fig.add_hline(y=level, line=dict(color=BASELINE_COLOR, dash=dash, width=1.3),
-                      annotation_text=f"{label} {level:.3g}", annotation_position="bottom right",
-                      annotation_font_size=11, annotation_font_color=BASELINE_COLOR, **where)
+        layout.setdefault("shapes", []).append(dict(
+            type="line", x0=0, x1=1, xref="x domain", y0=level, y1=level, yref="y",
+            line=dict(color=BASELINE_COLOR, dash=dash, width=1.3)))
+        layout.setdefault("annotations", []).append(dict(
+            text=f"{label} {level:.3g}", showarrow=False, x=1, xanchor="right", xref="x domain", y=level,
+            yanchor="top", yref="y", font=dict(color=BASELINE_COLOR, size=11)))
 
 
-def _mark_separation(fig: go.Figure, sep: Separation, vline: bool = True) -> None:
+def _mark_separation(layout: dict, sep: Separation, vline: bool = True) -> None:
+    notes = layout.setdefault("annotations", [])
     if sep.step is None or not vline:
         text = (f"{sep.a} vs {sep.b}: not separated yet" + (f" ({sep.note})" if sep.note else "") if sep.step is None
                 else f"{sep.a} vs {sep.b} apart from step {sep.step}")
-        fig.add_annotation(text=text, xref="paper", yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom",
-                           showarrow=False, font=dict(size=11, color="#555"))
+        notes.append(dict(text=text, xref="paper", yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom",
+                          showarrow=False, font=dict(size=11, color="#555")))
         return
-    fig.add_vline(x=sep.step, line=dict(color="#d62728", dash="dash", width=1.5))
+    layout.setdefault("shapes", []).append(dict(  # the shape Plotly's add_vline makes
+        type="line", x0=sep.step, x1=sep.step, xref="x", y0=0, y1=1, yref="y domain",
+        line=dict(color="#d62728", dash="dash", width=1.5)))
     # from the plot's left edge, the pair on one line and the step on the next: at the line itself the text
     # ran past the right edge of a phone's plot ("E=16 not shared vs E=32 not share")
-    fig.add_annotation(text=f"{sep.a} vs {sep.b}<br>apart from step {sep.step:,} (dashed line)", xref="paper",
-                       yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom", align="left", showarrow=False,
-                       font=dict(size=11, color="#d62728"))
-    fig.update_layout(margin_t=92, title_y=0.985, title_yanchor="top")  # room for the two lines under the title
+    notes.append(dict(text=f"{sep.a} vs {sep.b}<br>apart from step {sep.step:,} (dashed line)", xref="paper",
+                      yref="paper", x=0, y=1.0, xanchor="left", yanchor="bottom", align="left", showarrow=False,
+                      font=dict(size=11, color="#d62728")))
+    _merge(layout, dict(margin=dict(t=92), title=dict(y=0.985, yanchor="top")))  # room for the two lines
 
 
 def cross_accuracy_heatmap(matrix: pd.DataFrame, title: str) -> go.Figure:
@@ -258,15 +279,14 @@ def cross_accuracy_heatmap(matrix: pd.DataFrame, title: str) -> go.Figure:
     cols = [TASK_NAMES.get(str(c), str(c)) for c in matrix.columns]
     z = matrix.to_numpy(dtype=float)
     text = [["n/a" if np.isnan(v) else f"{v:.1%}" for v in row] for row in z]
-    fig = go.Figure(go.Heatmap(
-        z=np.where(np.isnan(z), None, z).tolist(), x=[f"eval {c}" for c in cols],
+    heat = dict(
+        type="heatmap", z=np.where(np.isnan(z), None, z).tolist(), x=[f"eval {c}" for c in cols],
         y=[f"trained {r}" for r in rows], text=text, texttemplate="%{text}", zmin=0.4, zmax=1.0,
-        colorscale="Blues", showscale=False,
+        colorscale=colorscale("Blues"), showscale=False,
         hovertemplate="%{y}, %{x}: %{text}<extra></extra>",
-    ))
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", side="bottom")
-    return _layout(fig, title, height=300)
+    )
+    layout = dict(yaxis=dict(autorange="reversed", type="category"), xaxis=dict(type="category", side="bottom"))
+    return plotly_dicts.figure([heat], _layout(layout, title, height=300))
 
 
 def smoothness_runs(frames: Mapping[str, pd.DataFrame], title: str = "") -> go.Figure:
@@ -274,21 +294,20 @@ def smoothness_runs(frames: Mapping[str, pd.DataFrame], title: str = "") -> go.F
     each model's panels come from `figures_live.smoothness_figure`, recoloured and named by label."""
     if not frames:
         raise ValueError("frames must hold at least one model's layer smoothness")
-    fig: go.Figure | None = None
+    data: list[dict] = []
+    layout: dict | None = None
     for i, (label, df) in enumerate(frames.items()):
         one = figures_live.smoothness_figure(df, title=title or f"Layer smoothness ({SMOOTHNESS_FIGURE_SHORT})")
-        if fig is None:
-            fig, traces = one, list(one.data)
-            fig.data = ()
-        else:
-            traces = list(one.data)
-        for k, trace in enumerate(traces):
-            trace.update(name=label, legendgroup=label, showlegend=k == 0, line=dict(color=color_of(i)),
-                         marker=dict(color=color_of(i)))
-            fig.add_trace(trace)
-    fig.update_layout(showlegend=True, legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
-                      title=dict(x=0, xanchor="left"), height=380)
-    return fig
+        spec = one.to_dict()
+        if layout is None:
+            layout = {k: v for k, v in spec["layout"].items() if k != "template"}
+        for k, trace in enumerate(spec["data"]):
+            data.append({**trace, "name": label, "legendgroup": label, "showlegend": k == 0,
+                         "line": {**trace.get("line", {}), "color": color_of(i)},
+                         "marker": {**trace.get("marker", {}), "color": color_of(i)}})
+    _merge(layout, dict(showlegend=True, legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
+                        title=dict(x=0, xanchor="left"), height=380))
+    return plotly_dicts.figure(data, layout)
 
 
 def depth_dial_bars(df: pd.DataFrame, trained_depth: int, baselines: Baselines | None = None) -> go.Figure:
@@ -296,18 +315,19 @@ def depth_dial_bars(df: pd.DataFrame, trained_depth: int, baselines: Baselines |
     columns depth, val_mlm_loss), the trained depth highlighted, beside the ``baselines``."""
     depths = [int(d) for d in df["depth"]]
     colors = [MEASURED_COLOR if d == trained_depth else "#9ecae1" for d in depths]
-    fig = go.Figure(go.Bar(
-        x=[f"L={d}" + (" (trained)" if d == trained_depth else "") for d in depths],
-        y=df["val_mlm_loss"].tolist(), marker_color=colors, text=[f"{v:.3g}" for v in df["val_mlm_loss"]],
+    bars = dict(
+        type="bar", x=[f"L={d}" + (" (trained)" if d == trained_depth else "") for d in depths],
+        y=df["val_mlm_loss"].tolist(), marker=dict(color=colors), text=[f"{v:.3g}" for v in df["val_mlm_loss"]],
         textposition="outside", cliponaxis=False, name=MEASURED_LABEL,
         hovertemplate="%{x}<br>validation MLM loss %{y:.4g}<extra></extra>",
-    ))
+    )
+    layout: dict = {}
     levels = [v for _, v in baseline_levels(baselines, "mlm_loss")] if baselines is not None else []
     if baselines is not None:
-        add_baselines(fig, baselines, "mlm_loss")
+        add_baselines(layout, baselines, "mlm_loss")
     values = [*df["val_mlm_loss"], *levels]
     lo, hi = min(values), max(values)
     pad = max(0.1, (hi - lo) * 0.25)
-    fig.update_yaxes(range=[max(0.0, lo - pad), hi + pad])  # a loss axis from 0 hides what moved
-    return _layout(fig, "Depth dial: one shared layer, run L times", "depth at evaluation",
-                   "validation MLM loss", height=340)
+    layout["yaxis"] = dict(range=[max(0.0, lo - pad), hi + pad])  # a loss axis from 0 hides what moved
+    return plotly_dicts.figure([bars], _layout(layout, "Depth dial: one shared layer, run L times",
+                                               "depth at evaluation", "validation MLM loss", height=340))

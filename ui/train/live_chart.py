@@ -68,7 +68,8 @@ FONT_FAMILY = '"Source Sans Pro", "Source Sans", sans-serif'
 
 @functools.cache
 def _template() -> dict:
-    """Streamlit's Plotly template as a dict, made once (resolving it by name per figure cost ~15 ms a poll)."""
+    """Streamlit's Plotly template as a dict, made once (resolving it by name per figure cost more than the rest
+    of a poll)."""
     return pio.templates["streamlit"].to_plotly_json()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -193,11 +193,11 @@ KEY_COLUMNS = ("run", "seed", "state", "val_mlm_loss", "below_frequency", "mlm_v
 
 def best_columns(history: pd.DataFrame) -> dict[str, float]:
     """The best evaluation so far: the lowest validation MLM loss and the highest sentence-task accuracy."""
-    def best(column: str, how: str) -> float:
-        values = history[column].dropna() if column in history else pd.Series(dtype=float)
-        return float(getattr(values, how)()) if len(values) else math.nan
+    def best(column: str, how: Callable[[list[float]], float]) -> float:
+        values = history[column].dropna().tolist() if column in history else []
+        return float(how(values)) if values else math.nan
 
-    return {"best_val_mlm_loss": best("val_mlm_loss", "min"), "best_val_order_acc": best("val_order_acc", "max")}
+    return {"best_val_mlm_loss": best("val_mlm_loss", min), "best_val_order_acc": best("val_order_acc", max)}
 
 
 def differing_columns(df: pd.DataFrame) -> list[str]:
