@@ -232,8 +232,7 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
         attention_block=4 * H * H + 6 * H,
         ffn_block=2 * H * I + I + 3 * H,
         tied_decoder=V * E if tied else 0,
-        # ELECTRA's, ModernBERT's and EuroBERT's decoders hold their own bias: nothing is left unused there
-        unused=unused_params(cfg) if cfg.separate_decoder_bias else 0,
+        unused=unused_params(cfg),  # BERT's lineage only: ELECTRA's, ModernBERT's, EuroBERT's decoders use their bias
         dense_excess=dense_masked_excess(cfg, B, S),
         lookup_macs=lookup_macs,
         relative_projection=relative_projection,
