@@ -4,6 +4,8 @@ while its inputs are equal, rebuilt when one changes, bounded; the current confi
 from __future__ import annotations
 
 from albert_core import ModelConfig, Workload, count_params
+from albert_core.configuration.config import AXIS_FIELDS
+from albert_core.configuration.presets import ENCODER_PRESETS
 from ui import state
 from ui.scaling import charts
 from ui.scaling import figures as fs
@@ -83,7 +85,7 @@ def test_config_hash_keys_differ_in_every_field():
                                               hidden_act="relu", layer_norm_eps=1e-6)),
                          (Workload(dtype="fp16"), dict(batch=3, seq_len=64, dtype="bf16", optimizer="sgd",
                                                        precision="mixed", checkpointing=True))):
-        names = {f.name for f in dataclasses.fields(obj)}
+        names = {f.name for f in dataclasses.fields(obj)} - set(AXIS_FIELDS)  # the axes: below
         assert names <= set(changed) | {"family"}, names - set(changed)
         keys = {state.CONFIG_HASH_FUNCS[type(obj)](obj)}
         for name in names & set(changed):
@@ -93,3 +95,19 @@ def test_config_hash_keys_differ_in_every_field():
         assert len(keys) == 1 + len(names & set(changed))
     bert = ModelConfig(family="bert", sharing="none")
     assert repr(bert) != repr(ModelConfig())
+    # every architecture axis, each changed alone on a family that can take the change
+    modern, p = ENCODER_PRESETS["modernbert-base"], ENCODER_PRESETS
+    axis_changes = {
+        "ffn_kind": (modern, "dense"), "position": (modern, "learned"), "position_offset": (p["roberta-base"], 3),
+        "position_buckets": (p["deberta-v3-base"], 128), "norm": (modern, "rmsnorm"), "norm_bias": (modern, True),
+        "norm_placement": (p["nomic-bert-2048"], "pre"), "embedding_norm": (modern, False),
+        "first_layer_norm": (modern, True), "attention_bias": (modern, True), "mlp_bias": (modern, True),
+        "num_kv_heads": (modern, 4), "local_window": (modern, 256), "global_every": (modern, 2),
+        "pooler": (p["roberta-base"], False), "head_transform": (modern, False), "head_bias": (p["roberta-base"], False),
+        "decoder_bias": (modern, False), "rope_theta": (modern, 10_000.0), "local_rope_theta": (modern, 20_000.0),
+    }
+    assert set(axis_changes) == set(AXIS_FIELDS)
+    for name, (base, value) in axis_changes.items():
+        other = base.replace(**{name: value})
+        assert other != base
+        assert state.CONFIG_HASH_FUNCS[ModelConfig](other) != state.CONFIG_HASH_FUNCS[ModelConfig](base), name
