@@ -69,9 +69,11 @@ FAMILY_GRID = [
     ("nomic-bert-2048", dict()),
     ("nomic-bert-2048", dict(head="masked-lm", tie_word_embeddings=False, hidden_act="relu")),
     ("roberta-base", dict()),
+    ("roberta-base", dict(head="masked-lm", hidden_act="relu")),  # its LM head calls GELU whatever hidden_act says
     ("xlm-roberta-base", dict(head="masked-lm", tie_word_embeddings=False)),
     ("electra-small-discriminator", dict()),
     ("electra-small-discriminator", dict(head="masked-lm")),
+    ("electra-small-discriminator", dict(head="masked-lm", hidden_act="silu")),  # the generator head: GELU
     ("electra-small-discriminator", dict(head="model", embedding_size=16, hidden_act="relu")),
     ("deberta-v3-xsmall", dict()),
     ("deberta-v3-xsmall", dict(head="masked-lm")),

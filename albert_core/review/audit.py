@@ -227,7 +227,7 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
         bias_adds=bias_adds,
         norm_elements=0 if rms else normed,
         softmax_elements=B * cfg.num_heads * S * S * X,
-        act_elements=N * X * I + transform * N * E + disc * N * H,
+        act_elements=N * X * I + (transform and _head_act_follows(cfg)) * N * E + disc * N * H,
         reused_slots=(cfg.num_layers - cfg.num_hidden_groups) if partial else 0,
         attention_block=4 * H * H + 6 * H,
         ffn_block=2 * H * I + I + 3 * H,
@@ -244,6 +244,12 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
                  + out.relative_table)
     assert accounted == out.executed_params, (accounted, out.executed_params)
     return out
+
+
+def _head_act_follows(cfg: ModelConfig) -> bool:
+    """Whether the MLM transform's activation is the config's hidden_act: RoBERTa's and XLM-R's LM heads call GELU
+    and ELECTRA's generator head builds get_activation("gelu"), whatever hidden_act says."""
+    return cfg.family not in ("roberta", "xlm-roberta", "electra")
 
 
 # ----------------------------------------------------------------------------- causes
@@ -818,7 +824,8 @@ def _family_part_work(t: Terms, part: Part) -> _Work:
         return _Work(0, norm=layer_norm * N * H)
     if key == "pooler":
         return _Work(part.forward, bias=B * H)
-    transform_work = _Work(0, norm=N * E * layer_norm, bias=cfg.head_bias * N * E) + _activation(act, N * E)
+    head_act = act if _head_act_follows(cfg) else None
+    transform_work = _Work(0, norm=N * E * layer_norm, bias=cfg.head_bias * N * E) + _activation(head_act, N * E)
     decoder_work = _Work(0, bias=cfg.decoder_bias * N * V)
     if key == "mlm_head":
         both = transform_work + (decoder_work if _MLM[cfg.family][1] is None else _Work(0))
