@@ -13,7 +13,6 @@ from albert_core.configuration.config import (
     ENCODER_ACTIVATIONS,
     ENCODER_HEADS,
     FAMILIES,
-    HEAD_LABELS,
     SHARING_MODES,
     ModelConfig,
 )
@@ -119,7 +118,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence
 
 
 def title(cfg: ModelConfig) -> str:
-    return f"{cfg.label}, head: {HEAD_LABELS[cfg.head]}"
+    return f"{cfg.label}, head: {cfg.head_label}"
 
 
 def model_options() -> Parser:

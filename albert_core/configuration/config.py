@@ -348,6 +348,12 @@ class ModelConfig:
         return HEAD_LABELS[self.head]
 
     @property
+    def head_act(self) -> str:
+        """The MLM transform's activation: RoBERTa's, XLM-R's and ELECTRA's generator heads use GELU whatever
+        hidden_act says (transformers' classes); the others use hidden_act."""
+        return "gelu" if self.family in ("roberta", "xlm-roberta", "electra") else self.hidden_act
+
+    @property
     def has_mlm_head(self) -> bool:
         return self.head in ("pretraining", "masked-lm")
 

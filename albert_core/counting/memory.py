@@ -202,7 +202,7 @@ def activation_bytes_terms(
     if c.has_mlm_head:
         # transform: activation tensors, LayerNorm, decoder input; loss: log-softmax (B*S*V) + labels
         if c.head_transform:  # EuroBERT's head is the decoder alone
-            heads += N * E_head * b * act + 2 * N * stats + N * E_head * b
+            heads += N * E_head * b * ACT_SAVED[c.head_act] + 2 * N * stats + N * E_head * b
         heads += N * V * b + N * INDEX_BYTES + b  # (+ the loss's scalar total weight)
     if c.has_order_head:
         heads += B * 2 * b + B * INDEX_BYTES + b  # order loss: log-softmax + labels

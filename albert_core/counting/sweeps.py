@@ -70,6 +70,7 @@ class ConfigColumns:
     separate_decoder_bias = ModelConfig.separate_decoder_bias
     local_layers = ModelConfig.local_layers
     norm_after_projection = ModelConfig.norm_after_projection
+    head_act = ModelConfig.head_act
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.__dict__.update(values)
