@@ -139,7 +139,7 @@ def test_marks_leave_the_cached_base_as_it_was():
 def test_the_current_config_star_is_what_validation_makes_of_it():
     from ui.scaling import figures as fs
 
-    star = fs._current_point(768, 11_683_584, "ALBERT-base: 11.68M")
+    star = fs.star_point(768, 11_683_584, "ALBERT-base: 11.68M")
     assert go.Scatter(star).to_plotly_json() == star
 
 

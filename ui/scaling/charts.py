@@ -42,7 +42,7 @@ class Chart:
         return self.base if self.mark is None else self.mark(self.base, *args)
 
 
-def _chart(base: go.Figure, mark: Callable[..., go.Figure] | None = None, numbers: Any = None) -> Chart:
+def make_chart(base: go.Figure, mark: Callable[..., go.Figure] | None = None, numbers: Any = None) -> Chart:
     return Chart(plotly_dicts.frozen(base), mark, numbers)
 
 
@@ -57,14 +57,14 @@ class HiddenNumbers:
 def hidden(cfg: ModelConfig, hs: tuple[int, ...]) -> Chart:
     """Params against H for the config's family and (an ALBERT) its BERT twin."""
     df, note = fs.hidden_frame(cfg, hs)
-    return _chart(fs.params_vs_hidden_base(df), fs.mark_params_vs_hidden,
+    return make_chart(fs.params_vs_hidden_base(df), fs.mark_params_vs_hidden,
                   HiddenNumbers(note, tk.albert_share(df, cfg.hidden_size), tk.albert_share(df, max(hs))))
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def layers(cfg: ModelConfig, ls: tuple[int, ...], wl: Workload) -> Chart:
     """Params against L (``cfg`` at any depth: `fs.any_depth`)."""
-    return _chart(fs.params_vs_layers_base(_sweep(cfg, "num_layers", ls, wl=wl)), fs.mark_params_vs_layers)
+    return make_chart(fs.params_vs_layers_base(_sweep(cfg, "num_layers", ls, wl=wl)), fs.mark_params_vs_layers)
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
@@ -73,7 +73,7 @@ def embedding(acfg: ModelConfig, vs: tuple[int, ...], es: tuple[int, ...], wl: W
     it, so one chart serves every L. Only the charted columns are kept of the sweep."""
     df = _sweep(acfg, "vocab_size", vs, "embedding_size", es, wl=wl)
     df = df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
-    return _chart(fs.embedding_vs_vocab_base(df), fs.mark_embedding_vs_vocab)
+    return make_chart(fs.embedding_vs_vocab_base(df), fs.mark_embedding_vs_vocab)
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def reduction(cfg: ModelConfig) -> Chart:
         mine = fs.seed_embedding_table({"current": cfg}, cfg.vocab_size, cfg.embedding_size)
         seed = pd.concat([seed, mine], ignore_index=True)
     first = seed.iloc[0]
-    return _chart(fs.embedding_reduction(seed, "current"), None,
+    return make_chart(fs.embedding_reduction(seed, "current"), None,
                   ReductionNumbers(first["standard"], first["factorized"], first["reduction"]))
 
 
@@ -103,14 +103,14 @@ def reduction(cfg: ModelConfig) -> Chart:
 def presets(seq_len: int, head: str) -> Chart:
     """Forward FLOPs against params for the presets; numbers: (ALBERT-xxlarge / BERT-large params, FLOPs)."""
     df = fs.presets_frame(PRESETS, seq_len, head)
-    return _chart(fs.flops_vs_params_base(df), fs.mark_flops_vs_params, tk.preset_ratios(df))
+    return make_chart(fs.flops_vs_params_base(df), fs.mark_flops_vs_params, tk.preset_ratios(df))
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def heatmap(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]) -> Chart:
     """Params over (E, H) of an ALBERT (``cfg``: `fs.params_depth_key`); numbers: `tk.GridSpan` at its E and H."""
     df = fs.heatmap_frame(cfg, es, hs)
-    return _chart(fs.params_heatmap_base(df), fs.mark_params_heatmap, tk.grid_span(df, cfg.embedding_size,
+    return make_chart(fs.params_heatmap_base(df), fs.mark_params_heatmap, tk.grid_span(df, cfg.embedding_size,
                                                                                    cfg.hidden_size))
 
 
@@ -118,7 +118,7 @@ def heatmap(cfg: ModelConfig, es: tuple[int, ...], hs: tuple[int, ...]) -> Chart
 def sharing() -> Chart:
     """The paper's Table 4, exact and printed; numbers: what sharing attention and the FFN save at E = 128."""
     t4 = fs.table4_frame()
-    return _chart(fs.sharing_modes_base(t4), fs.mark_sharing_modes, tk.sharing_savings(t4, 128))
+    return make_chart(fs.sharing_modes_base(t4), fs.mark_sharing_modes, tk.sharing_savings(t4, 128))
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def memory(cfg: ModelConfig, wl: Workload) -> Chart:
         rows[f"BERT twin: {res.twin.config.label}"] = res.twin.memory
     mem = fs.memory_frame(rows)
     numbers = MemoryNumbers(kind, tuple(int(v) for v in mem["total"]), tuple(int(v) for v in mem["activations"]))
-    return _chart(fs.memory_bars(mem, cfg.label, kind, res.own.memory.part_labels()), None, numbers)
+    return make_chart(fs.memory_bars(mem, cfg.label, kind, res.own.memory.part_labels()), None, numbers)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from albert_core.counting.sweeps import sweep
 from albert_core.format import fmt_params
 from ui import plotly_dicts
 from ui.colors import FAMILY_COLORS
-from ui.scaling.charts import Chart, _chart
-from ui.scaling.figures import _current_point, _layout_spec, log_ticks, with_marks
+from ui.scaling.charts import Chart, make_chart
+from ui.scaling.figures import layout_spec, log_ticks, star_point, with_marks
 from ui.state import CONFIG_HASH_FUNCS
 
 V_VALUES = (10_000, 30_000, 50_000, 100_000, 150_000, 250_000)
@@ -50,16 +50,16 @@ def embedding_share(original: ModelConfig, twin: ModelConfig, vs: tuple[int, ...
         df = sweep(cfg, "vocab_size", list(vs), include_bert=False, seq_len=min(128, cfg.max_seq_len))
         share = [float(e / p) for e, p in zip(df["embedding_params"].tolist(), df["params"].tolist(), strict=True)]
         traces.append(_line([int(v) for v in df["x"].tolist()], share, name, color, dash, "share"))
-    layout = _layout_spec("Embedding share vs vocabulary V", "vocabulary size V", "share of the parameters",
+    layout = layout_spec("Embedding share vs vocabulary V", "vocabulary size V", "share of the parameters",
                           yaxis={"title": {"text": "share of the parameters"}, "tickformat": ".0%",
                                  "range": [0, 1]})
-    return _chart(plotly_dicts.figure(traces, layout), mark_share)
+    return make_chart(plotly_dicts.figure(traces, layout), mark_share)
 
 
 def mark_share(base: go.Figure, cfg: ModelConfig) -> go.Figure:
     bd = count_params(cfg)
     share = bd.group_totals()["embeddings"] / bd.total
-    return with_marks(base, [_current_point(cfg.vocab_size, share, f"V = {cfg.vocab_size:,}: {share:.1%}")])
+    return with_marks(base, [star_point(cfg.vocab_size, share, f"V = {cfg.vocab_size:,}: {share:.1%}")])
 
 
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
@@ -74,14 +74,14 @@ def params_vs_layers(original: ModelConfig, twin: ModelConfig, ls: tuple[int, ..
                             color, dash, "params"))
     ys = [v for t in traces for v in t["y"]]
     ticks = log_ticks(min(ys), max(ys), fmt_params)
-    layout = _layout_spec("Parameters vs layers L", "layers L", "parameters (log scale)",
+    layout = layout_spec("Parameters vs layers L", "layers L", "parameters (log scale)",
                           yaxis={"title": {"text": "parameters (log scale)"}, **ticks})
-    return _chart(plotly_dicts.figure(traces, layout), mark_layers)
+    return make_chart(plotly_dicts.figure(traces, layout), mark_layers)
 
 
 def mark_layers(base: go.Figure, cfg: ModelConfig) -> go.Figure:
     total = count_params(cfg).total
-    return with_marks(base, [_current_point(cfg.num_layers, total, f"L = {cfg.num_layers}: {fmt_params(total)}")])
+    return with_marks(base, [star_point(cfg.num_layers, total, f"L = {cfg.num_layers}: {fmt_params(total)}")])
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

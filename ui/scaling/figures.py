@@ -43,7 +43,7 @@ def family_label(cfg: ModelConfig) -> str:
 _MARGIN = dict(l=10, r=10, t=50, b=10)
 
 
-def _layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict:
+def layout_spec(title: str, x_title: str, y_title: str, **more: object) -> dict:
     """The layout every chart here shares, as a dict for `plotly_dicts.figure` (``more``: other keys)."""
     return {
         "title": dict(text=title, font=TITLE_FONT),  # at most ~45 characters: a phone's width
@@ -131,7 +131,7 @@ def _extent(fig: go.Figure, axis: str) -> list[float]:
     return [v for t in _traces(fig) for v in (t.get(axis) or ()) if v is not None]
 
 
-def _current_point(x: float, y: float, text: str) -> dict[str, Any]:
+def star_point(x: float, y: float, text: str) -> dict[str, Any]:
     """The star of the current config, as the trace dict Plotly's validation makes of it (the page test compares
     every chart with its validated self): a go.Scatter would be validated again on every run."""
     return dict(type="scatter", x=[x], y=[y], mode="markers", name=CURRENT_NAME, marker=_CURRENT_MARKER,
@@ -164,12 +164,12 @@ def params_vs_hidden_base(df: pd.DataFrame) -> go.Figure:
     """Total params against hidden size H for ALBERT and BERT (log y), without the current config (its star:
     `mark_params_vs_hidden`); ``df`` is a `sweep` over H (or a `hidden_frame`)."""
     return plotly_dicts.figure(_lines_by_model(df, "hidden_size", "params", "H"),
-                             _layout_spec("Parameters vs hidden size H", "hidden size H", "parameters (log scale)"))
+                             layout_spec("Parameters vs hidden size H", "hidden size H", "parameters (log scale)"))
 
 
 def mark_params_vs_hidden(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
     ys = [*_extent(base, "y"), current_params]
-    return with_marks(base, [_current_point(cfg.hidden_size, current_params,
+    return with_marks(base, [star_point(cfg.hidden_size, current_params,
                                             f"{cfg.label}: {fmt_params(current_params)}")],
                       axes={"yaxis": log_ticks(min(ys), max(ys), fmt_params)})
 
@@ -178,11 +178,11 @@ def params_vs_layers_base(df: pd.DataFrame) -> go.Figure:
     """Total params against the number of layers L (the star: `mark_params_vs_layers`); ``df`` is a `sweep` over
     num_layers."""
     return plotly_dicts.figure(_lines_by_model(df, "num_layers", "params", "L"),
-                             _layout_spec("Parameters vs number of layers L", "layers L", "parameters"))
+                             layout_spec("Parameters vs number of layers L", "layers L", "parameters"))
 
 
 def mark_params_vs_layers(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
-    return with_marks(base, [_current_point(cfg.num_layers, current_params,
+    return with_marks(base, [star_point(cfg.num_layers, current_params,
                                             f"{cfg.label}: {fmt_params(current_params)}")],
                       axes={"yaxis": linear_ticks(max([*_extent(base, "y"), current_params]), fmt_params)})
 
@@ -209,11 +209,11 @@ def embedding_vs_vocab_base(df: pd.DataFrame) -> go.Figure:
             text=[fmt_params(v) for v in bert["embedding_params"]],
             hovertemplate="V=%{x:,}<br>%{text}<extra>BERT</extra>",
         ))
-    return plotly_dicts.figure(traces, _layout_spec("Embedding parameters vs vocabulary size V", "vocabulary size V",
+    return plotly_dicts.figure(traces, layout_spec("Embedding parameters vs vocabulary size V", "vocabulary size V",
                                                     "embedding parameters"))
 
 def mark_embedding_vs_vocab(base: go.Figure, cfg: ModelConfig, current_embedding: int) -> go.Figure:
-    point = _current_point(cfg.vocab_size, current_embedding,
+    point = star_point(cfg.vocab_size, current_embedding,
                            f"{cfg.label}, V={cfg.vocab_size:,}: {fmt_params(current_embedding)}")
     top = max([*_extent(base, "y"), current_embedding])
     return with_marks(base, [point], axes={"yaxis": linear_ticks(top, fmt_params)})
@@ -251,7 +251,7 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
             for col, name, color in (("standard", "standard V×H", FAMILY_COLORS["BERT"]),
                                      ("factorized", "factorized V×E + E×H", FAMILY_COLORS["ALBERT"]))]
     shapes, marks = _outline_marks(labels, df[["standard", "factorized"]].max(axis=1).tolist(), current_label)
-    layout = _layout_spec("Embedding parameters: standard vs factorized", "ALBERT size", "token-embedding parameters",
+    layout = layout_spec("Embedding parameters: standard vs factorized", "ALBERT size", "token-embedding parameters",
                           barmode="group", **({"shapes": shapes} if shapes else {}))
     layout["xaxis"]["tickangle"] = 0  # short labels: rotated ones pushed the axis title into the legend
     layout["yaxis"].update(linear_ticks(df["standard"].max(), fmt_params))
@@ -268,11 +268,11 @@ def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
                              for p, f in zip(part["params"], part["forward_flops"], strict=True)],
                  hovertemplate="%{text}<br>%{customdata[0]} params<br>%{customdata[1]}<extra></extra>")
             for model, part in df.groupby("model", sort=True)]
-    return plotly_dicts.figure(data, _layout_spec("Forward FLOPs per sequence vs parameters", "parameters (log scale)",
+    return plotly_dicts.figure(data, layout_spec("Forward FLOPs per sequence vs parameters", "parameters (log scale)",
                                                   "forward FLOPs per sequence (log scale)"))
 
 def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) -> go.Figure:
-    point = _current_point(
+    point = star_point(
         current["params"], current["forward_flops"],
         f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
     )
@@ -298,7 +298,7 @@ def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
                       thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
                                        .items() if k != "range"}),
     )
-    layout = _layout_spec("Total parameters over E and H", "embedding size E", "hidden size H", height=520)
+    layout = layout_spec("Total parameters over E and H", "embedding size E", "hidden size H", height=520)
     layout["xaxis"]["type"] = layout["yaxis"]["type"] = "category"
     return plotly_dicts.figure([heat], layout)
 
@@ -311,7 +311,7 @@ def mark_params_heatmap(base: go.Figure, cfg: ModelConfig) -> go.Figure:
         return base
     total = int(heat["z"][ys.index(h)][xs.index(e)])
     # an open square around the cell: a star would hide the cell's number
-    cell = _current_point(e, h, f"{cfg.label}: {fmt_params(total)}")
+    cell = star_point(e, h, f"{cfg.label}: {fmt_params(total)}")
     return with_marks(base, [{**cell, "marker": dict(symbol="square-open", size=40, color=CURRENT_COLOR,
                                                      line=dict(width=3))}])
 
@@ -336,7 +336,7 @@ def sharing_modes_base(df: pd.DataFrame) -> go.Figure:
             text=[fmt_params(v, 0) for v in part["paper"]],
             hovertemplate="%{x}<br>paper %{text}<extra>E=" + str(e) + "</extra>",
         ))
-    layout = _layout_spec("Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters",
+    layout = layout_spec("Cross-layer sharing, ALBERT-base (paper Table 4)", "sharing mode", "parameters",
                           barmode="group", scattermode="group", height=480)
     layout["yaxis"].update(linear_ticks(max([*df["exact"], *df["paper"], 0]), fmt_params))
     return plotly_dicts.figure(data, layout)
@@ -381,7 +381,7 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
         text=[f"total {fmt_bytes(v)}" for v in totals], textposition="top center", hoverinfo="skip",
     ))
     shapes, marks = _outline_marks(labels, totals, current_label)
-    layout = _layout_spec(f"{kind.capitalize()} memory by part", "", f"{kind} memory", barmode="stack",
+    layout = layout_spec(f"{kind.capitalize()} memory by part", "", f"{kind} memory", barmode="stack",
                           shapes=shapes)
     layout["yaxis"].update(linear_ticks(top, fmt_bytes))
     return plotly_dicts.figure(data + marks, layout)
@@ -533,7 +533,7 @@ def _workload_figure(data: list[dict], x: list[str], tops: list[float], current:
                      titles: tuple[str, str, str], **layout_more: object) -> go.Figure:
     """A bar chart over workload values ``x`` (category axis) with the current one outlined."""
     shapes, marks = _outline_marks(x, tops, str(current))
-    layout = _layout_spec(*titles, shapes=shapes, **layout_more)
+    layout = layout_spec(*titles, shapes=shapes, **layout_more)
     layout["xaxis"]["type"] = "category"
     layout["yaxis"].update(linear_ticks(float(max(tops)), fmt))
     return plotly_dicts.figure(data + marks, layout)
