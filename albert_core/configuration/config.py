@@ -17,6 +17,7 @@ This module imports neither torch nor transformers (counting must start fast).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
@@ -142,23 +143,29 @@ class ModelConfig:
     local_rope_theta: float = 10_000.0  # rotary: base of the local layers' frequencies (ModernBERT)
 
     def __post_init__(self) -> None:
-        for name, choices in CHOICE_FIELDS.items():
-            value = getattr(self, name)
-            if not isinstance(value, str) or value not in choices:
+        # Constructed on every edit, sweep row check and cache key: each group of fields is read in one C call
+        # (attrgetter) and checked on a fast path; the per-field check only names the field that fails.
+        for name, choices, value in zip(CHOICE_FIELDS, CHOICE_FIELDS.values(), _get_choices(self), strict=True):
+            if value not in choices or not isinstance(value, str):
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {short_repr(value)}")
         paper = self.family in PAPER_FAMILIES
-        for name, (lo, hi) in _INT_LIMITS:
-            if name == "type_vocab_size" and not paper:
-                lo = 0  # the families after BERT may have no token-type table (RoBERTa keeps one row)
-            check_whole_number(name, getattr(self, name), lo, hi)
-        for name in FLAG_FIELDS:
-            check_flag(name, getattr(self, name))
+        for (name, (lo, hi)), value in zip(_INT_LIMITS, _get_ints(self), strict=True):
+            if type(value) is not int or not lo <= value <= hi:
+                if name == "type_vocab_size" and not paper:
+                    lo = 0  # the families after BERT may have no token-type table (RoBERTa keeps one row)
+                check_whole_number(name, value, lo, hi)
+        for name, value in zip(FLAG_FIELDS, _get_flags(self), strict=True):
+            if value is not True and value is not False:
+                check_flag(name, value)
         eps = self.layer_norm_eps
         check_number("layer_norm_eps", eps, 0, 1, lo_open=True, hi_open=True)
         for name in ("rope_theta", "local_rope_theta"):
             check_number(name, getattr(self, name), 0, 1e12, lo_open=True)
         if paper:
-            self._check_paper_layout()
+            if _get_axes(self) != _PAPER_AXES:
+                self._check_paper_layout()
+            if self.head not in HEADS or self.hidden_act not in ACTIVATIONS:
+                self._check_paper_layout()
         elif self.head == "pretraining":
             raise ValueError(
                 f"head 'pretraining' (MLM + sentence-order / next-sentence) exists for albert and bert only; "
@@ -427,3 +434,8 @@ _AXES = ("ffn_kind", "position", "position_offset", "position_buckets", "norm", 
          "global_every", "pooler", "head_transform", "head_bias", "decoder_bias", "rope_theta", "local_rope_theta")
 AXIS_FIELDS = _AXES
 _PAPER_LAYOUT = tuple((f.name, f.default) for f in fields(ModelConfig) if f.name in _AXES)
+_PAPER_AXES = tuple(value for _, value in _PAPER_LAYOUT)
+_get_axes = operator.attrgetter(*(name for name, _ in _PAPER_LAYOUT))
+_get_choices = operator.attrgetter(*CHOICE_FIELDS)
+_get_ints = operator.attrgetter(*(name for name, _ in _INT_LIMITS))
+_get_flags = operator.attrgetter(*FLAG_FIELDS)

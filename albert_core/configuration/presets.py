@@ -171,9 +171,15 @@ PRESET_SOURCES: Mapping[str, PresetSource] = MappingProxyType({
 })
 
 
+_NAME_OF_PRESET: dict[ModelConfig, str] = {}
+for _name, _cfg in ALL_PRESETS.items():
+    _NAME_OF_PRESET.setdefault(_cfg, _name)  # two names of one model (ettin-encoder-150m is modernbert-base): the first
+
+
 def matching_preset(cfg: ModelConfig) -> str | None:
-    """The name of the preset equal to ``cfg``, or None."""
-    return next((name for name, p in ALL_PRESETS.items() if p == cfg), None)
+    """The name of the preset equal to ``cfg`` (the first listed), or None: one hash, however many presets (the
+    pages ask it for every option of their preset lists on every rerun)."""
+    return _NAME_OF_PRESET.get(cfg)
 
 
 # The fields `ModelConfig.label` leaves out, in the order a name lists them (URL keys as names).
