@@ -32,3 +32,10 @@ def explorer_figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figu
     return (figures_explorer.breakdown_treemap(res.own.params),
             figures_explorer.flops_bars(res.own.flops_sequence.by_name()),
             twin)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def family_summary(cfg: ModelConfig, wl: Workload) -> str:
+    """The comparison panel's bullets for an encoder after BERT (the library's comparison: counts, memory and a fit
+    search per device size, step times), made once per config and workload, not on every rerun."""
+    return figures_explorer.family_twin_summary(cached_result(cfg, wl))

@@ -16,7 +16,7 @@ from ui import figure_style, sidebar, tables
 from ui.explorer import architecture as figures_architecture
 from ui.explorer import exports, review
 from ui.explorer import figures as figures_explorer
-from ui.explorer.cache import explorer_figures
+from ui.explorer.cache import explorer_figures, family_summary
 from ui.state import cached_result, current
 
 cfg, wl = current()
@@ -161,7 +161,7 @@ with st.container(border=True, key="panel_vs_bert"):
                  "What do ALBERT's two ideas do to this encoder?")
     if res.twin_kind != "bert":
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
-        st.markdown(figures_explorer.family_twin_summary(res))
+        st.markdown(family_summary(cfg, wl))
     elif cfg.family == "albert":
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(res))
