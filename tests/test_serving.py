@@ -36,6 +36,7 @@ def test_uvloop_is_pinned_with_the_app() -> None:
 
 
 def test_the_server_settings_keep_reruns_cheap() -> None:
+    """Change detector: pins the .streamlit/config.toml values the rerun measurements were taken with."""
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert cfg["runner"]["postScriptGC"] is False  # a full gc.collect(2) after every run walked every cached figure
     assert cfg["runner"]["fastReruns"] is True  # a dragged slider interrupts the stale run
