@@ -89,6 +89,7 @@ def test_set_torch_threads_applies_the_per_process_setting(monkeypatch):
     try:
         monkeypatch.delenv(TORCH_THREADS, raising=False)
         torch.set_num_threads(2)
+        # change detector on DEFAULT_TORCH_THREADS: the 1 docs/deploy.md states (a second thread mostly waits)
         assert live_runs.set_torch_threads() == DEFAULT_TORCH_THREADS == torch.get_num_threads() == 1
         monkeypatch.setenv(TORCH_THREADS, "2")
         assert live_runs.set_torch_threads() == 2 == torch.get_num_threads()
