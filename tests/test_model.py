@@ -288,6 +288,7 @@ def test_bad_budget_env_is_a_clear_error(monkeypatch, raw: str) -> None:
 
 
 def test_default_budget_is_one_gib(monkeypatch) -> None:
+    """Change detector: the default docs/deploy.md states (1 GiB) is pinned, not derived."""
     monkeypatch.delenv(MEMORY_BUDGET, raising=False)
     assert memory_budget() == 2**30
 
