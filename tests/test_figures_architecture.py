@@ -8,6 +8,18 @@ from albert_core import PRESETS, ModelConfig
 from ui.explorer.architecture import architecture_diagram, architecture_summary
 
 
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio of two '#rrggbb' colours (its relative-luminance formula, written here)."""
+
+    def luminance(hex_colour: str) -> float:
+        channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 def _blocks(fig, kind):
     """{executed position: (copy, fill colour)} of one row, read from the shapes' names."""
     out = {}
@@ -88,4 +100,5 @@ def test_many_distinct_copies_never_share_a_colour():
     assert len({c for c, _ in _blocks(fig, "FFN").values()}) > 6  # more copies than the palette holds
     assert "hover a block" in architecture_summary(cfg)
     emb = next(a for a in fig.layout.annotations if a.text == "emb")
-    assert emb.font.color == "#222222"
+    block = next(s for s in fig.layout.shapes if s.name and s.name.startswith("embeddings"))
+    assert _contrast(emb.font.color, block.fillcolor) >= 4.5  # readable on its block: WCAG 2 AA for text
