@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
+from ui import colors
 
 PAGE = "ui/compare/page.py"
 
@@ -27,8 +28,9 @@ def test_pins_restore_from_url_and_round_trip(app):
     assert [list(v) for v in df["params_delta"][:2]] == [["baseline"], [f"{change * 100:+.1f}%"]]
     badges = columns["params_delta"]["type_config"]
     colour = {o["value"]: o["color"] for o in badges["options"]}
-    assert colour["baseline"] == "gray" and colour[f"{change * 100:+.1f}%"] == "#1a7f37"
-    assert all(c == "#cf222e" for text, c in colour.items() if text.startswith("+"))
+    # the roles, not a copy of ui/colors.py's hex values: fewer parameters is the better change
+    assert colour["baseline"] == "gray" and colour[f"{change * 100:+.1f}%"] == colors.GOOD
+    assert all(c == colors.BAD for text, c in colour.items() if text.startswith("+"))
     assert len(at.get("plotly_chart")) == 1
 
 
