@@ -54,8 +54,8 @@ def test_tpu_v3_link_is_the_pod_all_reduce_bandwidth_per_chip():
 
 def test_gpu_rings_past_one_node_run_at_the_network_card():
     p = get_profile("h100")
-    assert p.ring_bandwidth(8) == 450e9  # NVLink 900 GB/s bidirectional, one direction
-    assert p.ring_bandwidth(16) == 50e9  # 400 Gb/s per GPU
+    assert p.ring_bandwidth(8) == 900e9 / 2  # NVLink 900 GB/s bidirectional (datasheet), one direction
+    assert p.ring_bandwidth(16) == 400e9 / 8  # a 400 Gb/s network card per GPU, in bytes
 
 
 def test_bad_names_and_dtypes_raise_value_error():
