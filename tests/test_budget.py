@@ -268,8 +268,11 @@ def test_every_setting_a_module_reads_is_in_the_one_settings_table_and_in_the_de
 
 # ----------------------------------------------------------------------------- in-place initialisation
 def test_initialisation_in_chunks_draws_the_same_values_as_one_draw_per_parameter(monkeypatch) -> None:
+    import transformers
+
     import albert_core.live.model as m
 
+    std = transformers.AlbertConfig().initializer_range  # the oracle: transformers' init for ALBERT (and BERT)
     model = build_model(TINY, device="meta").to_empty(device="cpu")
     monkeypatch.setattr(m, "INIT_CHUNK", 48)  # every matrix spans many chunks, tails included
     monkeypatch.setattr(m, "INIT_SCRATCH_BYTES", (48 + 16) * 4)
@@ -281,7 +284,7 @@ def test_initialisation_in_chunks_draws_the_same_values_as_one_draw_per_paramete
         elif name.endswith("bias"):
             expected = torch.zeros(p.shape)
         else:
-            expected = torch.empty(p.shape).normal_(0.0, 0.02, generator=gen)  # the former full copy
+            expected = torch.empty(p.shape).normal_(0.0, std, generator=gen)  # the former full copy
         assert torch.equal(p, expected), name
     half = build_model(TINY, device="meta").to(torch.bfloat16).to_empty(device="cpu")
     init_weights(half, seed=3)
