@@ -52,7 +52,8 @@ def test_table1_base_and_large() -> None:
     # BERT-base is 109,081,344 (109M): the paper counts the pooler for ALBERT but not for BERT.
     assert round(without_pooler(PRESETS["bert-base"]) / M) == PAPER_TABLE1["bert-base"]
     assert round(without_pooler(PRESETS["bert-large"]) / M) == PAPER_TABLE1["bert-large"]
-    assert exact(PRESETS["bert-base"]) == 109_081_344
+    # derived, not restated: transformers' exact BertModel count (V = 30,522) less 522 word rows of width H = 768
+    assert exact(PRESETS["bert-base"]) == MODEL_COUNTS["bert-base"] - (30_522 - V_PAPER) * 768 == 109_081_344
     assert not paper_rounding(exact(PRESETS["bert-base"]), PAPER_TABLE1["bert-base"])
     # Table 1's BERT uses V = 30,000. The BERT paper's own "110M" is V = 30,522 with the pre-training
     # heads (110,106,428); the bare BertModel is 109,482,240.
@@ -73,7 +74,9 @@ def test_tables_3_and_4() -> None:
     # (110M); the printed figure is BERT-base without pooler (108,490,752), i.e. the paper reused the
     # BERT baseline's count for this row.
     cfg = ALBERT_BASE.replace(sharing="none", embedding_size=768)
-    assert exact(cfg) == 109_671_936
+    # derived from transformers' not-shared E = 128 count: E grows by 640 in the word, position (512) and type (2)
+    # tables and the embedding LayerNorm (weight and bias), and the E->H projection's weight by 640 x H (768)
+    assert exact(cfg) == SHARING_COUNTS["none"] + (V_PAPER + 512 + 2 + 2) * 640 + 640 * 768 == 109_671_936
     projection = count_params(cfg).by_name()["encoder.embedding_hidden_mapping_in"]
     assert exact(cfg) - projection - count_params(cfg).by_name()["pooler"] == without_pooler(PRESETS["bert-base"])
     assert round(without_pooler(PRESETS["bert-base"]) / M) == PAPER_TABLE1["bert-base"]
