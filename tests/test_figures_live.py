@@ -124,7 +124,7 @@ def test_match_table_marks_a_mismatch():
     assert table.loc["extra.module", "match"] == MISMATCH
     assert pd.isna(table.loc["extra.module", "analytic"])
     assert table.loc["total", "match"] == MISMATCH
-    assert {MATCH, MISMATCH} == {"match", "MISMATCH"}  # text: no emoji font needed
+    assert MATCH != MISMATCH and (MATCH + MISMATCH).isascii()  # the reason, not the strings: no emoji font needed
     assert table.loc["embeddings.word_embeddings", "match"] == MATCH
 
 
