@@ -109,6 +109,7 @@ def test_several_devices_at_once_are_each_device_on_its_own(name, seq, args):
 def test_fit_frame_rows_and_twin():
     res = analyze(PRESETS["albert-base"], Workload(seq_len=512))
     df = pd.DataFrame(fit_columns(res))
+    # change detector: DEVICE_MEMORY_GB's choice of common accelerator sizes, as the table prints them
     assert df["device"].tolist() == ["16 GB", "24 GB", "40 GB", "80 GB", "141 GB"]
     assert df["BERT twin: batch"].iloc[0] == _scan(res.twin.config, 512, 16 * GB)
     assert df["this config: batch"].iloc[3] == max_batch_that_fits(PRESETS["albert-base"], 512, 80 * GB)
