@@ -90,6 +90,7 @@ def test_table2_is_recomputed_beside_the_paper(app):
     df = paper_table2()
     table2 = table(at, "within ±20%")
     assert list(table2["preset"]) == list(df["preset"])
+    # the paper's Table 2 speedups as printed (Lan et al. 2020), typed here, not read from albert_core.paper
     assert list(table2["paper"]) == ["4.70x", "1.00x", "5.60x", "1.70x", "0.60x", "0.30x"]
     assert list(table2["within ±20%"]) == ["yes" if v else "no" for v in df["within_20pct"]]
     spec = charts(at)[TABLE2]
