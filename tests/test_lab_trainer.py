@@ -58,7 +58,8 @@ def test_spec_rejects_bad_values_naming_the_field(changes, field):
 def test_bounds_refuse_over_budget_runs_with_a_message():
     spec = tiny_spec()
     cost = check_run(spec, LabLimits())
-    # the evaluations count too: steps 0, 4 and 8, each a forward pass over at most 1,024 held-out pairs
+    # the evaluations count too: steps 0, 4 and 8, each a forward pass over at most MAX_EVAL_EXAMPLES held-out
+    # pairs (the bound the cost check charges, whatever its value)
     from albert_core.counting.flops import count_flops
 
     evals = 3 * trainer.MAX_EVAL_EXAMPLES * count_flops(spec.config, 1, spec.seq_len).forward
