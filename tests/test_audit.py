@@ -179,7 +179,7 @@ def test_a_shared_layer_group_is_reported_under_its_first_layer():
     """All layers share one group (G = 1): FlopCounterMode reports the four layers' FLOPs under layer 0's
     module and nothing under layers 1-3; fvcore the same, in MACs with LayerNorm and without SDPA."""
     cfg = ModelConfig(**TINY)
-    assert LAYER_FLOPS == 65_536
+    assert LAYER_FLOPS == 65_536  # the test's own closed form above, not a code constant: its stated total
     fcm = _components(cfg, "flop_counter-sdpa")
     assert (fcm["layer 0"].figure, fcm["layer 0"].exact) == (4 * LAYER_FLOPS, LAYER_FLOPS)
     assert [fcm[f"layer {i}"].figure for i in (1, 2, 3)] == [0, 0, 0]
