@@ -93,21 +93,18 @@ def test_the_audit_extra_is_installed():
 
 @pytest.mark.parametrize("changes", GRID, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_every_difference_is_explained(changes):
-    cfg = ModelConfig(**TINY).replace(**changes)
-    result = audit(cfg, batch=2, seq_len=8)
-    assert len(result.rows) == len(TOOLS)
-    for row in result.rows:
-        assert row.status in ("ran", "computed"), (row.tool.key, row.status)
-        assert row.explained == row.figure - row.exact, (row.tool.key, row.causes)
-        _check_components(row)
-    assert result.unexplained == 0 and result.unexplained_components == 0
+    _assert_all_explained(ModelConfig(**TINY).replace(**changes))
 
 
 @pytest.mark.parametrize(
     ("name", "changes"), FAMILY_GRID, ids=lambda c: c if isinstance(c, str) else "-".join(f"{k}={v}" for k, v in c.items())
 )
 def test_every_difference_is_explained_for_the_encoders_after_bert(name, changes):
-    cfg = family_tiny(name, **changes)
+    _assert_all_explained(family_tiny(name, **changes))
+
+
+def _assert_all_explained(cfg):
+    """Every tool ran on ``cfg`` (2 x 8 tokens) and every difference, whole and per component, is explained."""
     result = audit(cfg, batch=2, seq_len=8)
     assert len(result.rows) == len(TOOLS)
     for row in result.rows:

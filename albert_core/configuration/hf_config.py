@@ -16,6 +16,7 @@ from typing import Any
 
 from albert_core.checks import short_repr
 from albert_core.configuration.config import FAMILIES, LIMITS, PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.families import FAMILY_LAYOUTS
 
 
 def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:
@@ -146,15 +147,13 @@ def _read_modernbert(get: Any, data: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError("layer_types must be full attention every n layers from the first (ModernBERT's "
                              "global_attn_every_n_layers); other patterns are not modelled")
     local = get("local_attention")
-    return dict(
-        embedding_size=get("hidden_size"), type_vocab_size=0, hidden_act=get("hidden_activation"),
-        layer_norm_eps=get("norm_eps"), sharing="none", ffn_kind="glu", position="rotary",
-        norm_bias=get("norm_bias"), norm_placement="pre", first_layer_norm=False,
-        attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"), local_window=local if every != 1 else 0,
-        global_every=every,
-        pooler=False, head_bias=get("classifier_bias"), decoder_bias=get("decoder_bias"),
-        rope_theta=_rope(get, "full_attention"), local_rope_theta=_rope(get, "sliding_attention"),
-    )
+    return {**FAMILY_LAYOUTS["modernbert"], **dict(
+        embedding_size=get("hidden_size"), hidden_act=get("hidden_activation"), layer_norm_eps=get("norm_eps"),
+        sharing="none", norm_bias=get("norm_bias"), attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"),
+        local_window=local if every != 1 else 0, global_every=every, head_bias=get("classifier_bias"),
+        decoder_bias=get("decoder_bias"), rope_theta=_rope(get, "full_attention"),
+        local_rope_theta=_rope(get, "sliding_attention"),
+    )}
 
 
 def _check_head_dim(get: Any) -> None:
@@ -167,22 +166,20 @@ def _check_head_dim(get: Any) -> None:
 def _read_eurobert(get: Any) -> dict[str, Any]:
     _check_head_dim(get)
     kv = get("num_key_value_heads")
-    return dict(
-        embedding_size=get("hidden_size"), type_vocab_size=0, hidden_act=get("hidden_act"),
-        layer_norm_eps=get("rms_norm_eps"), sharing="none", ffn_kind="glu", position="rotary", norm="rmsnorm",
-        norm_bias=False, norm_placement="pre", embedding_norm=False, attention_bias=get("attention_bias"),
-        mlp_bias=get("mlp_bias"), num_kv_heads=0 if kv in (None, get("num_attention_heads")) else kv, pooler=False,
-        head_transform=False, head_bias=False, decoder_bias=get("mlp_bias"), rope_theta=_rope(get),
-    )
+    return {**FAMILY_LAYOUTS["eurobert"], **dict(
+        embedding_size=get("hidden_size"), hidden_act=get("hidden_act"), layer_norm_eps=get("rms_norm_eps"),
+        sharing="none", attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"),
+        num_kv_heads=0 if kv in (None, get("num_attention_heads")) else kv, decoder_bias=get("mlp_bias"),
+        rope_theta=_rope(get),
+    )}
 
 
 def _read_nomic(get: Any) -> dict[str, Any]:
     _check_head_dim(get)
-    return dict(
+    return {**FAMILY_LAYOUTS["nomic_bert"], **dict(
         embedding_size=get("hidden_size"), type_vocab_size=get("type_vocab_size"), hidden_act=get("hidden_act"),
-        layer_norm_eps=get("layer_norm_eps"), sharing="none", ffn_kind="glu", position="rotary",
-        attention_bias=False, mlp_bias=False, pooler=False, rope_theta=_rope(get),
-    )
+        layer_norm_eps=get("layer_norm_eps"), sharing="none", rope_theta=_rope(get),
+    )}
 
 
 _FAMILY_READERS = MappingProxyType({
