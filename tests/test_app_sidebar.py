@@ -166,3 +166,14 @@ def test_groups_above_layers_are_clamped_with_the_rule(app):
     assert any("G ≤ L" in w.value and "G = 13" in w.value for w in at.sidebar.warning)
     at.slider(key="cfg_L").set_value(6).run()  # L below G: G follows with the same message
     assert at.number_input(key="cfg_G").value == 6 and at.query_params["L"] == "6" and not at.error
+
+
+@pytest.mark.parametrize("page", [None, "ui/scaling/page.py", "ui/compare/page.py", "ui/paper/page.py"])
+def test_the_share_box_draws_its_code_block_only_once_opened(app, page):
+    """A code block on a page makes a fresh browser load and run its syntax-highlighting bundle (1.5 MB, about a
+    tenth of the first page's browser CPU): the closed share box draws none; opening it reruns and shows the link
+    (the browser test test_copied_link_reproduces_the_view_in_a_fresh_context opens it)."""
+    at = app(page=page)
+    box = next(e for e in at.sidebar.expander if e.label == "Copy link to this view")
+    assert not at.exception and box.proto.expanded is False
+    assert len(at.sidebar.code) == 0

@@ -455,12 +455,21 @@ def _sync_url(cfg: ModelConfig, wl: Workload) -> None:
         st.query_params.update({k: v for k, v in wanted.items() if current.get(k) != v})
 
 
+SHARE_OPEN_KEY = "share_link_open"  # the share box's expander: open or not (a widget state)
+
+
 def share_link() -> None:
     """The "Copy link to this view" box, drawn after the page ran (app.py): pages own URL keys too
     (Compare's pins), so the link is the address bar's final state, the view the visitor sees."""
+    with st.sidebar:
+        # Drawn only once opened (a rerun): its code box would make every first page load and run the
+        # browser's 1.5 MB syntax-highlighting bundle, ~10 % of a fresh browser's first-page CPU (docs/benchmarks.md).
+        box = st.expander("Copy link to this view", expanded=False, key=SHARE_OPEN_KEY, on_change="rerun")
+    if not box.open:
+        return
     base = st.context.url or ""
     link = f"{base}?{urlencode(st.query_params.to_dict())}"
-    with st.sidebar, st.expander("Copy link to this view", expanded=False), st.container(key="share_link"):
+    with box, st.container(key="share_link"):
         st.code(link, language=None, wrap_lines=True)
         st.caption(HELP["share"])
 
