@@ -53,6 +53,32 @@ def test_heatmap_frame_equals_the_vectorized_sweep():
     assert df.set_index(["embedding_size", "hidden_size"]).loc[(128, 768), "params"] == count_params(cfg).total
 
 
+# Configs that differ from ALBERT-base in one field the grids do not set themselves (V, L, sharing, G, the head,
+# tying, I off 4H, the family): the remembered cells of one must never answer for another.
+NEIGHBOURS = [ModelConfig(), ModelConfig(vocab_size=50_000), ModelConfig(num_layers=24), ModelConfig(sharing="ffn"),
+              ModelConfig(sharing="attention", num_layers=12, num_hidden_groups=2), ModelConfig(head="pretraining"),
+              ModelConfig(tie_word_embeddings=False), ModelConfig(intermediate_size=2000),
+              ModelConfig(embedding_size=256), ModelConfig(family="bert", sharing="none")]
+
+
+def test_the_grids_remembered_cells_answer_only_for_the_same_config():
+    hs, es = (256, 768, 832), (64, 128)
+    for _ in range(2):  # the second round answers from the remembered cells
+        for cfg in NEIGHBOURS:
+            i_follows = cfg.intermediate_size == 4 * cfg.hidden_size
+            df, _ = fs.hidden_frame(cfg, hs)
+            at = [cfg.replace(num_heads=1, hidden_size=h, **({"intermediate_size": 4 * h} if i_follows else {}))
+                  for h in hs]
+            ours = [count_params(c).total for c in at]
+            assert list(df[df["model"] == ("ALBERT" if cfg.family == "albert" else "BERT")]["params"]) == ours, cfg
+            if cfg.family == "albert":
+                heat = fs.heatmap_frame(cfg, es, hs)
+                want = [count_params(cfg.replace(embedding_size=e, num_heads=1, hidden_size=h,
+                                                 **({"intermediate_size": 4 * h} if i_follows else {}))).total
+                        for e in es for h in hs]
+                assert list(heat["params"]) == want, cfg
+
+
 def test_any_depth_leaves_a_layer_sweep_and_the_embedding_counts_unchanged():
     cfg = ModelConfig(num_layers=24, num_hidden_groups=2, sharing="ffn")
     base = fs.any_depth(cfg)

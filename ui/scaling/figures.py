@@ -6,6 +6,7 @@ a glance. No streamlit import: tests call these without a server.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -284,18 +285,22 @@ def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) ->
 def params_heatmap_base(df: pd.DataFrame) -> go.Figure:
     """Heatmap of total params over (E, H) (``df``: ALBERT rows over E and H); the current cell:
     `mark_params_heatmap`."""
-    grid = df.pivot_table(index="hidden_size", columns="embedding_size", values="params", aggfunc="first")
-    grid = grid.sort_index().sort_index(axis=1)
-    x = [str(v) for v in grid.columns]
-    y = [str(v) for v in grid.index]
+    # the (H, E) grid without pandas' pivot (which took most of this chart's build)
+    cell = {(h, e): p for e, h, p in zip(df["embedding_size"].tolist(), df["hidden_size"].tolist(),
+                                         df["params"].tolist(), strict=True)}
+    es, hs = sorted({e for _, e in cell}), sorted({h for h, _ in cell})
+    z = [[cell[h, e] for e in es] for h in hs]
+    top = max((max(row) for row in z), default=0)
+    x = [str(v) for v in es]
+    y = [str(v) for v in hs]
     heat = dict(
-        type="heatmap", z=grid.to_numpy().tolist(), x=x, y=y, colorscale=colorscale("Blues"), name="params",
-        text=[[short_params(v) for v in row] for row in grid.to_numpy()], texttemplate="%{text}",
-        textfont=dict(size=11), customdata=[[f"{v:,}" for v in row] for row in grid.to_numpy()],
+        type="heatmap", z=z, x=x, y=y, colorscale=colorscale("Blues"), name="params",
+        text=[[short_params(v) for v in row] for row in z], texttemplate="%{text}",
+        textfont=dict(size=11), customdata=[[f"{v:,}" for v in row] for row in z],
         hovertemplate="E=%{x}, H=%{y}<br>%{customdata} params<extra></extra>",
         # under the plot: at the side it took a third of a phone's width from the cells
         colorbar=dict(title=dict(text="params", side="top"), orientation="h", y=-0.22, yanchor="top",
-                      thickness=12, **{k: v for k, v in linear_ticks(grid.to_numpy().max(initial=0), fmt_params)
+                      thickness=12, **{k: v for k, v in linear_ticks(top, fmt_params)
                                        .items() if k != "range"}),
     )
     layout = layout_spec("Total parameters over E and H", "embedding size E", "hidden size H", height=520)
@@ -404,13 +409,19 @@ def hidden_frame(cfg: ModelConfig, hs: Sequence[int]) -> tuple[pd.DataFrame, str
     every published model: I then follows H; else the fixed I). One head makes every H valid, and 4H stays
     within I's limit for every H allowed."""
     i_follows = _i_follows_h(cfg)
+    key = _grid_key(cfg, i_follows)
     cols: dict[str, list] = {"model": [], "hidden_size": [], "params": []}
     for h in hs:
-        c = _at_hidden(cfg, h, i_follows)
-        for m in (c, bert_twin(c)) if c.family == "albert" else (c,):
-            cols["model"].append(family_label(m))
+        rows = _GRID_CELLS.get((key, "hidden", h))
+        if rows is None:
+            c = _at_hidden(cfg, h, i_follows)
+            rows = tuple((family_label(m), count_params(m).total)
+                         for m in ((c, bert_twin(c)) if c.family == "albert" else (c,)))
+            _remember_cell((key, "hidden", h), rows)
+        for model, params in rows:
+            cols["model"].append(model)
             cols["hidden_size"].append(h)
-            cols["params"].append(count_params(m).total)
+            cols["params"].append(params)
     note = "I = 4H" if i_follows else f"I = {cfg.intermediate_size:,}"
     return pd.DataFrame(cols), note
 
@@ -420,11 +431,39 @@ def heatmap_frame(cfg: ModelConfig, es: Sequence[int], hs: Sequence[int]) -> pd.
     config has I = 4H), rows embedding_size, hidden_size, params (every combination is a valid model:
     see `hidden_frame`)."""
     i_follows = _i_follows_h(cfg)
+    key = _grid_key(cfg, i_follows, "embedding_size")
     cells = [(e, h) for e in es for h in hs]
-    return pd.DataFrame({
-        "embedding_size": [e for e, _ in cells], "hidden_size": [h for _, h in cells],
-        "params": [count_params(_at_hidden(cfg.replace(embedding_size=e), h, i_follows)).total for e, h in cells],
-    })
+    params = []
+    for e, h in cells:
+        total = _GRID_CELLS.get((key, e, h))
+        if total is None:
+            total = count_params(_at_hidden(cfg.replace(embedding_size=e), h, i_follows)).total
+            _remember_cell((key, e, h), total)
+        params.append(total)
+    return pd.DataFrame({"embedding_size": [e for e, _ in cells], "hidden_size": [h for _, h in cells],
+                         "params": params})
+
+
+# The cells of the H and (E, H) grids, remembered across runs and sessions: a move of H adds the current H's row to
+# both grids and changes the config, but every other row is the same count of the same config as before. A cell's
+# key is every field of the config but those the grid sets itself (`_at_hidden`: H, the heads, I when it follows H;
+# the heatmap's E; a BERT's E, which is its H), so equal keys mean equal configs. Bounded: cleared when full.
+_GRID_CELLS: dict[tuple, Any] = {}
+_GRID_CELLS_LIMIT = 50_000
+_FIELDS = tuple(f.name for f in dataclasses.fields(ModelConfig))
+
+
+def _grid_key(cfg: ModelConfig, i_follows: bool, *overwritten: str) -> tuple:
+    free = {"hidden_size", "num_heads", *overwritten} | ({"intermediate_size"} if i_follows else set())
+    if cfg.family == "bert":
+        free.add("embedding_size")
+    return (i_follows, *(getattr(cfg, name) for name in _FIELDS if name not in free))
+
+
+def _remember_cell(key: tuple, value: Any) -> None:
+    if len(_GRID_CELLS) >= _GRID_CELLS_LIMIT:
+        _GRID_CELLS.clear()
+    _GRID_CELLS[key] = value
 
 
 def any_depth(cfg: ModelConfig) -> ModelConfig:
