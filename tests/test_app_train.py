@@ -362,6 +362,9 @@ def test_table4_states_the_paper_beside_the_measured_losses_with_a_verdict(worke
     # one seed per variant in this tiny reference: every comparison is honestly "not separated yet"
     assert "Does sharing every layer's weights cost accuracy? Paper: not shared 81.6 vs all-shared 80.1 points" in text
     assert text.count("Not separated yet (needs 2 seeds or more a side)") == 3
+    # the separation caption gives each pair the same reason as the findings (one seed a side here)
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert captions.count("not separated yet") == captions.count("not separated yet (needs 2 seeds or more a side)") > 0
     finals = {r.spec.label: r.final["val_mlm_loss"] for r in shipped["table4"]}
     assert f"not shared {finals['not shared']:.3f} (1 seed)" in text
     # every curve is drawn beside the baselines of the same held-out pairs, never beside ln V
