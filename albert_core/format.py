@@ -92,6 +92,33 @@ def fmt_ratio(x: float) -> str:
     return f"{x:.2f}x" if x < 10 else f"{x:.1f}x"
 
 
+# Every sentence that compares two figures (the Explorer's twin, Compare, Scaling, the Hardware page) calls them
+# "nearly equal" when they are within this fraction of each other, and "down" / "up" (fewer / more, faster /
+# slower) otherwise: one threshold, so a sentence never says "nearly equal" beside a metric of -17.7%.
+NEARLY_EQUAL = 0.02
+
+
+def direction(value: float, base: float) -> int:
+    """-1 when ``value`` is below ``base`` by `NEARLY_EQUAL` of it or more, +1 when above by as much, else 0
+    ("nearly equal"). A base of 0: the sign of ``value``."""
+    if base == 0:
+        return (value > 0) - (value < 0)
+    change = value / base - 1
+    return 0 if abs(change) < NEARLY_EQUAL else (1 if change > 0 else -1)
+
+
+def change_words(value: float, base: float, down: str = "down", up: str = "up") -> str:
+    """``value`` against ``base`` in words that follow its sign: 'down 9.72x' (base / value), 'up 1.35x'
+    (value / base), or 'nearly equal, 0.99x' within `NEARLY_EQUAL`. ``down`` / ``up``: the words for a
+    smaller / larger value ('faster' / 'slower' for times)."""
+    way = direction(value, base)
+    if way == 0:
+        return f"nearly equal, {fmt_ratio(value / base)}" if base else "nearly equal"
+    if way < 0:
+        return f"{down} {fmt_ratio(base / value)}" if value > 0 else f"{down} to {value:g}"
+    return f"{up} {fmt_ratio(value / base)}" if base > 0 else f"{up} from {base:g}"
+
+
 def fmt_pct(x: float, digits: int = 1, signed: bool = False) -> str:
     """0.8291 -> '82.9%'; signed=True: '+82.9%' / '-82.9%'."""
     return f"{x * 100:+.{digits}f}%" if signed else f"{x * 100:.{digits}f}%"

@@ -78,7 +78,7 @@ def test_bert_twin_panel_numbers(app):
     at = app({"batch": "1"})
     text = " ".join(md.value for md in at.markdown)
     assert "Parameters: down 9.34x" in text  # 11.68M vs BERT-base at V = 30,000 (109.08M)
-    assert "Forward FLOPs: 1.00x of BERT's" in text
+    assert "Forward FLOPs: nearly equal, 1.00x" in text
     assert "num_hidden_groups" in text and "MACs" in text
 
 
@@ -161,3 +161,31 @@ def test_the_page_opens_with_one_short_line_and_the_twin_defined_in_its_tooltip(
     top = at.caption[0]
     assert "BERT twin" in top.value and len(top.value) < 200, top.value  # one line, not a grey paragraph
     assert "E = H, no sharing" in top.proto.help  # the definition is one hover away
+
+
+def test_an_uploaded_albert_base_v2_gets_sentences_that_follow_its_metrics(app):
+    """albert-base-v2's config.json (AlbertForMaskedLM) as the sidebar imports it: its E-wide MLM decoder (E x V
+    instead of H x V) is a real saving, 2·S·V·(H - E) FLOPs per sequence, and every sentence says so."""
+    from albert_core.configuration.hf_config import config_from_json_bytes
+    from tests.helpers.facts import official
+
+    cfg = config_from_json_bytes(json.dumps(official("v2", "base")).encode())
+    at = app(config_to_query(cfg))
+    assert not at.exception
+    delta = metrics(at)["Forward FLOPs / sequence"].delta
+    assert delta.startswith("-17.")  # 23.4 GFLOP against BERT's 28.4 GFLOP
+    text = " ".join(md.value for md in at.markdown)
+    S, V, H, E = 128, 30_000, 768, 128
+    assert "**Forward FLOPs: down" in text and f"MLM decoder {2 * S * V * (E - H) / 1e9:.1f} GFLOP" in text
+    assert "nearly equal (this page" not in text and "not a *faster* one" not in text
+    assert "gelu_new" in text and "gelu" in text  # the activations differ, and the sentence says which
+
+
+def test_the_headline_names_the_precision_and_checkpointing_the_memory_depends_on(app):
+    at = app({"dtype": "bf16", "prec": "mixed", "ckpt": "1"})
+    assert not at.exception
+    caption = at.caption[0].value
+    assert "bf16 mixed precision" in caption and "gradient checkpointing" in caption
+    plain = app({"dtype": "fp32"}).caption[0].value
+    assert "mixed precision" not in plain and "checkpointing" not in plain
+    assert "checkpointing" in metrics(at)["Training FLOPs / token"].help

@@ -8,6 +8,7 @@ from albert_core.configuration.coerce import bert_twin
 from albert_core.format import fmt_bytes, fmt_count, fmt_duration
 from albert_core.hardware.time_model import TABLE2_CHIPS, estimate_time, paper_table2
 from tests.helpers.app import charts
+from ui.urls import config_to_query
 
 PAGE = "ui/hardware/page.py"
 
@@ -106,8 +107,9 @@ def test_table2_is_recomputed_beside_the_paper(app):
 
 def test_answers_for_the_current_config(app):
     at = app({"hw": "h100"}, page=PAGE)
-    text = " ".join(m.value for m in at.markdown)
-    assert "Not really" in text and "ALBERT H=768 L=12" in text
+    text = " ".join(m.value for m in at.markdown).replace("\\", "")
+    # the default sidebar config, albert-base, against its BERT twin (ALBERT's V = 30,000), each by its own name
+    assert "albert-base (sidebar) runs inference at" in text and "the speed of BERT H=768 L=12 V=30000" in text
     col = "batch, fp16 mixed"
 
     def scan(name: str, device: float) -> int:  # the largest batch found one by one, not by the page's search
@@ -136,11 +138,36 @@ def test_the_measured_gradient_bytes_are_shown_beside_the_time_models(app):
     assert not at.exception
     df = table(at, "measured, bytes per step")
     shipped = {r["preset"]: r["allreduce_bytes_per_step"] for r in load_measured()["rows"]}
-    assert df["preset"].tolist()[1] == "albert-base (sidebar)"
-    for name, got in zip(df["preset"].str.replace(" (sidebar)", ""), df["measured, bytes per step"], strict=True):
+    # the rows carry the pre-training heads; the default sidebar config (albert-base, no head) is none of them
+    assert df["preset, pre-training heads"].tolist() == list(shipped)
+    for name, got in zip(df["preset, pre-training heads"], df["measured, bytes per step"], strict=True):
         assert int(got.replace(",", "")) == shipped[name]
         assert fmt_bytes(4 * count_params(PRESETS[name].replace(head="pretraining")).total) in df[
             "time model (4 B x unique params)"].tolist()
     assert set(df["measured / model"]) == {"1.0000"}
     text = " ".join(m.value for m in at.markdown)
     assert "torchrun --nnodes 2" in text and "--nproc 2" in text
+
+
+def test_the_scale_out_question_compares_two_different_configs(app):
+    """bert-large in the sidebar: its gradient traffic against its ALBERT counterpart's, not against itself."""
+    from albert_core.counting.report import albert_counterpart
+
+    at = app(config_to_query(PRESETS["bert-large"]), page=PAGE)
+    assert not at.exception
+    (answer,) = [m.value for m in at.markdown if "all-reduces the gradients" in m.value]
+    alt = albert_counterpart(PRESETS["bert-large"])
+    mine, theirs = (fmt_bytes(4 * count_params(c).total) for c in (alt, PRESETS["bert-large"]))
+    assert mine != theirs and mine in answer and theirs in answer
+
+
+def test_a_measured_row_is_marked_as_the_sidebars_only_when_it_is_the_sidebars_config(app):
+    """The shipped rows carry the pre-training heads: the default albert-base (no head) is none of them, the same
+    preset with the pre-training heads is one."""
+    col = "preset, pre-training heads"
+    default = app(page=PAGE)
+    assert not any("(sidebar)" in p for p in table(default, col)[col])
+    notes = " ".join(c.value for c in default.caption).replace("\\", "")
+    assert "the sidebar's albert-base has the head" in notes
+    pretraining = app(config_to_query(PRESETS["albert-base"].replace(head="pretraining")), page=PAGE)
+    assert [p for p in table(pretraining, col)[col] if "(sidebar)" in p] == ["albert-base (sidebar)"]

@@ -92,3 +92,13 @@ def test_the_exact_column_is_wide_enough_for_its_longest_number(app):
         longest = max(len(f"{int(v):,}") for v in frame.value["recomputed"])
         width = json.loads(frame.proto.columns)["recomputed"].get("width")
         assert isinstance(width, int) and width >= 8.5 * longest + 16, (longest, width)
+
+
+def test_the_circulating_baseline_row_is_not_quoted_as_a_row_of_the_table_shown(app):
+    """The sentence under the embedding table quotes the circulating chart's 'BERT-Base (baseline)' row: the
+    table on the page does not hold it, so the sentence must not call it that table's row."""
+    at = app(page=PAGE)
+    shown = at.dataframe[3].value  # Table 1, 3 and 4, then the embedding table
+    assert "V·H (BERT)" in shown.columns and not shown["model"].str.contains("baseline").any()
+    (sentence,) = [md.value for md in at.markdown if f"{SEED_000_BASELINE_ROW:,}" in md.value]
+    assert "first row" not in sentence.lower() and "leaves out" in sentence

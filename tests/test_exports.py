@@ -64,6 +64,20 @@ def test_json_report_numbers():
     assert twin_f["encoder.attention.scores"] == f["encoder.attention.scores"] == 12 * 4 * 64 * 64 * 768
 
 
+def test_json_report_convention_states_the_training_rule_its_numbers_follow():
+    """Under gradient checkpointing the backward runs the encoder layers' forward again: training is 3 x forward
+    plus those layers' forward (not the embeddings or heads), and the convention says so."""
+    cfg = PRESETS["albert-base"]
+    plain, ckpt = (analyze(cfg, Workload(batch=2, seq_len=64, checkpointing=c)).to_dict()["flops"]
+                   for c in (False, True))
+    assert plain["training_per_batch"] == 3 * plain["forward_per_batch"]
+    assert plain["convention"].endswith("training = 3 x forward")
+    layers = 2 * cfg.num_layers * (8 * 64 * 768**2 + 4 * 64**2 * 768 + 4 * 64 * 768 * 3072)  # closed form, B = 2
+    assert ckpt["training_per_batch"] == 3 * ckpt["forward_per_batch"] + layers == 3 * ckpt["forward_per_batch"] + \
+        ckpt["recomputed_per_batch"]
+    assert "gradient checkpointing" in ckpt["convention"] and "encoder layers' forward" in ckpt["convention"]
+
+
 def test_json_report_int8_has_no_training_memory():
     rep = analyze(PRESETS["albert-base"], Workload(dtype="int8")).to_dict()
     assert rep["memory"]["training"] is None

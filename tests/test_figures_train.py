@@ -221,9 +221,9 @@ def test_real_runs_separate_and_identical_runs_do_not(real_runs):
     assert [s.x0 for s in fig.layout.shapes if s.type == "line"] == [sep.step]
 
     same = tr.separation(real_runs["learning"], real_runs["learning"], "val_mlm_loss", "A", "B")
-    assert same.step is None and same.note == "seed ranges overlap"
+    assert same.step is None and same.note == "the seed ranges overlap"
     one = tr.separation(real_runs["learning"][:1], real_runs["frozen"][:1], "val_mlm_loss", "A", "B")
-    assert one.step is None and "two seeds" in one.note
+    assert one.step is None and "needs 2 seeds or more a side" in one.note
     fig = ft.curves_figure(real_runs, "mlm_loss", same)
     assert "not separated yet" in fig.layout.annotations[0].text
 

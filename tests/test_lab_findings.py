@@ -40,7 +40,7 @@ def test_sharing_costs_agree_disagree_or_not_separated_by_seed_ranges():
 def test_one_seed_or_overlapping_ranges_are_not_separated():
     one = findings.compare_losses([run("a", 5.0), run("b", 6.0)], "a", "b", 82.0, 80.0, question="q",
                                   paper_names=("a", "b"))
-    assert one.verdict == "not separated yet (needs 2 seeds a side)"
+    assert one.verdict == "not separated yet (needs 2 seeds or more a side)"
     overlap = findings.compare_losses([run("a", 5.0), run("a", 5.2, seed=1), run("b", 5.1), run("b", 5.3, seed=1)],
                                       "a", "b", 82.0, 80.0, question="q", paper_names=("a", "b"))
     assert overlap.verdict == "not separated yet (the seed ranges overlap)"
@@ -67,3 +67,24 @@ def test_figure2_compares_layers_two_and_deeper_like_with_like():
     assert f.verdict == "agrees with the paper"
     assert "layers 2-3 ALBERT all-shared 19.5 degrees vs BERT H=64 23.0 degrees" in f.measured
     assert "layer 1, whose input differs: 53.0 vs 36.0" in f.measured
+
+
+def test_a_pair_gets_one_not_separated_reason_wherever_it_is_shown():
+    """The findings' verdict and the curves' note (Train page) give one pair one reason: one seed a side, or
+    two seeds a side whose ranges overlap."""
+    from ui.train import runs as tr
+
+    def history(loss: float) -> pd.DataFrame:
+        return pd.DataFrame({"step": [0, 10], "val_mlm_loss": [6.0, loss]})
+
+    cases = {  # (seeds of a, of b): final losses
+        "one seed": ([5.0], [6.0]),
+        "overlap": ([5.0, 5.2], [5.1, 5.3]),
+    }
+    for losses_a, losses_b in cases.values():
+        results = ([run("a", x, seed=i) for i, x in enumerate(losses_a)]
+                   + [run("b", x, seed=i) for i, x in enumerate(losses_b)])
+        verdict = findings.compare_losses(results, "a", "b", 82.0, 80.0, question="q", paper_names=("a", "b")).verdict
+        note = tr.separation([history(x) for x in losses_a], [history(x) for x in losses_b], "val_mlm_loss", "a",
+                             "b").note
+        assert verdict == f"not separated yet ({note})"

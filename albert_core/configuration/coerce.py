@@ -66,6 +66,8 @@ def bert_fields(hidden_size: Any) -> dict[str, Any]:
 # The BERT an ALBERT is compared with is the paper's BERT: GELU (not ALBERT's tanh approximation
 # gelu_new) and BERT's dropout 0.1 (the memory estimate's family default, `albert_core.counting.memory`).
 BERT_TWIN_ACT = "gelu"
+# An ALBERT's own activation: transformers' AlbertConfig default (gelu_new), every ALBERT preset's.
+ALBERT_ACT = ModelConfig().hidden_act
 
 
 def twin_fields(hidden_size: Any) -> dict[str, Any]:

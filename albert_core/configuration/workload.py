@@ -56,6 +56,14 @@ class Workload:
         """int8 weights are inference-only; every other dtype trains."""
         return self.dtype != "int8"
 
+    @property
+    def summary(self) -> str:
+        """The workload in words, with every field a memory or FLOP figure depends on: 'batch 8 × 128 tokens,
+        bf16 mixed precision (fp32 master weights), optimizer adamw, gradient checkpointing'."""
+        return (f"batch {self.batch} × {self.seq_len} tokens, {self.dtype}"
+                + (" mixed precision (fp32 master weights)" if self.precision == "mixed" else "")
+                + f", optimizer {self.optimizer}" + (", gradient checkpointing" if self.checkpointing else ""))
+
     def check_fits(self, cfg: ModelConfig) -> None:
         """Sequence length cannot exceed the position table."""
         check_seq_len(cfg, self.seq_len)

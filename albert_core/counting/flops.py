@@ -36,6 +36,7 @@ from albert_core.counting.params import (
     count_params,
     order_head_name,
 )
+from albert_core.format import fmt_flops
 
 CONVENTIONS = ("matmul", "full")
 _ORDER = {name: i for i, name in enumerate(COMPONENT_INFO)}
@@ -278,6 +279,35 @@ def count_flops(
         for name, f in terms
     )
     return FlopBreakdown(cfg, batch, seq_len, convention, float(mlm_fraction), recompute, comps)
+
+
+def training_rule(recompute: bool) -> str:
+    """How training FLOPs follow from the forward's, in words (the JSON report's convention): with gradient
+    checkpointing the encoder layers' forward runs once more (not the embeddings or the heads)."""
+    return ("training = 3 x forward + the encoder layers' forward again (gradient checkpointing)" if recompute
+            else "training = 3 x forward")
+
+
+def flop_differences(a: FlopBreakdown, b: FlopBreakdown) -> list[tuple[str, int]]:
+    """(component name, ``a``'s forward FLOPs minus ``b``'s) for every component whose forward FLOPs differ,
+    the largest difference first: where two configs' compute parts ways."""
+    fa, fb = a.by_name(), b.by_name()
+    diffs = [(name, fa.get(name, 0) - fb.get(name, 0)) for name in COMPONENT_INFO if name in fa or name in fb]
+    return sorted(((n, d) for n, d in diffs if d), key=lambda nd: -abs(nd[1]))
+
+
+def differences_words(diffs: list[tuple[str, int]], limit: int = 3) -> str:
+    """`flop_differences` in words, the largest ``limit`` named: 'MLM decoder -4.9 GFLOP, MLM transform
+    -125.8 MFLOP and Embedding projection E→H +25.2 MFLOP' ('' when nothing differs)."""
+    parts = [f"{COMPONENT_INFO[n][0]} {'+' if d > 0 else ''}{fmt_flops(d)}" for n, d in diffs[:limit]]
+    if len(diffs) > limit:
+        parts.append(f"{len(diffs) - limit} more")
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + (" and " + parts[-1] if parts else "")
+
+
+def outside_layers(diffs: list[tuple[str, int]]) -> bool:
+    """Whether every difference is outside the executed encoder layers (embeddings, E->H projection, heads)."""
+    return not any(n in RECOMPUTED for n, _ in diffs)
 
 
 # ----------------------------------------------------------------------------- the 6N rule of thumb

@@ -12,7 +12,8 @@ JSON schema (version 2; every count an exact integer unless noted)::
     params                    {total, without_sharing, saved_by_sharing,
                                groups: {embeddings, encoder, heads},
                                components: [{name, label, group, params, unshared}]}
-    flops                     {convention, forward_per_sequence, forward_per_batch, training_per_batch,
+    flops                     {convention (with "+ the encoder layers' forward again" under gradient
+                               checkpointing), forward_per_sequence, forward_per_batch, training_per_batch,
                                macs_per_batch, recomputed_per_batch (gradient checkpointing, else 0),
                                training_per_token (float),
                                components_per_sequence: {component name: forward FLOPs}}
@@ -42,16 +43,16 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from albert_core.configuration.coerce import bert_twin, switch_family, twin_of
+from albert_core.configuration.coerce import ALBERT_ACT, BERT_TWIN_ACT, bert_twin, switch_family, twin_of
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.presets import config_name
 from albert_core.configuration.workload import DTYPE_BYTES, Workload
-from albert_core.counting.flops import FlopBreakdown, count_flops
+from albert_core.counting.flops import FlopBreakdown, count_flops, training_rule
 from albert_core.counting.memory import DEFAULT_DROPOUT, MemoryEstimate, estimate_memory
 from albert_core.counting.params import ParamBreakdown, count_params
 
 SCHEMA_VERSION = 2
-FLOP_CONVENTION = "matmul FLOPs (2 per multiply-add); training = 3 x forward"
+FLOP_CONVENTION = "matmul FLOPs (2 per multiply-add)"
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class Costs:
     def flops_dict(self) -> dict[str, Any]:
         one, step = self.flops_sequence, self.flops_batch
         return {
-            "convention": FLOP_CONVENTION,
+            "convention": f"{FLOP_CONVENTION}; {training_rule(step.recompute)}",
             "forward_per_sequence": int(one.forward),
             "forward_per_batch": int(step.forward),
             "training_per_batch": int(step.training),
@@ -179,13 +180,29 @@ def analyze(cfg: ModelConfig, wl: Workload) -> Result:
 
 def albert_counterpart(cfg: ModelConfig) -> ModelConfig | None:
     """For a BERT: the ALBERT whose BERT twin it is (the family rule of `albert_core.configuration.coerce`:
-    E = 128 or H if smaller, all layers shared), so a "smaller or faster than BERT?" comparison has something
-    to compare; None if there is no such ALBERT."""
+    E = 128 or H if smaller, all layers shared, and ALBERT's own activation where the BERT runs the twin's GELU),
+    so a "smaller or faster than BERT?" comparison has something to compare; None if there is no such ALBERT.
+    The twin and the counterpart are one pair either way round: ``albert_counterpart(bert_twin(a)) == a`` for
+    an ALBERT ``a`` with ALBERT's activation (every paper preset)."""
     try:
         alt = switch_family(cfg, "albert")
     except ValueError:
         return None
+    if cfg.hidden_act == BERT_TWIN_ACT:
+        alt = alt.replace(hidden_act=ALBERT_ACT)
     return alt if bert_twin(alt) == cfg else None
+
+
+def albert_pair(cfg: ModelConfig) -> tuple[ModelConfig, ModelConfig] | None:
+    """The two configs every "what do ALBERT's ideas change?" answer compares, the one with them first: an
+    ALBERT and its BERT twin, a BERT's ALBERT counterpart and the BERT, an encoder's ALBERTized twin and the
+    encoder, an ALBERTized encoder and its original (`coerce.twin_of`). None for a BERT without a counterpart.
+    Asked from either config of a pair that is each other's twin, the same pair in the same order."""
+    if cfg.family == "bert":
+        alt = albert_counterpart(cfg)
+        return None if alt is None else (alt, cfg)
+    twin, kind = twin_of(cfg)
+    return (twin, cfg) if kind == "albertized" else (cfg, twin)
 
 
 def result_from_dict(data: dict[str, Any]) -> Result:

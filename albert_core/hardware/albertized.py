@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import Workload
-from albert_core.counting.flops import count_flops
+from albert_core.counting.flops import count_flops, differences_words, flop_differences, outside_layers
 from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
 from albert_core.counting.params import count_params
-from albert_core.format import fmt_flops, fmt_params, fmt_pct
+from albert_core.format import change_words, fmt_flops, fmt_params, fmt_pct
 from albert_core.hardware.time_model import estimate_time
 
 TIME_PROFILES = ("a100", "h100")  # datasheet profiles the comparison times the step on
@@ -40,23 +40,28 @@ class AlbertizedPair:
     twin: ModelConfig
     workload: Workload
     rows: tuple[PairRow, ...]
+    flop_differences: tuple[tuple[str, int], ...] = ()  # twin minus original per component (`flop_differences`)
 
     def row(self, measure: str) -> PairRow:
         return next(r for r in self.rows if r.measure == measure)
 
     def sentences(self) -> list[str]:
-        """What the twin changes, in the config's own numbers; sharing saves parameters, never compute."""
+        """What the twin changes, in the config's own numbers; sharing saves parameters, never compute. Each
+        comparing word follows the figures beside it (`albert_core.format.change_words`), and the part of the
+        model that makes a FLOP difference is named from the per-component counts."""
         p, f = self.row("parameters"), self.row("forward FLOPs per sequence")
+        diffs = list(self.flop_differences)
         out = [f"Parameters: {fmt_params(p.original)} -> {fmt_params(p.twin)} ({fmt_pct(p.ratio - 1, signed=True)})."]
+        where = ("" if not diffs else
+                 f"; what differs is outside the layers: {differences_words(diffs)}" if outside_layers(diffs) else
+                 f"; what differs: {differences_words(diffs)}")
         if self.twin.sharing != "none":
-            same = " (the same)." if f.twin == f.original else \
-                f" ({fmt_pct(f.ratio - 1, signed=True)}, from the factorized embedding and head, not the sharing)."
             out.append(f"Sharing saves parameters, never compute: the twin still runs all {self.twin.executed_layers} "
                        f"layers, so its forward pass costs {fmt_flops(f.twin)} per sequence against "
-                       f"{fmt_flops(f.original)}{same}")
-        elif f.twin != f.original:
+                       f"{fmt_flops(f.original)} ({change_words(f.twin, f.original)}{where}).")
+        elif diffs:
             out.append(f"Forward FLOPs per sequence: {fmt_flops(f.original)} -> {fmt_flops(f.twin)} "
-                       f"({fmt_pct(f.ratio - 1, signed=True)}: the E->H projection and an E-wide MLM head).")
+                       f"({change_words(f.twin, f.original)}{where}).")
         return out
 
 
@@ -92,4 +97,4 @@ def compare_albertized(original: ModelConfig, twin: ModelConfig, workload: Workl
     for hw in profiles:
         ta, tb = (estimate_time(c, wl, hw) for c in (original, twin))
         add(f"training step on {ta.hardware.label}", "seconds", ta.training_s, tb.training_s, "estimate")
-    return AlbertizedPair(original, twin, wl, tuple(rows))
+    return AlbertizedPair(original, twin, wl, tuple(rows), tuple(flop_differences(fb, fa)))

@@ -30,6 +30,7 @@ import pandas as pd
 
 from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.config import ModelConfig
+from albert_core.lab.findings import MIN_SEEDS
 from albert_core.lab.spec import (
     DEFAULT_STEPS,
     EXPERIMENT_NAMES,
@@ -194,7 +195,7 @@ def _final_of(result: RunResult, column: str) -> float:
 
 def separation_step(
     histories_a: Sequence[pd.DataFrame], histories_b: Sequence[pd.DataFrame], column: str = "val_mlm_loss",
-    *, min_seeds: int = 2,
+    *, min_seeds: int = MIN_SEEDS,
 ) -> int | None:
     """The first logged step from which the seed ranges (min to max over the histories) of run A and
     run B on ``column`` no longer overlap, at that step and at every later step both logged; None if
@@ -226,7 +227,8 @@ def separation_step(
 def separations(
     results: Sequence[RunResult], baseline: str | None = None, column: str = "val_mlm_loss"
 ) -> pd.DataFrame:
-    """Each variant against ``baseline`` (default: the first variant): separation step or None."""
+    """Each variant against ``baseline`` (default: the first variant): separation step or None (why not:
+    `findings.not_separated` of the two seed counts)."""
     groups: dict[str, list[pd.DataFrame]] = {}
     for r in results:
         groups.setdefault(r.spec.label, []).append(r.history)
@@ -237,7 +239,8 @@ def separations(
     for label, hs in groups.items():
         if label == baseline:
             continue
-        step = None if min(len(hs), len(groups[baseline])) < 2 else separation_step(groups[baseline], hs, column)
+        step = (None if min(len(hs), len(groups[baseline])) < MIN_SEEDS
+                else separation_step(groups[baseline], hs, column))
         rows.append({"a": baseline, "b": label, "step": step})
     frame = pd.DataFrame(rows, columns=["a", "b", "step"])
     frame["step"] = pd.array(frame["step"].tolist(), dtype="Int64")  # <NA>: not separated (yet)

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from albert_core.format import column_unit, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.format import column_unit, direction, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from ui import colors, plotly_dicts
 from ui.colors import BAD, GOOD
 from ui.figure_style import TITLE_FONT, fmt_delta, si_ticks
@@ -107,8 +107,11 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
     return plotly_dicts.figure(bars, layout)
 
 
-def compare_takeaway(df: pd.DataFrame) -> str:
-    """One specific sentence about the pinned set: the smallest model against the baseline, and its compute."""
+def compare_takeaway(df: pd.DataFrame, where: Sequence[str] = ()) -> str:
+    """One specific sentence about the pinned set: the smallest model against the baseline, and its compute, in
+    words that follow the numbers (`albert_core.format.direction`: one "nearly equal" threshold for every page).
+    ``where``: for each pin, the components whose forward FLOPs differ from the baseline's, in words
+    (`albert_core.counting.flops.differences_words`; '' or missing: not named)."""
     base = df["name"].iloc[0]
     if len(df) == 1:
         return "Takeaway: pin a second config to see the deltas."
@@ -118,11 +121,13 @@ def compare_takeaway(df: pd.DataFrame) -> str:
         return (f"Takeaway: the baseline {base} is already the smallest; the next smallest has "
                 f"{fmt_pct(df['params_delta'].iloc[1:].min())} more parameters.")
     flops = small["forward_flops_delta"]
+    way = direction(small["forward_flops"], df["forward_flops"].iloc[0])
+    parts = f": {where[i]}" if i < len(where) and where[i] else ""
     head = (f"Takeaway: {small['name']} has {fmt_ratio(df['params'].iloc[0] / small['params'])} fewer parameters "
             f"than {base} ({fmt_delta(small['params_delta'])})")
-    if flops <= -0.05:
-        return (f"{head}, and {fmt_ratio(1 / (1 + flops))} fewer forward FLOPs ({fmt_flops(small['forward_flops'])}): "
-                "that comes from fewer or narrower executed layers, never from sharing.")
-    compute = "about the same" if flops < 0.05 else f"{fmt_delta(flops)}"
-    return (f"{head}, but its forward FLOPs are {compute} ({fmt_flops(small['forward_flops'])}): parameter count "
-            "and compute are different axes.")
+    if way < 0:
+        return (f"{head}, and {fmt_ratio(1 / (1 + flops))} fewer forward FLOPs ({fmt_flops(small['forward_flops'])})"
+                f"{parts}; none of it from sharing, which never saves compute.")
+    compute = "nearly equal" if way == 0 else f"{fmt_delta(flops)}"
+    return (f"{head}, but its forward FLOPs are {compute} ({fmt_flops(small['forward_flops'])}){parts}; parameter "
+            "count and compute are different axes.")

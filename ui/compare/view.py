@@ -15,6 +15,7 @@ import streamlit as st
 
 from albert_core import Workload
 from albert_core.configuration.config import FAMILY_NAMES
+from albert_core.counting.flops import differences_words, flop_differences
 from ui import plotly_dicts, tables, urls
 from ui.compare import figures as compare_figures
 from ui.state import CONFIG_HASH_FUNCS, cached_result
@@ -44,13 +45,14 @@ COMPARE_ARCH_COLUMNS = ["name", "family", "V", "E", "H", "L", "heads", "I", "sha
 def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
     """Each pin's numbers at ``wl`` (its sequence length capped at the pin's P), the two tables, the bars and
     the takeaway, made once per pinned set and workload: a move of a sidebar slider changes none of them."""
-    rows, notes = [], []
+    rows, notes, flops = [], [], []
     for entry in pins:
         pcfg, name = urls.decode_pin(entry), urls.pin_name(entry)
         pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
         if pwl is not wl:
             notes.append(f"{name}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
         own = cached_result(pcfg, pwl).own
+        flops.append(own.flops_sequence)
         rows.append({
             "name": name, "family": FAMILY_NAMES[pcfg.family], "V": pcfg.vocab_size, "E": pcfg.embedding_size,
             "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
@@ -62,4 +64,5 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
     cost, formats, badges = compare_figures.compare_cost_table(df)
     return CompareView(tuple(notes), rows[0]["name"], tables.arrow(cost), formats, badges,
                        tables.arrow(df[COMPARE_ARCH_COLUMNS]), plotly_dicts.frozen(compare_figures.compare_bars(df)),
-                       compare_figures.compare_takeaway(df))
+                       compare_figures.compare_takeaway(df, [differences_words(flop_differences(f, flops[0]))
+                                                             for f in flops]))

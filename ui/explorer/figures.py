@@ -7,15 +7,19 @@ takeaways under the charts are built here too, from the same numbers.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import plotly.graph_objects as go
 
-from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
+from albert_core.counting.flops import differences_words, flop_differences, outside_layers
+from albert_core.counting.memory import DEFAULT_DROPOUT, DEVICE_MEMORY_GB, estimate_memory, largest_batches
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.counting.report import Result
 from albert_core.format import (
+    change_words,
+    direction,
     fmt_bytes,
     fmt_flops,
     fmt_params,
@@ -23,6 +27,7 @@ from albert_core.format import (
     fmt_ratio,
     sentence_case,
 )
+from albert_core.hardware.time_model import TABLE2_MLM_FRACTION, table2_size_ratios
 from albert_core.paper import PAPER_TABLE2_SPEEDUP
 from ui import colors, plotly_dicts
 from ui.figure_style import LEGEND_BELOW, TITLE_FONT, si_ticks
@@ -165,51 +170,82 @@ def family_twin_summary(result: Result) -> str:
     return "\n".join(f"- {sentence}" for sentence in pair.sentences())
 
 
-def _ratio_phrase(value: float, base: float) -> str:
-    """'down 9.34x', 'up 1.61x' or '1.00x of BERT's' (within 2%: the same)."""
-    if abs(value / base - 1) < 0.02:
-        return f"{fmt_ratio(value / base)} of BERT's"
-    return f"down {fmt_ratio(base / value)}" if value < base else f"up {fmt_ratio(value / base)}"
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def twin_summary(result: Result) -> str:
+@functools.cache
+def _table2_flops() -> tuple[str, int]:
+    """ALBERT-large's training FLOPs against BERT-large's in the paper's Table 2 setting: in words, and their
+    `direction` (counted once)."""
+    ratio = table2_size_ratios("albert-large")["flops"]
+    return f"{fmt_pct(ratio)} of BERT-large's, {change_words(ratio, 1.0)}", direction(ratio, 1.0)
+
+
+def twin_summary(result: Result, names: tuple[str, str] = ("this config", "BERT")) -> str:
     """Markdown bullets answering "does it run faster or use less memory than BERT?" with the result's
-    own numbers (the result is the ALBERT's; its twin is the BERT)."""
+    own numbers (the result is the ALBERT's; its twin is the BERT). Every word that compares ("down", "nearly
+    equal", which part differs) comes from the numbers in the same bullet (`albert_core.format.change_words`).
+    ``names``: what to call the ALBERT and the BERT ("its ALBERT counterpart" and "this BERT" on a BERT's page)."""
     (_, p, pt, _), (_, f, ft, _), (_, a, at, _), (_, w, wt, _) = twin_metrics(result)
     c, twin = result.config, result.twin.config
+    me, bert = names
     depth, k = c.executed_layers, c.inner_group_num
-    act_note = (f"this config's {c.hidden_act} saves different tensors than BERT's {twin.hidden_act}."
-                if c.hidden_act != twin.hidden_act else f"both use {c.hidden_act}.")
-    why_flops = (f"Sharing saves no compute: the shared layer still runs L×K = {depth} times; only the "
-                 "embedding projection and the MLM head differ a little." if k == 1 else
-                 f"K = {k} inner repeats run every layer's blocks {k} times, so it executes L×K = {depth} "
-                 f"blocks where BERT runs {c.num_layers}.")
+    wl = result.workload
+    notes = []
+    if c.hidden_act != twin.hidden_act:
+        notes.append(f"{me} runs {c.hidden_act}, which saves other tensors than {bert}'s {twin.hidden_act}")
+    drop, drop_twin = DEFAULT_DROPOUT[c.family], DEFAULT_DROPOUT[twin.family]
+    if drop != drop_twin:
+        notes.append(f"{bert} trains with dropout {drop_twin:g} (its masks are saved too), {me} with {drop:g}")
+    act_note = ("; ".join(notes) if notes else f"both run {c.hidden_act} with the same dropout") + "."
+    diffs = flop_differences(result.own.flops_sequence, result.twin.flops_sequence)
+    if k == 1:
+        where = ("both run the same matmuls." if not diffs else
+                 f"what differs is outside the layers: {differences_words(diffs)}." if outside_layers(diffs) else
+                 f"what differs: {differences_words(diffs)}.")
+        why_flops = (f"Sharing saves no compute: the shared layer still runs L×K = {depth} times, as {bert}'s "
+                     f"{twin.num_layers} layers do; {where}")
+    else:
+        why_flops = (f"K = {k} inner repeats run every layer's blocks {k} times, so it executes L×K = {depth} "
+                     f"blocks where {bert} runs {twin.num_layers}.")
     if result.own.training_memory is None:  # int8 weights: inference memory, no backward
         sdpa_note = "the peak forward working set, an estimate"
     else:
-        wl = result.workload
         a_s, at_s = (estimate_memory(m, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, precision=wl.precision,
                                      checkpointing=wl.checkpointing, attention="sdpa").activations for m in (c, twin))
         sdpa_note = (f"estimates for transformers' eager attention; with its default SDPA attention, whose fused "
                      f"kernels keep no attention probabilities, {fmt_bytes(a_s)} vs {fmt_bytes(at_s)}: "
-                     f"{_ratio_phrase(a_s, at_s)}")
-    closing = ("So ALBERT is a *smaller* model, not a *faster* one: at the same H and L it runs the same matmuls "
-               "as BERT. The paper's Table 2 does compare models of the same H and L: ALBERT-large and BERT-large "
-               f"both have H = 1024 and L = 24, and the paper measures ALBERT-large "
-               f"{PAPER_TABLE2_SPEEDUP['albert-large']}x faster in training throughput, and says ALBERT models have "
-               "higher data throughput \"because of less communication and fewer computations\" (section 4.3). "
-               "At the same H and L the exact count finds the computations nearly equal (this page's FLOPs), "
-               "so most of that speed-up comes from the communication: fewer parameters to synchronise."
-               if k == 1 else
-               f"So this ALBERT is *smaller* but *slower* than BERT: K = {k} buys depth with compute and "
-               "activation memory, not with parameters.")
+                     f"{change_words(a_s, at_s)}")
+    reasons = ([f"factorized embeddings (V·E + E·H instead of V·H, E = {c.embedding_size})"]
+               if c.embedding_size < c.hidden_size else []) + (["cross-layer sharing"] if c.sharing != "none" else [])
+    from_ = f", from {_and(reasons)}" if direction(p, pt) < 0 and reasons else ""
+    size = {-1: "a *smaller* model", 0: "a model of nearly the same size", 1: "a *larger* model"}[direction(p, pt)]
+    flops_way = direction(f, ft)
+    if k > 1:
+        closing = (f"So {me} is {size} but {'a *slower* one' if flops_way > 0 else 'not a faster one'} than "
+                   f"{bert}: K = {k} buys depth with compute and activation memory, not with parameters.")
+    else:
+        runs = ("not a *faster* one: at the same H and L it runs nearly the same matmuls" if flops_way == 0 else
+                f"whose forward FLOPs are {change_words(f, ft)} only outside the shared layers (above); the layers "
+                "run the same matmuls" if outside_layers(diffs) else f"whose forward FLOPs are {change_words(f, ft)}")
+        table2_words, table2_way = _table2_flops()
+        closing = (f"So {me} is {size}, {runs} as {bert}. The paper's Table 2 does compare models of the same H "
+                   "and L: ALBERT-large and BERT-large both have H = 1024 and L = 24, and the paper measures "
+                   f"ALBERT-large {PAPER_TABLE2_SPEEDUP['albert-large']}x faster in training throughput, and says "
+                   "ALBERT models have higher data throughput \"because of less communication and fewer "
+                   "computations\" (section 4.3). In that setting (pre-training heads, MLM on "
+                   f"{fmt_pct(TABLE2_MLM_FRACTION, 0)} of the positions) the exact count puts ALBERT-large's training "
+                   f"FLOPs at {table2_words}, "
+                   + ("so most of that speed-up comes from the communication: fewer parameters to synchronise."
+                      if table2_way == 0 else
+                      "which accounts for part of that speed-up; the rest comes from the communication."))
     return f"""
-- **Parameters: {_ratio_phrase(p, pt)}** ({fmt_params(p)} vs {fmt_params(pt)}), from factorized embeddings
-  (V·E + E·H instead of V·H) and cross-layer sharing.
-- **Forward FLOPs: {_ratio_phrase(f, ft)}** ({fmt_flops(f)} vs {fmt_flops(ft)}). {why_flops}
-- **Activations: {_ratio_phrase(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}, {sdpa_note}): every executed
+- **Parameters: {change_words(p, pt)}** ({fmt_params(p)} vs {fmt_params(pt)}){from_}.
+- **Forward FLOPs: {change_words(f, ft)}** ({fmt_flops(f)} vs {fmt_flops(ft)}). {why_flops}
+- **Activations: {change_words(a, at)}** ({fmt_bytes(a)} vs {fmt_bytes(at)}, {sdpa_note}): every executed
   layer keeps its own activations for backward, shared weights or not; {act_note}
-- **Weights memory: {_ratio_phrase(w, wt)}** ({fmt_bytes(w)} vs {fmt_bytes(wt)}); gradients and optimizer
+- **Weights memory: {change_words(w, wt)}** ({fmt_bytes(w)} vs {fmt_bytes(wt)}); gradients and optimizer
   states scale with it.
 
 {closing}

@@ -39,8 +39,7 @@ TWIN_HELP = {
                 "no factorized embedding of its own.",
 }
 st.caption(
-    f"**{cfg.label}**, {cfg.head_label} · batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
-    f"optimizer {wl.optimizer}. "
+    f"**{cfg.label}**, {cfg.head_label} · {wl.summary}. "
     + (f"Deltas compare with its {TWIN_NAME}, **{config_name(twin.config)}** (green = smaller)."
        if twin.config != cfg else "A BERT is its own twin: no deltas."),
     help=TWIN_HELP[res.twin_kind] if twin.config != cfg else None,
@@ -97,7 +96,9 @@ with flops_col:
            f"scores included. MACs are half: {own.flops_sequence.macs:,}.")
     metric("Training FLOPs / token", fmt_flops(own.flops_batch.per_token_training),
            delta=_delta(own.flops_batch.per_token_training, twin.flops_batch.per_token_training),
-           help="Forward + backward (backward = 2 × forward) per token at this batch and sequence length. The "
+           help="Forward + backward (backward = 2 × forward)"
+           + (", plus the encoder layers' forward run again by gradient checkpointing," if wl.checkpointing else "")
+           + " per token at this batch and sequence length. The "
            "usual rule of thumb, 6 × N, takes N = the non-embedding parameters a token passes through: the "
            f"encoder layers, once per executed layer (here N = {six_n_params(bd):,}, so 6N = "
            f"{fmt_flops(six_n_flops(bd))}); it leaves out the attention scores, the embedding projection and "
@@ -172,7 +173,8 @@ with st.container(border=True, key="panel_vs_bert"):
         st.markdown(f"This config **is** a BERT. Its ALBERT counterpart, **{alt.label}** (E = "
                     f"{alt.embedding_size}, one layer shared by all {cfg.num_layers}), compares like this:")
         st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
-        st.markdown(figures_explorer.twin_summary(cached_result(alt, wl)))
+        st.markdown(figures_explorer.twin_summary(cached_result(alt, wl),
+                                                  names=("its ALBERT counterpart", "this BERT")))
     local_note = (f" (the {cfg.local_layers * cfg.inner_group_num} local layers score only the pairs within "
                   f"{cfg.local_window // 2} tokens of each other)" if cfg.local_window else "")
     average = " on average" if cfg.local_window else ""

@@ -11,10 +11,21 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.presets import PRESETS, config_name
 from albert_core.configuration.workload import DTYPE_BYTES
+from albert_core.counting.flops import count_flops, differences_words, flop_differences
 from albert_core.counting.memory import OPTIMIZER_STATES
-from albert_core.format import fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_ratio
+from albert_core.format import (
+    change_words,
+    direction,
+    escape_markdown,
+    fmt_bytes,
+    fmt_duration,
+    fmt_flops,
+    fmt_pct,
+    fmt_ratio,
+)
 from albert_core.hardware.profiles import HARDWARE_NAMES, HardwareProfile
 from albert_core.hardware.time_model import (
     PAPER_SPEEDUP,
@@ -261,29 +272,74 @@ def profiles_frame(profiles: Sequence[HardwareProfile]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def speed_answer(cmp: SpeedComparison) -> str:
-    """'Is ALBERT faster than BERT here?' from `time_model.compare_speed` (its verdict and ratios by batch)."""
-    parts = [f"batch {b}: {fmt_ratio(r)} the speed of {cmp.bert.label}" for b, r in cmp.ratios.items()]
-    verdict = "Yes" if cmp.faster else "Not really"
-    return (f"**{verdict}** (estimate, {cmp.hardware.label}): {cmp.albert.label} runs inference at " + "; ".join(parts)
-            + ". Sharing removes parameters, not the layers that run: every executed layer still reads "
-            "its weights and does its FLOPs.")
+SPEED_VERDICTS = {1: "Yes", -1: "No, it is slower", 0: "No, about the same speed", None: "It depends on the batch"}
+
+
+def pair_names(pair: Sequence[ModelConfig], sidebar: ModelConfig | None = None) -> list[str]:
+    """Each config of a compared pair by its unique name (`config_name`: a preset's, or its label with every
+    field that differs from what the label describes, such as V, the activation or the head), the sidebar's
+    marked: two configs that differ never share a name."""
+    return [config_name(c) + (" (sidebar)" if c == sidebar else "") for c in pair]
+
+
+# A BERT is an ALBERT's twin only with the twin's GELU (`albert_core.counting.report.albert_counterpart`).
+NO_COUNTERPART = ("This BERT runs {act}, and an ALBERT's BERT twin runs GELU, so no ALBERT has it as its twin: "
+                  "there is no pair to compare. Pick an ALBERT, or a BERT with GELU.")
+
+
+def speed_answer(cmp: SpeedComparison, sidebar: ModelConfig | None = None) -> str:
+    """'Is ALBERT faster than BERT here?' from `questions.compare_speed`: its verdict (one threshold for every
+    comparison, `albert_core.format.direction`), the ratio at each batch, and which part of the inference batch
+    makes the difference, with its cause (the activation, the components whose FLOPs differ)."""
+    albert, bert = map(escape_markdown, pair_names((cmp.albert, cmp.bert), sidebar))
+    ratios = _and([f"{fmt_ratio(r)} (batch {b})" for b, r in cmp.ratios.items()])
+    text = (f"**{SPEED_VERDICTS[cmp.verdict]}** (estimate, {cmp.hardware.label}): {albert} runs inference at "
+            f"{ratios} the speed of {bert}. Sharing removes parameters, not the layers that run: every executed "
+            "layer still reads its weights and does its FLOPs.")
+    differ = [(name, a, b) for name, (a, b) in cmp.parts.items() if direction(a, b)]
+    if not differ:
+        return text + " Each part of the inference batch takes nearly the same time for both."
+    causes = {"elementwise": (f"{cmp.albert.hidden_act} against {cmp.bert.hidden_act}"
+                              if cmp.albert.hidden_act != cmp.bert.hidden_act else ""),
+              "matmuls": differences_words(flop_differences(count_flops(cmp.albert, 1, cmp.seq_len),
+                                                            count_flops(cmp.bert, 1, cmp.seq_len)))}
+    where = "; ".join(f"{PART_LABELS[name].lower()} {fmt_duration(a)} vs {fmt_duration(b)}, "
+                      f"{change_words(a, b, 'shorter by', 'longer by')}"
+                      + (f" ({causes[name]})" if causes.get(name) else "") for name, a, b in differ)
+    return text + f" Where the time differs (batch {max(cmp.ratios)}): {where}."
 
 
 # ----------------------------------------------------------------------------- measured gradient traffic
-def measured_allreduce_frame(measured: Mapping, highlight: str | None = None) -> pd.DataFrame:
+def gradient_traffic(pair: Sequence[ModelConfig], dtype: str, sidebar: ModelConfig | None = None) -> str:
+    """"What does sharing buy when the run scales out?" (markdown): the gradient bytes every data-parallel step
+    all-reduces for the two configs of `albert_core.counting.report.albert_pair`, the one with ALBERT's ideas
+    first, in words that follow the numbers."""
+    names = [escape_markdown(n) for n in pair_names(pair, sidebar)]
+    mine, theirs = (gradient_bytes(c, dtype) for c in pair)
+    return (f"Every data-parallel step all-reduces the gradients of the unique parameters (time model): "
+            f"{fmt_bytes(mine)} for {names[0]} against {fmt_bytes(theirs)} for {names[1]}, "
+            f"{change_words(mine, theirs)} ({dtype} gradients, {DTYPE_BYTES[dtype]} bytes "
+            "each; a ring sends 2(n-1)/n of it per chip).")
+
+
+MEASURED_HEAD = "pretraining"  # the shipped measurement's head (`albert_core.hardware.allreduce.measure_presets`)
+
+
+def measured_allreduce_frame(measured: Mapping, sidebar: ModelConfig | None = None) -> pd.DataFrame:
     """The shipped DDP measurement (`albert_core.hardware.profiles.load_measured`) beside the time model's
-    prediction (`time_model.gradient_bytes`, fp32) for each preset, with each ALBERT's share of its BERT's bytes
-    (BERT-base for base, BERT-large for the larger ones). ``highlight``: the preset marked as the sidebar's."""
+    prediction (`time_model.gradient_bytes`, fp32) for each preset with the pre-training heads, with each ALBERT's
+    share of its BERT's bytes (BERT-base for base, BERT-large for the larger ones). A row is marked as the
+    sidebar's only when it is the sidebar's config, heads included."""
     rows = measured["rows"]
     got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in rows}
     out = []
     for r in rows:
         name = r["preset"]
-        predicted = gradient_bytes(PRESETS[name].replace(head="pretraining"), "fp32")
+        cfg = PRESETS[name].replace(head=MEASURED_HEAD)
+        predicted = gradient_bytes(cfg, "fp32")
         bert = "bert-base" if name.endswith("-base") else "bert-large"
         out.append({
-            "preset": name + (" (sidebar)" if name == highlight else ""),
+            "preset, pre-training heads": name + (" (sidebar)" if cfg == sidebar else ""),
             "unique parameters": f"{int(r['unique_params']):,}",
             "measured, bytes per step": f"{got[name]:,}",
             "measured": fmt_bytes(got[name]),
@@ -294,7 +350,7 @@ def measured_allreduce_frame(measured: Mapping, highlight: str | None = None) ->
     return pd.DataFrame(out)
 
 
-def measured_takeaway(measured: Mapping) -> str:
+def measured_takeaway(measured: Mapping, sidebar: ModelConfig | None = None) -> str:
     got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in measured["rows"]}
     per = sorted({got[r["preset"]] / int(r["unique_params"]) for r in measured["rows"]})
     model = DTYPE_BYTES["fp32"]  # the time model's fp32 gradient of each unique parameter (`gradient_bytes`)
@@ -306,6 +362,11 @@ def measured_takeaway(measured: Mapping) -> str:
     if "albert-base" in got and "bert-base" in got:
         text += (f" ALBERT-base moves {fmt_bytes(got['albert-base'])} per step against BERT-base's "
                  f"{fmt_bytes(got['bert-base'])}, {got['bert-base'] / got['albert-base']:.1f} times less.")
+    if sidebar is not None and sidebar.head != MEASURED_HEAD and any(
+            PRESETS[r["preset"]].replace(head=sidebar.head) == sidebar for r in measured["rows"]):
+        text += (f" Every row carries the pre-training heads; the sidebar's {config_name(sidebar)} has the head "
+                 f"\"{sidebar.head_label}\" instead: {fmt_bytes(gradient_bytes(sidebar, 'fp32'))} of fp32 "
+                 "gradients by the time model.")
     return text
 
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core import PRESETS
-from albert_core.configuration.coerce import bert_twin
-from albert_core.configuration.presets import matching_preset
-from albert_core.configuration.workload import DTYPE_BYTES
+from albert_core.counting.report import albert_pair
 from albert_core.format import escape_markdown, fmt_bytes, fmt_count, fmt_duration
 from albert_core.hardware.profiles import (
     DATASHEET_PROFILES,
@@ -18,11 +16,16 @@ from albert_core.hardware.profiles import (
     THIS_MACHINE,
     get_profile,
 )
-from albert_core.hardware.time_model import gradient_bytes
 from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
 from ui.hardware import cache
 from ui.hardware import figures as figures_hardware
-from ui.hardware.questions import CHIP_CHOICES, compare_speed, largest_batch, time_to_train, timed_inputs
+from ui.hardware.questions import (
+    CHIP_CHOICES,
+    compare_speed,
+    largest_batch,
+    time_to_train,
+    timed_inputs,
+)
 from ui.state import current
 from ui.url_state import seed_from_url_once
 
@@ -106,9 +109,9 @@ with st.container(border=True, key="hw_answer_speed"):
     st.markdown("**Is ALBERT faster than BERT on my device?**")
     speed = compare_speed(cfg, wl, profile)
     if speed is None:
-        st.markdown("This BERT has no ALBERT counterpart (pick an ALBERT preset).")
+        st.markdown(figures_hardware.NO_COUNTERPART.format(act=cfg.hidden_act))
     else:
-        st.markdown(figures_hardware.speed_answer(speed))
+        st.markdown(figures_hardware.speed_answer(speed, cfg))
 
 with st.container(border=True, key="hw_answer_memory"):
     st.markdown(f"**What is the largest batch that fits in N GB at sequence {BATCH_SEQ}?** (training, AdamW, "
@@ -139,21 +142,18 @@ with st.container(border=True, key="hw_answer_train"):
 # ----------------------------------------------------------------------------- data parallel
 with st.container(border=True, key="hw_data_parallel"):
     st.markdown("**What does sharing buy when the same run scales out?** Gradient traffic per step")
-    grad = DTYPE_BYTES[wl.dtype]
-    twin_cfg = bert_twin(cfg)
-    mine, theirs = gradient_bytes(cfg, wl.dtype), gradient_bytes(twin_cfg, wl.dtype)
-    st.markdown(
-        f"Every data-parallel step all-reduces the gradients of the unique parameters (time model): "
-        f"**{fmt_bytes(mine)}** for {escape_markdown(cfg.label)} against {fmt_bytes(theirs)} for its BERT twin "
-        f"({wl.dtype} gradients, {grad} bytes each; a ring sends 2(n-1)/n of it per chip)."
-    )
+    pair = albert_pair(cfg)
+    if pair is None:
+        st.markdown(figures_hardware.NO_COUNTERPART.format(act=cfg.hidden_act))
+    else:
+        st.markdown(figures_hardware.gradient_traffic(pair, wl.dtype, cfg))
     measured = cache.hardware_measured_allreduce()
     if measured is None:
         st.caption(f"No local measurement shipped; `{MEASURE_COMMAND}` produces it.")
     else:
-        st.dataframe(figures_hardware.measured_allreduce_frame(measured, matching_preset(cfg.replace(
-            head="model"))), hide_index=True, width="stretch", key="hw_measured_allreduce")
-        st.caption(escape_markdown(figures_hardware.measured_takeaway(measured)))
+        st.dataframe(figures_hardware.measured_allreduce_frame(measured, cfg), hide_index=True, width="stretch",
+                     key="hw_measured_allreduce")
+        st.caption(escape_markdown(figures_hardware.measured_takeaway(measured, cfg)))
     st.markdown(
         "**Scaling out.** This app stays one process; the lab's trainer runs data-parallel under "
         "`torch.distributed` (DistributedDataParallel: gloo on CPU, nccl on GPU). Every process takes its "

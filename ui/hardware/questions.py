@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from albert_core.checks import check_number
-from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.config import ModelConfig
 from albert_core.configuration.workload import WORKLOAD_LIMITS, Workload
 from albert_core.counting.memory import max_batch_that_fits
-from albert_core.counting.report import albert_counterpart
+from albert_core.counting.report import albert_pair
+from albert_core.format import direction
 from albert_core.hardware.profiles import HardwareProfile, get_profile
 from albert_core.hardware.time_model import TimeEstimate, estimate_time
 
@@ -35,16 +35,6 @@ def time_to_train(est: TimeEstimate, tokens: float) -> float:
     """Seconds to train on ``tokens`` tokens at the estimate's step time (whole steps)."""
     check_number("tokens", tokens, 0, 1e16, lo_open=True)
     return math.ceil(tokens / (est.batch * est.seq_len)) * est.training_s
-
-
-def inference_ratio(cfg: ModelConfig, hardware: str | HardwareProfile, batch: int, seq_len: int,
-                    dtype: str = "fp32") -> tuple[float, float, float]:
-    """(this config's, its BERT twin's inference seconds per batch on one chip, twin / this)."""
-    wl = Workload(batch=batch, seq_len=seq_len, dtype=dtype, optimizer="none")
-    mine = estimate_time(cfg, wl, hardware).inference_s
-    twin = estimate_time(bert_twin(cfg), wl, hardware).inference_s
-    return mine, twin, twin / mine
-
 
 
 # ----------------------------------------------------------------------------- what a profile can time
@@ -87,22 +77,13 @@ def timed_inputs(workload: Workload, hardware: str | HardwareProfile, chips: int
 
 # ----------------------------------------------------------------------------- is ALBERT faster?
 SPEED_BATCHES = (1, 64)  # one sequence (latency) and a large batch (throughput)
-FASTER_ABOVE = 1.1  # "faster" only if BERT takes more than this many times as long at every batch
-
-
-def speed_pair(cfg: ModelConfig) -> tuple[ModelConfig, ModelConfig] | None:
-    """(ALBERT, BERT) for "is ALBERT faster than BERT?": an ALBERT and its BERT twin, or a BERT's ALBERT
-    counterpart (`albert_core.counting.report.albert_counterpart`) and the BERT; None for a BERT without one."""
-    if cfg.family == "albert":
-        return cfg, bert_twin(cfg)
-    alt = albert_counterpart(cfg)
-    return None if alt is None else (alt, cfg)
 
 
 @dataclass(frozen=True)
 class SpeedComparison:
     """An ALBERT's inference against its BERT twin's on one chip: ``ratios`` maps a batch to BERT's seconds
-    over ALBERT's (above 1: ALBERT is faster). An estimate."""
+    over ALBERT's (above 1: ALBERT is faster); ``parts`` the seconds of each part of the inference batch at the
+    largest batch, (ALBERT's, BERT's). An estimate."""
 
     albert: ModelConfig
     bert: ModelConfig
@@ -110,22 +91,31 @@ class SpeedComparison:
     seq_len: int
     dtype: str
     ratios: Mapping[int, float]
+    parts: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
-    def faster(self) -> bool:
-        """Whether ALBERT is clearly faster: more than `FASTER_ABOVE` x at every batch."""
-        return all(r > FASTER_ABOVE for r in self.ratios.values())
+    def verdict(self) -> int | None:
+        """+1: ALBERT faster at every batch, -1: slower at every batch, 0: nearly equal at every batch (each by
+        `albert_core.format.direction`, the one threshold of every comparison), None: it depends on the batch."""
+        ways = {direction(r, 1.0) for r in self.ratios.values()}
+        return ways.pop() if len(ways) == 1 else None
 
 
 def compare_speed(cfg: ModelConfig, workload: Workload, hardware: str | HardwareProfile,
                   batches: tuple[int, ...] = SPEED_BATCHES) -> SpeedComparison | None:
-    """`speed_pair` of ``cfg`` timed at inference at ``batches`` (``workload``'s dtype and sequence length,
-    the sequence capped at the ALBERT's positions); None when `speed_pair` has no pair."""
-    pair = speed_pair(cfg)
+    """`albert_core.counting.report.albert_pair` of ``cfg`` (asked from either config of a pair, the same pair)
+    timed at inference at ``batches`` (``workload``'s dtype and sequence length, the sequence capped at both
+    configs' positions); None for a BERT without an ALBERT counterpart."""
+    pair = albert_pair(cfg)
     if pair is None:
         return None
     hw = hardware if isinstance(hardware, HardwareProfile) else get_profile(hardware)
     albert, bert = pair
-    seq = min(workload.seq_len, albert.max_position_embeddings)
-    ratios = {b: inference_ratio(albert, hw, b, seq, workload.dtype)[2] for b in batches}
-    return SpeedComparison(albert, bert, hw, seq, workload.dtype, MappingProxyType(ratios))
+    seq = min(workload.seq_len, albert.max_seq_len, bert.max_seq_len)
+    ratios, parts = {}, {}
+    for b in batches:
+        wl = Workload(batch=b, seq_len=seq, dtype=workload.dtype, optimizer="none")
+        mine, twin = estimate_time(albert, wl, hw), estimate_time(bert, wl, hw)
+        ratios[b] = twin.inference_s / mine.inference_s
+        parts = {p.name: (p.seconds, q.seconds) for p, q in zip(mine.inference, twin.inference, strict=True)}
+    return SpeedComparison(albert, bert, hw, seq, workload.dtype, MappingProxyType(ratios), MappingProxyType(parts))

@@ -7,7 +7,16 @@ import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, coerce, count_flops, count_params
 from albert_core.configuration.config import FAMILY_NAMES, PAPER_FAMILIES, SHARING_LABELS
-from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
+from albert_core.counting.flops import differences_words, flop_differences
+from albert_core.format import (
+    change_words,
+    escape_markdown,
+    fmt_bytes,
+    fmt_flops,
+    fmt_params,
+    fmt_pct,
+    fmt_ratio,
+)
 from ui import tables
 from ui.render import takeaway
 from ui.scaling import charts, families
@@ -62,10 +71,13 @@ if cfg.family not in PAPER_FAMILIES:
     with right:
         layers = families.params_vs_layers(original, twin, _with(families.L_VALUES, cfg.num_layers))
         st.plotly_chart(layers.marked(cfg), key="fig_family_params_vs_layers", **chart)
-        fo, ft = (count_flops(c, 1, min(wl.seq_len, c.max_seq_len)).forward for c in (original, twin))
+        fo, ft = (count_flops(c, 1, min(wl.seq_len, original.max_seq_len, twin.max_seq_len))
+                  for c in (original, twin))
+        where = differences_words(flop_differences(ft, fo))
         takeaway(f"the shared twin ({fmt_params(count_params(twin).total)}) stays flat in L, but at L = "
-                 f"{cfg.num_layers} it runs {fmt_flops(ft)} per sequence against {fmt_flops(fo)}: sharing saves "
-                 "parameters, never compute.")
+                 f"{cfg.num_layers} it runs {fmt_flops(ft.forward)} per sequence against {fmt_flops(fo.forward)}, "
+                 f"{change_words(ft.forward, fo.forward)}" + (f" ({where})" if where else "")
+                 + ": sharing saves parameters, never compute.")
     st.subheader("Every family at its published size")
     st.dataframe(tables.columns(families.family_table()), hide_index=True, width="stretch", column_config={
         "embedding share": st.column_config.ProgressColumn("embedding share", format="percent", min_value=0,

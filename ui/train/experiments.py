@@ -94,9 +94,11 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
                         key=f"fig_exp_depth_{who}", width="stretch")
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
+        seeds = dict(zip(ev["summary"]["variant"], ev["summary"]["seeds"], strict=True)) if "summary" in ev else {}
         st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
             f"{escape_markdown(a)} vs {escape_markdown(b)}: "
-            + (f"from step {int(s)}" if s == s and s is not None else "not separated yet")
+            + (f"from step {int(s)}" if s == s and s is not None else
+               f"not separated yet ({findings.not_separated(seeds.get(a, 0), seeds.get(b, 0))})")
             for a, b, s in seps[["a", "b", "step"]].itertuples(index=False)))
 
 

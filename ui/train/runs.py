@@ -19,7 +19,7 @@ import pandas as pd
 from albert_core import ModelConfig
 from albert_core.configuration.config import SHARING_LABELS
 from albert_core.format import fmt_flops
-from albert_core.lab import experiments
+from albert_core.lab import experiments, findings
 from albert_core.lab import spec as spec_defaults
 from albert_core.lab.baselines import Baselines, mlm_verdict, order_verdict
 from albert_core.lab.spec import RunSpec
@@ -243,10 +243,10 @@ def groups_of(rows: Sequence[RunRow]) -> dict[str, list[pd.DataFrame]]:
 def separation(a: Sequence[pd.DataFrame], b: Sequence[pd.DataFrame], column: str, name_a: str,
                name_b: str) -> Separation:
     """`albert_core.lab.experiments.separation_step` of two runs, with the reason when there is none."""
-    if min(len(a), len(b)) < 2:
-        return Separation(name_a, name_b, None, "needs two seeds or more of each to compare seed ranges")
+    if min(len(a), len(b)) < findings.MIN_SEEDS:
+        return Separation(name_a, name_b, None, findings.not_separated(len(a), len(b)))
     step = experiments.separation_step(a, b, column)
-    return Separation(name_a, name_b, step, "" if step is not None else "seed ranges overlap")
+    return Separation(name_a, name_b, step, "" if step is not None else findings.not_separated(len(a), len(b)))
 
 
 def learning_summary(rows: Sequence[RunRow]) -> list[str]:
