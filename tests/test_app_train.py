@@ -219,6 +219,65 @@ def test_a_shared_link_shows_a_running_run_read_only_and_its_own_copy_joins_the_
     assert status.state == "cancelled" and status.step < 3000
 
 
+class Browser:
+    """What `st.context.cookies` reads in an AppTest session: the cookies one browser sends when it opens a
+    session (AppTest cannot seed them itself). ``jar`` is that browser's cookie store."""
+
+    def __init__(self, monkeypatch, **jar: str):
+        from streamlit.runtime import context
+
+        self.jar = dict(jar)
+        client = type("Client", (), {"headers": (), "cookies": property(lambda _: dict(self.jar)),
+                                     "remote_ip": None})()
+        monkeypatch.setattr(context, "_get_client_context", lambda: client)
+
+
+def progress_text(at: AppTest) -> str:
+    (bar,) = at.get("progress")
+    return bar.proto.text
+
+
+def test_a_visitors_runs_stay_theirs_in_a_reload_and_another_tab_and_cancel_there_stops_them(worker, monkeypatch):
+    """Issue #34: after a reload every run said "another visitor started it", without Cancel. The owner is the
+    browser (its cookie), so a new session of the same browser controls the run; another browser does not."""
+    secret = "Q" * 43  # a secret of the accepted form, as an earlier visit of this browser left it
+    browser = Browser(monkeypatch, albert_lab_owner=secret)
+    at = plan_twins(open_page(), ["BERT"], steps=3000)
+    at.button(key="train_submit").click().run()
+    (run_id,) = url_runs(at)
+    reload = open_page({"run": run_id})  # a reload, or the link in another tab: a new session, the same cookie
+    assert not reload.exception, reload.exception
+    assert f"train_cancel_{run_id}" in {b.key for b in reload.button}
+    assert "read-only" not in progress_text(reload)
+    browser.jar["albert_lab_owner"] = "R" * 43  # another browser: its own secret
+    other = open_page({"run": run_id})
+    keys = {b.key for b in other.button}
+    assert f"train_cancel_{run_id}" not in keys and f"train_own_{run_id}" in keys
+    assert "read-only: another visitor started it" in progress_text(other)
+    reload.button(key=f"train_cancel_{run_id}").click().run()  # Cancel in the second tab stops the run
+    status = worker.wait(run_id, timeout=120)
+    assert status.state == "cancelled" and status.step < 3000
+
+
+@pytest.mark.parametrize("sent", [None, "", "short", "Q" * 42 + "!", "Q" * 44, "Q" * 40 + '";x'])
+def test_a_browser_without_a_valid_owner_cookie_gets_a_fresh_secret_written_into_it(worker, monkeypatch, sent):
+    browser = Browser(monkeypatch, **({} if sent is None else {"albert_lab_owner": sent}))
+    at = plan_twins(open_page(), ["BERT"], steps=3000)
+    scripts = [h.proto.body for h in at.get("html") if "albert_lab_owner=" in h.proto.body]
+    assert len(scripts) == 1 and scripts[0].count("<script>") == 1
+    written = re.search(r"albert_lab_owner=([^;]*);", scripts[0]).group(1)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", written) and written != sent
+    assert "SameSite=Strict" in scripts[0] and "Path=/" in scripts[0]
+    at.button(key="train_submit").click().run()
+    (run_id,) = url_runs(at)
+    assert written not in json.dumps(dict(at.query_params))  # never in the link
+    assert worker.owns(run_id, written)  # the secret written is the one the run belongs to
+    worker.cancel(run_id, written)
+    browser.jar["albert_lab_owner"] = written  # the next visit sends it back: nothing more to write
+    again = open_page({"run": run_id})
+    assert not [h for h in again.get("html") if "albert_lab_owner=" in h.proto.body]
+
+
 def test_live_model_page_uses_a_lab_checkpoint(worker):
     at = plan_twins(open_page(), ["ALBERT"])
     at.button(key="train_submit").click().run()

@@ -11,6 +11,7 @@ from albert_core.lab import trainer
 from albert_core.lab.spec import DEFAULT_STEPS, TASKS
 from ui.state import current
 from ui.train import experiments as train_experiments
+from ui.train import owner as train_owner
 from ui.train import runs as tr
 from ui.train import view as train_view
 
@@ -21,6 +22,7 @@ SIZE_LABELS = {"tiny": f"Tiny twins ({tr.TINY.label.split(' ', 1)[1]}, V {tr.TIN
 cfg, wl = current()
 limits = trainer.LabLimits.from_env()
 ids = train_view.run_ids()
+train_owner.keep()  # the runs this browser starts stay its own after a reload and in its other tabs
 
 st.title("Train")
 st.caption(
@@ -101,5 +103,6 @@ if ids:
     st.button("Clear the list", key="train_clear", on_click=train_view.set_run_ids, args=([],),
               help="Forget these runs on this page (runs still training carry on for anyone who asked for them).")
 else:
-    st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link, so a "
-               "reload (or the link on another device) finds them again.")
+    st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link: a reload "
+               "or another tab of this browser finds them again, still yours to cancel. The link opened in another "
+               "browser or on another device shows them read-only.")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import secrets
 from collections.abc import Sequence
 
 import pandas as pd
@@ -25,10 +24,10 @@ from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train.live_chart import live_plotly_chart
+from ui.train.owner import owner
 from ui.url_state import seed_from_url_once
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
-OWNER_KEY = "_lab_owner"  # session state: the secret that makes this session an owner of its runs
 _SEEDED = "_train_seeded"
 _ERRORS = "_train_submit_errors"
 URL_RUNS, URL_EXP = "run", "exp"
@@ -56,15 +55,6 @@ def set_run_ids(ids: Sequence[str]) -> None:
         st.query_params[URL_RUNS] = value
     elif URL_RUNS in st.query_params:
         del st.query_params[URL_RUNS]
-
-
-def owner() -> str:
-    """This session's owner secret (random, never in a URL): runs it starts are its to cancel; a link
-    to them shows them read-only in any other session."""
-    ss = st.session_state
-    if OWNER_KEY not in ss:
-        ss[OWNER_KEY] = secrets.token_urlsafe(16)
-    return ss[OWNER_KEY]
 
 
 # ----------------------------------------------------------------------------- planning
