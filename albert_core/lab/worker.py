@@ -172,12 +172,10 @@ class Worker:
         with self._cond:
             return self._s_per_flop
 
-    def backlog(self) -> tuple[int, float | None]:
-        """How many runs are queued or running now, and the estimated seconds until all of them have finished
-        (their own pace when running, else the pace measured here; None before anything is measured)."""
+    def busy(self) -> int:
+        """How many runs are queued or running now (a run the page plans now waits for them)."""
         with self._cond:
-            busy = len(self._queue) + self._running() + self._claimed()
-            return busy, (self._wait_for(len(self._queue)) if busy else 0.0)
+            return len(self._queue) + self._running() + self._claimed()
 
     def owns(self, run_id: str, owner: str) -> bool:
         """Whether ``owner`` asked for this queued or running run (and may cancel it)."""

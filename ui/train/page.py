@@ -22,7 +22,6 @@ SIZE_LABELS = {"tiny": f"Tiny twins ({tr.TINY.label.split(' ', 1)[1]}, V {tr.TIN
 cfg, wl = current()
 limits = trainer.LabLimits.from_env()
 ids = train_view.run_ids()
-train_owner.keep()  # the runs this browser starts stay its own after a reload and in its other tabs
 
 st.title("Train")
 st.caption(
@@ -106,3 +105,4 @@ else:
     st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link: a reload "
                "or another tab of this browser finds them again, still yours to cancel. The link opened in another "
                "browser or on another device shows them read-only.")
+train_owner.keep()  # last (an invisible element): the runs this browser starts stay its own in its other tabs

@@ -144,8 +144,8 @@ AT_ONCE = {1: "one at a time", 2: "two at a time", 3: "three at a time", 4: "fou
 def queue_note(specs: Sequence[RunSpec]) -> str:
     """What pressing Train starts, before it starts: the runs join this server's queue, train as many at a
     time as its worker does, and take about so long at the pace this server measured on its finished runs
-    (else, labelled as an estimate, the shipped reference runs' pace on their named CPU), after the runs
-    already queued or running."""
+    (else, labelled as an estimate, the shipped reference runs' pace on their named CPU), and how many runs
+    are queued or running before them."""
     worker = get_worker()
     n = len(specs)
     seconds = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs) / min(worker.workers, n)
@@ -157,10 +157,8 @@ def queue_note(specs: Sequence[RunSpec]) -> str:
         text += (f". This server has not finished a run yet to measure its pace: at {ref[1]}, "
                  f"{'they' if n > 1 else 'it'} would take about {about(seconds * ref[0])} in all (an estimate; a "
                  "busy or slower machine takes longer)")
-    busy, wait = worker.backlog()
-    if busy:
-        text += (f". {busy} run{'s are' if busy > 1 else ' is'} queued or running before "
-                 f"{'them' if n > 1 else 'it'}" + (f" (about {about(wait)} of work)" if wait is not None else ""))
+    if busy := worker.busy():
+        text += f". {busy} run{'s are' if busy > 1 else ' is'} queued or running before {'them' if n > 1 else 'it'}"
     return text + "."
 
 
