@@ -164,3 +164,16 @@ def test_the_runs_csv_holds_numbers_with_the_unit_in_the_column_name():
     assert csv["training_flop_per_step"].iloc[0] == flops
     assert csv["below_frequency_nats"].iloc[0] == pytest.approx(-0.18)
     assert csv["val_mlm_loss_nats"].iloc[0] == pytest.approx(6.18) and csv["frequency_loss_nats"].iloc[0] == 6.0
+
+
+def test_the_owner_cookie_takes_only_a_fresh_random_secret():
+    """The cookie's value comes from the browser: only the form `new_secret` makes is ever used or written."""
+    from ui.train import owner
+
+    a, b = owner.new_secret(), owner.new_secret()
+    assert a != b and owner.parse_secret(a) == a and len(a) == 43
+    assert owner.parse_secret(a + "=") is None and owner.parse_secret(a[:-1] + "/") is None
+    assert owner.parse_secret(None) is None and owner.parse_secret(["Q" * 43]) is None
+    with pytest.raises(ValueError, match="owner secret"):
+        owner.cookie_script('x"; document.location = "//elsewhere"; "')
+    assert f'albert_lab_owner={a}; Path=/; Max-Age=' in owner.cookie_script(a)
