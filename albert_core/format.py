@@ -131,6 +131,27 @@ def fmt_share(x: float) -> str:
     return f"{x:,.0f}x" if x >= 10 else f"{x:.1f}x"
 
 
+def fmt_nat_gap(gaps: Iterable[float], level: str = "") -> str:
+    """How far losses sit from ``level`` (gaps = level's loss - the loss: positive below it), the direction in
+    words from the sign: '0.18 nat below the frequency-only model', '0.05 nat above', '0.02-0.45 nat below',
+    'from 0.05 nat above to 0.10 nat below' (two decimals; 'level with' at 0.00)."""
+    values = list(gaps)
+    lo, hi = round(min(values), 2), round(max(values), 2)
+
+    def one(g: float) -> str:
+        return "level with" if g == 0 else f"{abs(g):.2f} nat {'below' if g > 0 else 'above'}"
+
+    if lo == hi:
+        words = one(lo)
+    elif lo >= 0:
+        words = f"{lo:.2f}-{hi:.2f} nat below"
+    elif hi <= 0:
+        words = f"{-hi:.2f}-{-lo:.2f} nat above"
+    else:
+        words = f"from {one(lo)} to {one(hi)}"
+    return f"{words} {level}" if level else words
+
+
 def sentence_case(text: str) -> str:
     """``text`` with its first character upper-cased and the rest as written (`str.capitalize` would also
     lower-case the rest: "separated here (E=64 better)" -> "Separated here (e=64 better)")."""

@@ -7,6 +7,7 @@ from albert_core.format import (
     fmt_bytes,
     fmt_count,
     fmt_flops,
+    fmt_nat_gap,
     fmt_params,
     fmt_pct,
     fmt_ratio,
@@ -95,3 +96,12 @@ def test_a_column_takes_the_unit_its_smallest_value_is_printed_in(values, kind, 
     smallest = min(values)
     assert fmt % (smallest / scale) == single
     assert single == {"params": fmt_params, "flops": fmt_flops, "bytes": fmt_bytes}[kind](smallest)
+
+
+def test_a_gap_to_a_baseline_says_below_or_above_from_its_sign_never_minus_below():
+    assert fmt_nat_gap([0.184], "the frequency-only model") == "0.18 nat below the frequency-only model"
+    assert fmt_nat_gap([-0.18]) == "0.18 nat above"
+    assert fmt_nat_gap([0.002]) == "level with" and fmt_nat_gap([-0.004], "it") == "level with it"
+    assert fmt_nat_gap([0.45, 0.02]) == "0.02-0.45 nat below"
+    assert fmt_nat_gap([-0.03, -0.18]) == "0.03-0.18 nat above"
+    assert fmt_nat_gap([-0.18, 0.9], "x") == "from 0.18 nat above to 0.90 nat below x"

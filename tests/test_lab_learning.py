@@ -104,7 +104,9 @@ def test_a_constant_sentence_answer_is_never_learned():
     assert baselines.order_verdict(0.56, share_of_ones=0.45) == "learned"
     b = baselines.Baselines(6.0, 0.05, 5.2, 0.1, 100)
     assert baselines.mlm_verdict(6.02, b) == "frequencies only"
-    assert baselines.mlm_verdict(5.5, b) == "learned context"
+    # 5.5 is 0.5 under the frequency-only loss (6.0) but above the neighbour model's (5.2); 5.1 is under both
+    assert baselines.mlm_verdict(5.5, b) == "learned some context, short of the neighbour model"
+    assert baselines.mlm_verdict(5.1, b) == "learned context, beyond the neighbour model"
     assert baselines.mlm_verdict(7.0, b) == "not yet at the frequency level"
 
 

@@ -94,9 +94,9 @@ def test_runs_table_shows_final_numbers_or_the_latest_of_a_running_run():
 
 def test_only_the_columns_that_differ_keep_the_key_results():
     df = pd.DataFrame({"run": ["a", "b"], "seed": [0, 0], "state": ["done", "done"], "val_mlm_loss": [5.0, 5.0],
-                       "below_frequency": [0.4, 0.4], "mlm_verdict": ["x", "x"], "lr": [1e-3, 3e-3],
+                       "vs_frequency": ["0.40 nat below"] * 2, "mlm_verdict": ["x", "x"], "lr": [1e-3, 3e-3],
                        "steps": [100, 100], "frequency_loss": [math.nan, math.nan], "E": [16, math.nan]})
-    assert tr.differing_columns(df) == ["run", "seed", "state", "val_mlm_loss", "below_frequency", "mlm_verdict",
+    assert tr.differing_columns(df) == ["run", "seed", "state", "val_mlm_loss", "vs_frequency", "mlm_verdict",
                                         "lr", "E"]
 
 
@@ -112,12 +112,68 @@ def test_runs_table_and_summary_put_every_result_beside_its_baselines():
                      {**final, "val_mlm_loss": 5.98, "val_order_acc": 0.5, "val_order_ones": 1.0}, 1, 1, base)
     a, b = tr.runs_frame([learned, flat]).to_dict("records")
     assert a["frequency_loss"] == 6.0 and a["neighbour_loss"] == 5.25 and a["frequency_acc"] == 0.05
-    assert a["below_frequency"] == pytest.approx(0.45) and a["mlm_verdict"] == "learned context"
+    # 5.55 is 0.45 below the frequency-only model but 0.30 above the neighbour model (5.25)
+    assert a["below_frequency"] == pytest.approx(0.45) and a["vs_frequency"] == "0.45 nat below"
+    assert a["mlm_verdict"] == "learned some context, short of the neighbour model"
     assert a["order_verdict"] == "learned"  # 62 % with both answers, majority 50 %
     assert b["below_frequency"] == pytest.approx(0.02) and b["mlm_verdict"] == "frequencies only"
     assert b["order_verdict"] == "not learned"  # one answer for every pair
     (line,) = tr.learning_summary([learned, flat])
-    assert line == ("ALBERT: +0.02 to +0.45 nats below the frequency-only model (frequencies only, learned context); "
-                    "SOP learned / not learned")
+    assert line == ("ALBERT: 0.02-0.45 nat below the frequency-only model (frequencies only, learned some context, "
+                    "short of the neighbour model); SOP learned / not learned")
     unknown = tr.runs_frame([tr.RunRow("c" * 20, "x", spec, "running", _history(0.02), {}, 1, 1)]).iloc[0]
-    assert math.isnan(unknown["below_frequency"]) and unknown["mlm_verdict"] == ""
+    assert math.isnan(unknown["below_frequency"]) and unknown["mlm_verdict"] == "" and unknown["vs_frequency"] == ""
+
+
+def test_a_loss_above_the_frequency_only_model_is_said_above_not_minus_below():
+    """Issue #34: "-0.18 nats below" read as a double negative; the direction comes from the sign."""
+    from albert_core.lab.baselines import Baselines
+
+    base = Baselines(frequency_loss=6.0, frequency_acc=0.05, neighbour_loss=5.25, neighbour_acc=0.13, masked=100)
+    spec = RunSpec(TINY, task="none", steps=10, batch_size=4, seq_len=32, seed=0, warmup=2, label="BERT")
+    rows = [tr.RunRow(f"{i}" * 20, "BERT", spec.replace(seed=i), "done", _history(0.02),
+                      {"val_mlm_loss": loss, "steps": 10}, 1, 1, base) for i, loss in enumerate((6.18, 6.03))]
+    (line,) = tr.learning_summary(rows[:1])
+    assert line == "BERT: 0.18 nat above the frequency-only model (not yet at the frequency level)"
+    assert tr.runs_frame(rows[:1]).iloc[0]["vs_frequency"] == "0.18 nat above"
+    (line,) = tr.learning_summary(rows)
+    assert line.startswith("BERT: 0.03-0.18 nat above the frequency-only model")
+    below = tr.RunRow("9" * 20, "BERT", spec.replace(seed=9), "done", _history(0.02),
+                      {"val_mlm_loss": 5.1, "steps": 10}, 1, 1, base)  # 0.15 under the neighbour model too
+    (line,) = tr.learning_summary([rows[0], below])
+    assert line.startswith("BERT: from 0.18 nat above to 0.90 nat below the frequency-only model")
+    assert "learned context, beyond the neighbour model" in line
+
+
+def test_the_runs_csv_holds_numbers_with_the_unit_in_the_column_name():
+    """Issue #34: the runs table's CSV held '768.0 MFLOP' strings; a spreadsheet or pandas gets numbers."""
+    import io
+
+    from albert_core import count_flops
+    from albert_core.lab.baselines import Baselines
+
+    base = Baselines(frequency_loss=6.0, frequency_acc=0.05, neighbour_loss=5.25, neighbour_acc=0.13, masked=100)
+    spec = RunSpec(TINY, task="sop", steps=10, batch_size=4, seq_len=32, seed=0, warmup=2, label="ALBERT")
+    flops = count_flops(TINY, 4, 32).training
+    row = tr.RunRow("a" * 20, "ALBERT", spec, "done", _history(0.02),
+                    {"val_mlm_loss": 6.18, "val_order_acc": 0.5, "val_order_ones": 0.5, "steps": 10}, 1, flops, base)
+    csv = pd.read_csv(io.StringIO(tr.runs_csv(tr.runs_frame([row]))))
+    text = {"run", "state", "mlm_verdict", "order_verdict", "config", "task", "run_id"}
+    assert all(pd.api.types.is_numeric_dtype(csv[c]) for c in csv.columns if c not in text), csv.dtypes
+    assert not any("FLOP" in str(v) or "nat" in str(v) for c in text for v in csv[c])
+    assert csv["training_flop_per_step"].iloc[0] == flops
+    assert csv["below_frequency_nats"].iloc[0] == pytest.approx(-0.18)
+    assert csv["val_mlm_loss_nats"].iloc[0] == pytest.approx(6.18) and csv["frequency_loss_nats"].iloc[0] == 6.0
+
+
+def test_the_owner_cookie_takes_only_a_fresh_random_secret():
+    """The cookie's value comes from the browser: only the form `new_secret` makes is ever used or written."""
+    from ui.train import owner
+
+    a, b = owner.new_secret(), owner.new_secret()
+    assert a != b and owner.parse_secret(a) == a and len(a) == 43
+    assert owner.parse_secret(a + "=") is None and owner.parse_secret(a[:-1] + "/") is None
+    assert owner.parse_secret(None) is None and owner.parse_secret(["Q" * 43]) is None
+    with pytest.raises(ValueError, match="owner secret"):
+        owner.cookie_script('x"; document.location = "//elsewhere"; "')
+    assert f'albert_lab_owner={a}; Path=/; Max-Age=' in owner.cookie_script(a)

@@ -37,7 +37,7 @@ from albert_core.text.tokenizers import SPECIAL_TOKENS
 # 20: 5.39, 100: 5.25, 300: 5.25; Unigram V 2,048): the baseline a model must beat is the best of its kind.
 NEIGHBOUR_PRIOR = 100.0
 LEARNED_MARGIN = 0.05  # a sentence task is learned at the majority rate + 5 points (and a non-constant answer)
-MLM_LEARNED_NATS = 0.1  # MLM has "learned context" only this far below the frequency-only loss
+MLM_LEARNED_NATS = 0.1  # MLM has learned context only this far below the frequency-only loss
 N_SPECIAL = len(SPECIAL_TOKENS)
 
 
@@ -188,12 +188,17 @@ def score(batches: Iterable[Mapping[str, Any]], counts: Counts, order_key: str |
 
 
 def mlm_verdict(loss: float, baselines: Baselines) -> str:
-    """"learned context", "frequencies only" or "not yet at the frequency level", from the loss."""
+    """The MLM result in words, from the loss beside both baselines: context learned `MLM_LEARNED_NATS` below
+    the frequency-only loss, then "beyond the neighbour model" when the loss is under the neighbour (bigram)
+    model's too, else "short of the neighbour model"; "frequencies only" near the frequency-only loss; "not
+    yet at the frequency level" above it."""
     if not math.isfinite(loss):
         return "not evaluated"
     gap = baselines.frequency_loss - loss
     if gap >= MLM_LEARNED_NATS:
-        return "learned context"
+        if loss < baselines.neighbour_loss:
+            return "learned context, beyond the neighbour model"
+        return "learned some context, short of the neighbour model"
     if gap >= -MLM_LEARNED_NATS:
         return "frequencies only"
     return "not yet at the frequency level"

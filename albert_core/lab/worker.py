@@ -8,8 +8,8 @@
 The run id is the spec's key: every visitor asking for the same run shares one queued / running /
 finished run (the training and the cached result, not control), and an id in a URL finds its run again
 after a page reload (and, once finished, after a server restart, through the disk cache). An id grants
-no control: ``owner`` is a secret of the visitor's session (the Train page keeps it in session state,
-never in a URL); only the owners of a run can cancel it, and cancelling withdraws one owner's interest.
+no control: ``owner`` is a secret of the visitor's browser (the Train page keeps it in a cookie, never in a
+URL); only the owners of a run can cancel it, and cancelling withdraws one owner's interest.
 A run stops when its last owner cancels it, and when nobody has asked for its status for
 $ALBERT_EXPLORER_LAB_IDLE_S seconds (default 300; 0 never) unless it is at least `NEARLY_DONE` through.
 
@@ -171,6 +171,11 @@ class Worker:
         """Wall seconds per training FLOP measured on this worker's finished runs, None before the first."""
         with self._cond:
             return self._s_per_flop
+
+    def busy(self) -> int:
+        """How many runs are queued or running now (a run the page plans now waits for them)."""
+        with self._cond:
+            return len(self._queue) + self._running() + self._claimed()
 
     def owns(self, run_id: str, owner: str) -> bool:
         """Whether ``owner`` asked for this queued or running run (and may cancel it)."""

@@ -85,3 +85,47 @@ def test_a_tiny_run_streams_its_curve(open_app):
     # .first: for a moment after the run ends, the fragment's alert and the full rerun's can both be on the page
     expect(page.locator("[data-testid='stAlert']", has_text="cancelled at step").first).to_be_visible(timeout=60_000)
     expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def test_runs_stay_the_browsers_own_after_a_reload_and_in_another_tab_and_read_only_elsewhere(open_app, browser,
+                                                                                          app_url):
+    """Issue #34: after a reload a visitor's runs said "another visitor started it", without Cancel. The owner
+    is the browser (a cookie), so a reload and a second tab still hold Cancel; another browser sees the run
+    read-only; Cancel in the second tab stops it."""
+    page = open_app("/train")
+    _fill(page, "train_steps", "1500")  # long enough that it cannot finish before the Cancel below
+    _fill(page, "train_seeds", str(random.randrange(10**6, 10**7)))  # a fresh run, never a cache hit
+    page.locator(".st-key-train_twins").get_by_role("button", name="BERT", exact=True).click()
+    wait_for_app(page)
+    page.locator(".st-key-train_submit button").click()
+    cancel = page.get_by_role("button", name="Cancel", exact=True)
+    expect(cancel).to_have_count(1)
+
+    page.reload()  # the same tab, a new session
+    wait_for_app(page)
+    expect(cancel).to_have_count(1)
+    expect(page.get_by_text("read-only: another visitor started it")).to_have_count(0)
+    tab = page.context.new_page()  # the link in a second tab of the same browser
+    tab.goto(page.url)
+    wait_for_app(tab)
+    expect(tab.get_by_role("button", name="Cancel", exact=True)).to_have_count(1)
+    cookie = [c for c in page.context.cookies() if c["name"] == "albert_lab_owner"]
+    assert len(cookie) == 1 and cookie[0]["sameSite"] == "Strict" and cookie[0]["value"] not in page.url
+
+    other = browser.new_context(viewport={"width": 1400, "height": 1000})  # another visitor's browser
+    try:
+        stranger = other.new_page()
+        stranger.goto(page.url)
+        wait_for_app(stranger)
+        expect(stranger.get_by_text("read-only: another visitor started it").first).to_be_visible()
+        expect(stranger.get_by_role("button", name="Cancel", exact=True)).to_have_count(0)
+        expect(stranger.get_by_role("button", name="Train your own copy")).to_have_count(1)
+    finally:
+        other.close()
+
+    tab.get_by_role("button", name="Cancel", exact=True).click()  # Cancel in the second tab stops the run
+    expect(tab.locator("[data-testid='stAlert']", has_text="cancelled").first).to_be_visible(timeout=60_000)
+    page.reload()
+    wait_for_app(page)
+    expect(page.locator("[data-testid='stAlert']", has_text="cancelled").first).to_be_visible()
+    expect(page.locator(EXCEPTION)).to_have_count(0)

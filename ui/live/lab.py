@@ -15,7 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from albert_core.format import escape_markdown
+from albert_core.format import escape_markdown, fmt_nat_gap
 from ui.live.models import ModelRef, lab_checkpoint_model
 from ui.url_state import seed_widget, sync_widget
 
@@ -92,12 +92,12 @@ def held_out_summary(final: dict[str, float] | None, task: str) -> str:
     if base is None or not math.isfinite(loss):
         return ""
     acc = float(final.get("val_mlm_acc", math.nan))
-    neighbour = base.neighbour_loss - loss
     text = (f"Measured on held-out text ({base.masked:,} masked pieces, every one shown as [MASK]): MLM loss "
-            f"{loss:.3f} nats, {base.frequency_loss - loss:.2f} below the frequency-only model "
-            f"({base.frequency_loss:.3f}) and {abs(neighbour):.2f} {'below' if neighbour >= 0 else 'above'} the "
-            f"neighbour model ({base.neighbour_loss:.3f}): {mlm_verdict(loss, base)}. Right piece ranked first "
-            f"{acc:.1%} of the time (always the most frequent piece: {base.frequency_acc:.1%}).")
+            f"{loss:.3f} nats, {fmt_nat_gap([base.frequency_loss - loss], 'the frequency-only model')} "
+            f"({base.frequency_loss:.3f}) and {fmt_nat_gap([base.neighbour_loss - loss], 'the neighbour model')} "
+            f"({base.neighbour_loss:.3f}): {mlm_verdict(loss, base)}. Right piece ranked first "
+            f"{acc:.1%} of the time (the neighbour model: {base.neighbour_acc:.1%}; always the most frequent piece: "
+            f"{base.frequency_acc:.1%}).")
     order_acc, ones = float(final.get("val_order_acc", math.nan)), float(final.get("val_order_ones", math.nan))
     if task in ("sop", "nsp") and math.isfinite(order_acc) and base.pairs:
         majority = 0.5 if base.order_majority is None else base.order_majority

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from albert_core.format import escape_markdown
+from albert_core.format import escape_markdown, fmt_params
 from albert_core.text.encoding import checkpoint_tokenizer, encode
 from ui.live.lab import LabRun
 from ui.url_state import seed_widget, sync_widget
@@ -84,6 +84,25 @@ def baseline_guesses(folder: str | Path, text: str, model_config: Any, max_len: 
     return lines
 
 
+def mask_expectation(final: dict[str, float] | None, params: int, steps: int) -> str:
+    """What a model this small can be expected to guess, before it guesses: its size and training, and how
+    often its first guess was right on held-out text beside the two baselines of the same text (empty for a
+    run recorded without them)."""
+    from albert_core.lab.outcome import baselines_from_final
+
+    base = baselines_from_final(final or {})
+    acc = float((final or {}).get("val_mlm_acc", math.nan))
+    if base is None or not math.isfinite(acc):
+        return ""
+    odds = f" (about 1 in {round(1 / acc)})" if acc > 0 else ""
+    return (f"What to expect: a model of {fmt_params(params)} parameters trained {steps:,} steps on a small corpus "
+            "(Python's documentation and the World English Bible, about a million words). On held-out text its "
+            f"first guess was the hidden piece {acc:.1%} of the time{odds}; a bigram of the two adjacent pieces "
+            f"(the neighbour model) was right {base.neighbour_acc:.1%} of the time, always answering the most "
+            f"frequent piece {base.frequency_acc:.1%}. So expect frequent pieces and pieces that fit beside their "
+            "neighbours more often than the word a reader would choose; the baselines' guesses are below its own.")
+
+
 def order_prediction(model: Any, folder: str | Path, a: str, b: str, max_len: int) -> pd.DataFrame:
     """The order head's P(class 0) for [CLS] A [SEP] B [SEP] and for the swapped pair: class 0 is
     "in order" (SOP) / "B follows A" (NSP), as transformers labels them."""
@@ -102,6 +121,8 @@ def order_prediction(model: Any, folder: str | Path, a: str, b: str, max_len: in
 def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     """Fill-the-mask and the sentence-order / next-sentence guess on the visitor's text."""
     st.subheader("Fill the mask")
+    if expectation := mask_expectation(run.final, sum(p.numel() for p in model.parameters()), run.steps):
+        st.caption(escape_markdown(expectation))
     seed_widget(URL_MASK, MASK_TEXT_KEY, DEFAULT_MASK_TEXT, max_chars=MASK_MAX_CHARS)
     text = st.text_input("Text with [MASK] where a word should be guessed", max_chars=MASK_MAX_CHARS,
                          key=MASK_TEXT_KEY)
@@ -117,8 +138,7 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
         best = preds[preds["rank"] == 1]
         st.caption("Top guess per mask: " + ", ".join(f"{escape_markdown(t)} ({p:.1%})" for t, p in
                                                       zip(best["token"], best["probability"], strict=True))
-                   + f". The model saw {run.steps:,} training steps of a small corpus (Python's documentation and the "
-                   "World English Bible, about a million words).")
+                   + ".")
         try:
             lines = baseline_guesses(folder, text, model.config, max_tokens)
         except (ValueError, OSError) as exc:

@@ -21,6 +21,7 @@ from albert_core.lab.worker import get_worker
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train import view as train_view
+from ui.train.owner import owner
 from ui.url_state import seed_from_url_once
 
 EXP_KEY = "train_exp"
@@ -150,7 +151,7 @@ def render(cfg: ModelConfig) -> None:
         st.error(escape_markdown(f"Cannot plan this experiment: {exc}"))
         return
     worker = get_worker()
-    free = worker.room(train_view.owner())
+    free = worker.room(owner())
     if len(specs) > free:
         st.caption(f"{len(specs)} runs: you can queue {free} more now (at most {worker.share} runs queued or "
                    f"running per visitor, {worker.max_queue} waiting in all); pick fewer seeds or try when runs "

@@ -11,6 +11,7 @@ from albert_core.lab import trainer
 from albert_core.lab.spec import DEFAULT_STEPS, TASKS
 from ui.state import current
 from ui.train import experiments as train_experiments
+from ui.train import owner as train_owner
 from ui.train import runs as tr
 from ui.train import view as train_view
 
@@ -101,5 +102,7 @@ if ids:
     st.button("Clear the list", key="train_clear", on_click=train_view.set_run_ids, args=([],),
               help="Forget these runs on this page (runs still training carry on for anyone who asked for them).")
 else:
-    st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link, so a "
-               "reload (or the link on another device) finds them again.")
+    st.caption("No runs yet: pick twins above and press Train. Runs you start are in the page's link: a reload "
+               "or another tab of this browser finds them again, still yours to cancel. The link opened in another "
+               "browser or on another device shows them read-only.")
+train_owner.keep()  # last (an invisible element): the runs this browser starts stay its own in its other tabs

@@ -18,7 +18,7 @@ import pandas as pd
 
 from albert_core import ModelConfig
 from albert_core.configuration.config import SHARING_LABELS
-from albert_core.format import fmt_flops
+from albert_core.format import fmt_flops, fmt_nat_gap
 from albert_core.lab import experiments, findings
 from albert_core.lab import spec as spec_defaults
 from albert_core.lab.baselines import Baselines, mlm_verdict, order_verdict
@@ -183,12 +183,25 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
 
 
 # the results first (what a reader compares), then the baselines, then what the run cost, then what it was
-RUNS_COLUMNS = ["run", "seed", "state", "val_mlm_loss", "best_val_mlm_loss", "below_frequency", "mlm_verdict",
-                "val_mlm_acc", "val_order_acc", "best_val_order_acc", "order_verdict",
+RUNS_COLUMNS = ["run", "seed", "state", "val_mlm_loss", "best_val_mlm_loss", "vs_frequency", "below_frequency",
+                "mlm_verdict", "val_mlm_acc", "val_order_acc", "best_val_order_acc", "order_verdict",
                 "frequency_loss", "neighbour_loss", "frequency_acc", "val_order_ones", "train_mlm_loss",
                 "params", "train_flops_per_step", "flops_per_step", "step_ms", "steps", "tokens", "seconds",
                 "config", "task", "run_id"]
-KEY_COLUMNS = ("run", "seed", "state", "val_mlm_loss", "below_frequency", "mlm_verdict")  # always shown
+KEY_COLUMNS = ("run", "seed", "state", "val_mlm_loss", "vs_frequency", "mlm_verdict")  # always shown
+# columns of words for people beside the number they are made from: the page shows the words, the CSV the number
+WORD_COLUMNS = {"vs_frequency": "below_frequency", "flops_per_step": "train_flops_per_step"}
+# the CSV's names of the numeric columns that have a unit (losses in nats per masked piece)
+CSV_NAMES = {"val_mlm_loss": "val_mlm_loss_nats", "best_val_mlm_loss": "best_val_mlm_loss_nats",
+             "below_frequency": "below_frequency_nats", "frequency_loss": "frequency_loss_nats",
+             "neighbour_loss": "neighbour_loss_nats", "train_mlm_loss": "train_mlm_loss_nats",
+             "train_flops_per_step": "training_flop_per_step"}
+
+
+def runs_csv(df: pd.DataFrame) -> str:
+    """The runs table as CSV: numbers only in the numeric columns (the words made from them are left out), each
+    unit in its column's name (nats, FLOP, ms, seconds)."""
+    return df.drop(columns=[c for c in WORD_COLUMNS if c in df]).rename(columns=CSV_NAMES).to_csv(index=False)
 
 
 def best_columns(history: pd.DataFrame) -> dict[str, float]:
@@ -213,12 +226,13 @@ def baseline_columns(r: RunRow, f: Mapping[str, float]) -> dict[str, object]:
     loss = f.get("val_mlm_loss", math.nan)
     order = f.get("val_order_acc", math.nan)
     if b is None:
-        return {"frequency_loss": math.nan, "below_frequency": math.nan, "neighbour_loss": math.nan,
+        return {"frequency_loss": math.nan, "below_frequency": math.nan, "vs_frequency": "", "neighbour_loss": math.nan,
                 "mlm_verdict": "", "frequency_acc": math.nan, "order_verdict": ""}
     majority = b.order_majority if b.order_majority is not None else 0.5
     return {
         "frequency_loss": b.frequency_loss,
         "below_frequency": b.frequency_loss - loss if math.isfinite(loss) else math.nan,
+        "vs_frequency": fmt_nat_gap([b.frequency_loss - loss]) if math.isfinite(loss) else "",
         "neighbour_loss": b.neighbour_loss,
         "mlm_verdict": mlm_verdict(loss, b) if math.isfinite(loss) else "",
         "frequency_acc": b.frequency_acc,
@@ -259,10 +273,8 @@ def learning_summary(rows: Sequence[RunRow]) -> list[str]:
                 and math.isfinite(c["below_frequency"])]
         if not gaps:
             continue
-        lo, hi = min(gaps), max(gaps)
-        gap = f"{lo:+.2f}" if round(lo, 2) == round(hi, 2) else f"{lo:+.2f} to {hi:+.2f}"
         verdicts = sorted({c["mlm_verdict"] for c in cols if c["mlm_verdict"]})
-        line = f"{label}: {gap} nats below the frequency-only model ({', '.join(verdicts)})"
+        line = f"{label}: {fmt_nat_gap(gaps, 'the frequency-only model')} ({', '.join(verdicts)})"
         order = sorted({c["order_verdict"] for c in cols if c["order_verdict"]})
         if order:
             task = group[0].spec.task.upper()

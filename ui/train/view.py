@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import functools
 import math
-import secrets
 from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 
-from albert_core.format import escape_markdown, fmt_bytes, fmt_duration, fmt_flops, fmt_params
+from albert_core.format import escape_markdown, fmt_bytes, fmt_duration, fmt_flops, fmt_nat_gap, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.spec import RunSpec
@@ -25,10 +24,10 @@ from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train.live_chart import live_plotly_chart
+from ui.train.owner import owner
 from ui.url_state import seed_from_url_once
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order
-OWNER_KEY = "_lab_owner"  # session state: the secret that makes this session an owner of its runs
 _SEEDED = "_train_seeded"
 _ERRORS = "_train_submit_errors"
 URL_RUNS, URL_EXP = "run", "exp"
@@ -56,15 +55,6 @@ def set_run_ids(ids: Sequence[str]) -> None:
         st.query_params[URL_RUNS] = value
     elif URL_RUNS in st.query_params:
         del st.query_params[URL_RUNS]
-
-
-def owner() -> str:
-    """This session's owner secret (random, never in a URL): runs it starts are its to cancel; a link
-    to them shows them read-only in any other session."""
-    ss = st.session_state
-    if OWNER_KEY not in ss:
-        ss[OWNER_KEY] = secrets.token_urlsafe(16)
-    return ss[OWNER_KEY]
 
 
 # ----------------------------------------------------------------------------- planning
@@ -115,8 +105,7 @@ def show_plan(specs: Sequence[RunSpec]) -> list[str]:
 def _measured_on() -> str:
     from albert_core.lab.reference import reference_cpus
 
-    return (f"measured on {' and '.join(reference_cpus()) or 'an unrecorded CPU'}, "
-            "one thread per run, two runs at a time")
+    return f"measured on {' and '.join(reference_cpus()) or 'an unrecorded CPU'}, one thread per run"
 
 
 @st.cache_data(show_spinner=False)
@@ -144,25 +133,33 @@ def reference_outcome(steps: int) -> str:
     if not below:
         return ""
     minutes = [r.seconds / 60 for r in runs]
-    return (f"{steps:,} steps went {min(below):.2f}-{max(below):.2f} nat below the frequency-only model in the "
+    return (f"{steps:,} steps went {fmt_nat_gap(below, 'the frequency-only model')} in the "
             f"{len(runs)} shipped reference runs ({min(minutes):.1f}-{max(minutes):.1f} minutes each, "
             f"{_measured_on()}).")
 
 
+AT_ONCE = {1: "one at a time", 2: "two at a time", 3: "three at a time", 4: "four at a time"}
+
+
 def queue_note(specs: Sequence[RunSpec]) -> str:
-    """What pressing Train starts: the runs go into this server's queue and train one after another (or a
-    few at a time), and how long that takes at a measured pace (this server's, else the reference runs')."""
+    """What pressing Train starts, before it starts: the runs join this server's queue, train as many at a
+    time as its worker does, and take about so long at the pace this server measured on its finished runs
+    (else, labelled as an estimate, the shipped reference runs' pace on their named CPU), and how many runs
+    are queued or running before them."""
     worker = get_worker()
-    flops = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs)
-    pace, where = worker.pace(), "this server's pace on its finished runs"
-    if pace is None and (ref := reference_pace()) is not None:
-        pace, where = ref
-    how = "one after another" if worker.workers == 1 else f"{worker.workers} at a time"
-    text = (f"The {len(specs)} runs join this server's queue and train {how}" if len(specs) > 1
-            else "The run joins this server's queue")
-    if pace is None:
-        return text + "."
-    return text + f": about {about(flops * pace / worker.workers)} in all at {where}, if nobody else is training."
+    n = len(specs)
+    seconds = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs) / min(worker.workers, n)
+    how = AT_ONCE.get(worker.workers, f"{worker.workers} at a time")
+    text = f"The {n} runs join this server's queue and train {how}" if n > 1 else "The run joins this server's queue"
+    if (pace := worker.pace()) is not None:
+        text += f": about {about(seconds * pace)} in all at the pace this server measured on its finished runs"
+    elif (ref := reference_pace()) is not None:
+        text += (f". This server has not finished a run yet to measure its pace: at {ref[1]}, "
+                 f"{'they' if n > 1 else 'it'} would take about {about(seconds * ref[0])} in all (an estimate; a "
+                 "busy or slower machine takes longer)")
+    if busy := worker.busy():
+        text += f". {busy} run{'s are' if busy > 1 else ' is'} queued or running before {'them' if n > 1 else 'it'}"
+    return text + "."
 
 
 def submit(specs: Sequence[RunSpec]) -> None:
@@ -331,10 +328,11 @@ CURVES_NOTE = (
 )
 LEARNED_HELP = (
     "Scored on the same held-out pairs as the baselines. Frequency-only: a model that knows only how often each "
-    "piece occurs in the training text; a run 0.1 nat or more below it has learned context (\"learned context\"), "
-    "near it has learned frequencies only. Neighbour: a bigram model of the left and right pieces. A sentence task "
-    "is learned at 5 points above the majority class (50 % on the balanced held-out pairs) with answers that are "
-    "not all one class."
+    "piece occurs in the training text; a run 0.1 nat or more below it has learned context, near it frequencies "
+    "only. Neighbour: a bigram model of the left and right pieces; a run below it too gets more from the context "
+    "than the two adjacent pieces give (\"beyond the neighbour model\"), one above it less (\"short of the "
+    "neighbour model\"). A sentence task is learned at 5 points above the majority class (50 % on the balanced "
+    "held-out pairs) with answers that are not all one class."
 )
 
 
@@ -351,7 +349,7 @@ RUNS_TABLE_COLUMNS = {
     "state": st.column_config.TextColumn("state"),
     "val_mlm_loss": _num("validation MLM loss", "%.4f", "The last evaluation's loss on the held-out pairs (nats)."),
     "best_val_mlm_loss": _num("best validation MLM loss", "%.4f", "The lowest validation loss of any evaluation."),
-    "below_frequency": _num("below frequency-only (nats)", "%+.3f", LEARNED_HELP),
+    "vs_frequency": st.column_config.TextColumn("vs frequency-only", help=LEARNED_HELP),
     "mlm_verdict": st.column_config.TextColumn("MLM", help=LEARNED_HELP),
     "val_mlm_acc": _num("validation MLM accuracy", "%.4f"),
     "val_order_acc": _num("sentence-task accuracy", "%.4f", "NSP or SOP accuracy on the balanced held-out pairs."),
@@ -389,8 +387,9 @@ def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
                        "the key results stay).")
     shown = tr.differing_columns(df) if differ else list(df.columns)
     st.dataframe(df, hide_index=True, key=f"{key}_table", placeholder=MISSING,
-                 column_order=[c for c in shown if c != "train_flops_per_step"], column_config=RUNS_TABLE_COLUMNS)
-    st.download_button("Download the runs table (CSV)", functools.partial(df.to_csv, index=False),
+                 column_order=[c for c in shown if c not in tr.WORD_COLUMNS.values()],
+                 column_config=RUNS_TABLE_COLUMNS)
+    st.download_button("Download the runs table (CSV)", functools.partial(tr.runs_csv, df),
                        file_name=f"{key}.csv",
                        mime="text/csv", key=f"dl_{key}", icon=":material/download:", on_click="ignore")
 
