@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
-from ui import colors
+from ui import colors, sidebar
 
 PAGE = "ui/compare/page.py"
 
@@ -96,7 +96,8 @@ def test_a_named_pin_travels_in_the_link(app):
 def _link_query(at) -> dict[str, str]:
     from urllib.parse import parse_qsl, urlsplit
 
-    link = next(c.value for c in at.code)
+    at.session_state[sidebar.SHARE_OPEN_KEY] = True  # the visitor opens the "copy link" box
+    link = next(c.value for c in at.run().code)
     return dict(parse_qsl(urlsplit(link).query))
 
 

@@ -23,7 +23,8 @@ def test_default_view_writes_the_full_state_to_the_url(app):
     at = app()
     assert not at.exception and not at.warning and not at.error
     assert at.query_params == FULL_DEFAULT
-    link = at.sidebar.code[0].value  # the "copy link" box
+    at.session_state[sidebar.SHARE_OPEN_KEY] = True  # the visitor opens the "copy link" box
+    link = at.run().sidebar.code[0].value
     assert dict(parse_qsl(urlsplit(link).query)) == FULL_DEFAULT
 
 
