@@ -3,6 +3,7 @@ when ModelConfig rejects them."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,3 +156,21 @@ def test_public_name_is_callable_in_any_import_order() -> None:
     twins = [count_params(bert_twin(PRESETS["albert-base"]).replace(num_layers=n)).total for n in (1, 2)]
     albert_base = MODEL_COUNTS["albert-base"]
     assert list(df["params"]) == [albert_base, albert_base, *twins]  # all-shared: depth is free
+
+
+@pytest.mark.parametrize("base", [ModelConfig(), ModelConfig(family="bert", sharing="none"),
+                                  ModelConfig(sharing="ffn", num_layers=6, num_hidden_groups=2)])
+def test_a_sweep_of_some_columns_is_those_columns_of_the_whole_sweep(base):
+    cols = ("model", "vocab_size", "embedding_size", "embedding_params", "training_bytes")
+    whole = sweep(base, "vocab_size", [1000, 30_000], "embedding_size", [64, 4096], seq_len=128)
+    part = sweep(base, "vocab_size", [1000, 30_000], "embedding_size", [64, 4096], seq_len=128, columns=cols)
+    assert list(part.columns) == list(cols)
+    pd.testing.assert_frame_equal(part, whole[list(cols)])
+    assert part.attrs["skipped"] == whole.attrs["skipped"]
+
+
+@pytest.mark.parametrize("columns, rule", [(("params", "nope"), "no such column"), ((), "non-empty"),
+                                           ("params", "non-empty")])
+def test_a_sweep_names_a_bad_columns_argument(columns, rule):
+    with pytest.raises(ValueError, match=rule):
+        sweep(ModelConfig(), "num_layers", [1, 2], columns=columns)

@@ -9,6 +9,7 @@ Rows that cannot be a model (hidden size not divisible by heads, G > L, ...) are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -133,6 +134,7 @@ def sweep(
     dtype: str = "fp32",
     optimizer: str = "adamw",
     include_bert: bool = True,
+    columns: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """One row per config of the grid ``values`` (x ``y_values``) around ``base``, plus (with
     ``include_bert``) one per ALBERT row's BERT twin (`albert_core.configuration.coerce.bert_twin`).
@@ -142,7 +144,8 @@ def sweep(
     field, then params, embedding_params, encoder_params, head_params, unshared_params,
     forward_flops, training_flops (matmul convention), weights_bytes, gradients_bytes,
     optimizer_bytes, activation_bytes and training_bytes (as `estimate_memory`; int8: inference).
-    ``df.attrs["skipped"]``: one message per dropped combination.
+    ``df.attrs["skipped"]``: one message per dropped combination. ``columns``: only these columns, in this
+    order (the frame of a chart that plots three of its ~60 columns costs a fraction to build).
     """
     if not isinstance(base, ModelConfig):
         raise ValueError(f"base must be a ModelConfig, got {type(base).__name__}")
@@ -156,6 +159,8 @@ def sweep(
         if y == x:
             raise ValueError(f"y must differ from x, both are {x!r}")
     check_flag("include_bert", include_bert)
+    if columns is not None and (isinstance(columns, str) or not columns):
+        raise ValueError(f"columns must be a non-empty list of the frame's columns, got {columns!r}")
 
     # The grid, x varying slowest.
     xs = _column(x, values)
@@ -186,10 +191,14 @@ def sweep(
         twin |= twin_fields(twin["hidden_size"])  # coerce.bert_twin, per column
         parts.append(_columns(twin, {k: v[albert] for k, v in swept.items()}, int(albert.sum()),
                               batch, seq_len, dtype, optimizer))
-    data = {k: _concat([p[k] for p in parts]) for k in parts[0]}
+    keep = list(parts[0]) if columns is None else list(columns)
+    if unknown := [c for c in keep if c not in parts[0]]:
+        raise ValueError(f"columns: no such column(s) {unknown}; the frame has {', '.join(parts[0])}")
+    data = {k: _concat([p[k] for p in parts]) for k in keep}
     # Choice fields become categoricals with every choice listed (stable colours and orders in plots).
     for f, choices in {"model": MODELS, **CHOICE_FIELDS}.items():
-        data[f] = pd.Categorical.from_codes(data[f], categories=list(choices))
+        if f in data:
+            data[f] = pd.Categorical.from_codes(data[f], categories=list(choices))
     df = pd.DataFrame(data)
     df.attrs["skipped"] = skipped
     return df

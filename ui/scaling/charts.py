@@ -64,15 +64,16 @@ def hidden(cfg: ModelConfig, hs: tuple[int, ...]) -> Chart:
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def layers(cfg: ModelConfig, ls: tuple[int, ...], wl: Workload) -> Chart:
     """Params against L (``cfg`` at any depth: `fs.any_depth`)."""
-    return make_chart(fs.params_vs_layers_base(_sweep(cfg, "num_layers", ls, wl=wl)), fs.mark_params_vs_layers)
+    df = _sweep(cfg, "num_layers", ls, wl=wl, columns=("model", "num_layers", "params"))
+    return make_chart(fs.params_vs_layers_base(df), fs.mark_params_vs_layers)
 
 
 @st.cache_resource(max_entries=ENTRIES, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def embedding(acfg: ModelConfig, vs: tuple[int, ...], es: tuple[int, ...], wl: Workload) -> Chart:
     """Embedding params over V x E; ``acfg`` at any depth (`fs.any_depth`): embedding parameters do not depend on
     it, so one chart serves every L. Only the charted columns are kept of the sweep."""
-    df = _sweep(acfg, "vocab_size", vs, "embedding_size", es, wl=wl)
-    df = df[["model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"]]
+    df = _sweep(acfg, "vocab_size", vs, "embedding_size", es, wl=wl,
+                columns=("model", "vocab_size", "embedding_size", "hidden_size", "embedding_params"))
     return make_chart(fs.embedding_vs_vocab_base(df), fs.mark_embedding_vs_vocab)
 
 
@@ -162,7 +163,7 @@ def by_workload(cfg: ModelConfig, wl: Workload, field: str, values: tuple[int, .
 
 
 def _sweep(base: ModelConfig, x: str, values: tuple, y: str | None = None, y_values: tuple | None = None, *,
-           wl: Workload):
-    """`sweep` at the sidebar's workload (int8 is inference-only: memory columns then say so)."""
+           wl: Workload, columns: tuple[str, ...]):
+    """`sweep` at the sidebar's workload, only the charted ``columns`` built."""
     return sweep(base, x, list(values), y, None if y_values is None else list(y_values), batch=wl.batch,
-                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer)
+                 seq_len=wl.seq_len, dtype=wl.dtype, optimizer=wl.optimizer, columns=columns)
