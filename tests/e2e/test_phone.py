@@ -1,6 +1,7 @@
 """Every chart readable on a 390 x 844 phone: titles inside the chart, legends clear of the title and of
 the plot area, bar labels, heatmap numbers and subplot titles not running into each other, Plotly's toolbar clear
-of the title; tables wider than the screen show that they scroll; the Paper page's formulas fit.
+of the title; tables wider than the screen show that they scroll; the Paper page's formulas fit; Compare's pin
+names leave the bars their room.
 
 Read from the rendered page (bounding boxes in the browser); a screenshot of each chart goes to
 `test-artifacts/phone-<page>-<n>.png`."""
@@ -8,10 +9,13 @@ Read from the rendered page (bounding boxes in the browser); a screenshot of eac
 from __future__ import annotations
 
 import itertools
+import urllib.parse
 
 import plotly.graph_objects as go
 import pytest
 
+from albert_core import PRESETS
+from ui import urls
 from ui.train import live_chart
 
 from .conftest import RUN_TIMEOUT_MS, wait_for_app
@@ -239,6 +243,29 @@ def test_wide_tables_show_that_they_scroll(phone, app_url, path):
     table.locator(".dvn-scroller").evaluate("s => { s.scrollLeft = s.scrollWidth; }")
     phone.wait_for_function("el => parseFloat(getComputedStyle(el, '::after').opacity) < 0.1",
                             arg=table.element_handle())  # at its end: nothing more to the right
+
+
+def test_compare_long_pin_names_leave_the_bars_room(phone, app_url):
+    """A config's generated name (and a visitor's long one) is shortened on the bars' axis, which keeps the bars
+    most of a phone's width; the full name is in the hover."""
+    custom = PRESETS["albert-base"].replace(vocab_size=50_000, num_heads=16)
+    long_name = urls.pin_name(urls.encode_pin(custom))
+    assert len(long_name) > 40  # "ALBERT H=768 L=12 E=128 all-shared V=50000 heads=16"
+    pins = [urls.encode_pin(custom), "albert-base", urls.encode_pin(PRESETS["bert-base"], "a long name of my own"),
+            "electra-small-discriminator"]
+    phone.goto(app_url + "/compare?pin=" + urllib.parse.quote(urls.encode_pins(pins), safe=",.~"))
+    wait_for_app(phone)
+    chart = phone.locator(".st-key-compare_bars .js-plotly-plot")
+    expect(chart.locator(".main-svg").first).to_be_visible()
+    chart.scroll_into_view_if_needed()
+    boxes = chart.evaluate(BOXES_JS)
+    assert not chart_problems("compare", boxes)
+    widths = [a["w"] for a in boxes["area"]]
+    assert len(widths) == 3 and min(widths) >= 0.55 * boxes["chart"]["w"], (widths, boxes["chart"]["w"])
+    bar = chart.locator(".trace.bars .point path").first  # the first pin's bar, in the first panel
+    bar_box = bar.bounding_box()
+    phone.mouse.move(bar_box["x"] + 3, bar_box["y"] + bar_box["height"] / 2)
+    expect(chart.locator(".hoverlayer .hovertext")).to_contain_text(long_name)
 
 
 def test_streaming_chart_toolbar_clear_of_its_title(browser, app_url, tmp_path):
