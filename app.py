@@ -7,12 +7,14 @@ from pathlib import Path
 
 import streamlit as st
 
+import ui.render
 import ui.server
 import ui.sidebar
 import ui.state
 
 st.set_page_config(page_title="ALBERT explorer", layout="wide")
 ui.server.check_settings()  # a bad server setting stops every page with one clear message
+ui.render.layout_style()
 
 ROOT = Path(__file__).parent
 PAGES_KEY = "_app_pages"  # this session's st.Page objects

@@ -20,6 +20,18 @@ TITLE_FONT = dict(size=15)  # a 45-character title fits a 390 px phone
 LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left")
 
 
+AXIS_LABEL_CHARS = 18  # a bar chart's category labels on a 390 px phone, with 200 px or more left for the bars
+
+
+def short_label(text: str, limit: int = AXIS_LABEL_CHARS) -> str:
+    """``text`` in at most ``limit`` characters: cut with an ellipsis, after a word where one ends in its second
+    half ('ALBERT H=768 L=12…'). The full text belongs in the hover."""
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", 0, limit)  # a word that ends at the limit is kept whole
+    return (text[:space] if space >= limit // 2 else text[:limit - 1]).rstrip(" -_") + "…"
+
+
 def si_ticks(vmax: float, fmt: Callable[..., str], n: int = 5) -> tuple[list[float], list[str]]:
     """About ``n`` round tick values from 0 past ``vmax`` (steps of 1, 2 or 5 x 10^k), labelled with
     ``fmt(value, digits)`` so an axis reads "5 GFLOP" or "1.5 GB" instead of Plotly's "5B" / "1.5G"."""

@@ -1,14 +1,22 @@
 """Every chart readable on a 390 x 844 phone: titles inside the chart, legends clear of the title and of
-the plot area, bar labels, heatmap numbers and subplot titles not running into each other.
+the plot area, bar labels, heatmap numbers and subplot titles not running into each other, Plotly's toolbar clear
+of the title; tables wider than the screen show that they scroll; the Paper page's formulas fit; Compare's pin
+names leave the bars their room.
 
-Read from the rendered SVG (bounding boxes in the browser); a screenshot of each chart goes to
+Read from the rendered page (bounding boxes in the browser); a screenshot of each chart goes to
 `test-artifacts/phone-<page>-<n>.png`."""
 
 from __future__ import annotations
 
 import itertools
+import urllib.parse
 
+import plotly.graph_objects as go
 import pytest
+
+from albert_core import PRESETS
+from ui import urls
+from ui.train import live_chart
 
 from .conftest import RUN_TIMEOUT_MS, wait_for_app
 from .harness import ARTIFACTS, EXCEPTION
@@ -25,7 +33,9 @@ PHONE_PAGES = [
     ("paper", "/paper"),
     ("live_model", "/live_model"),
     ("hardware", "/hardware"),
+    ("train", "/train"),
 ]
+DESKTOP = {"width": 1400, "height": 1000}
 # The boxes of one chart's parts, in page pixels (only parts drawn with a size).
 BOXES_JS = """(el) => {
   const box = e => { const b = e.getBoundingClientRect();
@@ -92,6 +102,37 @@ def chart_problems(name: str, boxes: dict) -> list[str]:
     return problems
 
 
+# Where Plotly's toolbar is once the pointer is on the chart (it shows on hover, or on a tap on a phone), and whether
+# its first button is really there to be pressed (not clipped, not under another element).
+TOOLBAR_JS = """(el) => {
+  const box = e => { const b = e.getBoundingClientRect();
+                     return {l: b.left, t: b.top, r: b.right, b: b.bottom, w: b.width, h: b.height}; };
+  const bar = el.querySelector('.modebar'), button = el.querySelector('.modebar-btn');
+  if (!bar || !button) return null;
+  const b = box(button), hit = document.elementFromPoint((b.l + b.r) / 2, (b.t + b.b) / 2);
+  return {bar: box(bar), opacity: parseFloat(getComputedStyle(bar).opacity), pressable: button.contains(hit),
+          title: Array.from(el.querySelectorAll('.g-gtitle text.gtitle')).filter(e => (e.textContent || '').trim())
+                      .map(box)};
+}"""
+
+
+def toolbar_problems(page, chart, name: str) -> list[str]:
+    """Hover ``chart`` and say where its toolbar gets in the way (empty list: it does not)."""
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(chart.locator(".modebar")).to_have_css("opacity", "1")
+    state = chart.evaluate(TOOLBAR_JS)
+    problems = []
+    if state is None:
+        return [f"{name}: no toolbar"]
+    if any(_overlap(state["bar"], t) for t in state["title"]):
+        problems.append(f"{name}: the toolbar covers the title")
+    if not state["pressable"]:
+        problems.append(f"{name}: the toolbar's buttons are hidden")
+    return problems
+
+
 @pytest.fixture
 def phone(browser, app_url):
     context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
@@ -107,7 +148,10 @@ def test_every_chart_is_readable_on_a_phone(phone, app_url, name, path):
     wait_for_app(phone)
     expect(phone.locator(EXCEPTION)).to_have_count(0)
     charts = phone.locator(".js-plotly-plot")
-    if name not in ("live_model", "paper"):  # paper: tables only; live: charts after the visitor runs it
+    if name == "live_model":  # its two charts (layer smoothness, attention) come once the model has run the text
+        expect(charts.nth(1)).to_be_attached(timeout=RUN_TIMEOUT_MS)
+        wait_for_app(phone)
+    elif name != "paper":  # paper: tables only
         expect(charts.first).to_be_attached()
     problems = []
     for i in range(charts.count()):
@@ -118,20 +162,133 @@ def test_every_chart_is_readable_on_a_phone(phone, app_url, name, path):
         assert boxes["chart"]["w"] <= PHONE["width"], f"chart {i} is wider than the phone"
         label = (boxes["title"] and chart.locator(".g-gtitle text.gtitle").first.text_content()) or f"chart {i}"
         problems += chart_problems(f"{name} / {label}", boxes)
+        problems += toolbar_problems(phone, chart, f"{name} / {label}")
         ARTIFACTS.mkdir(exist_ok=True)
         chart.screenshot(path=str(ARTIFACTS / f"phone-{name}-{i}.png"))
     assert not problems, "\n".join(problems)
 
 
-def test_formulas_fit_a_phone(phone, app_url):
-    """Paper's formulas are broken into lines that fit 390 px; only the parameter table (label, closed form and
-    value side by side) is wider, and scrolls sideways (KaTeX's own overflow) instead of being cut."""
-    phone.goto(app_url + "/paper")
+def test_toolbar_clear_of_titles_on_a_desktop(page, app_url):
+    """At 1400 px the Scaling page draws its charts two to a row: a long title reached the toolbar there too."""
+    page.goto(app_url + "/scaling")
+    wait_for_app(page)
+    charts = page.locator(".js-plotly-plot")
+    expect(charts.nth(11)).to_be_attached()
+    problems = []
+    for i in range(charts.count()):
+        label = charts.nth(i).locator(".g-gtitle text.gtitle").first.text_content()
+        problems += toolbar_problems(page, charts.nth(i), f"scaling / {label}")
+    assert not problems, "\n".join(problems)
+
+
+KATEX_JS = """els => els.filter(e => e.offsetParent !== null).map(e => {
+  const b = e.getBoundingClientRect();
+  return {text: e.textContent, overflow: e.scrollWidth - e.clientWidth, left: b.left, right: b.right}; })"""
+
+
+LABEL_STEP_JS = r"""(els, labels) => {
+  const shown = els.filter(e => e.offsetParent !== null);
+  const spans = shown.flatMap(e => Array.from(e.querySelectorAll('.text')));
+  const [a, b] = labels.map(l => spans.find(s => s.textContent.replace(/\s+/g, ' ').trim() === l));
+  const size = parseFloat(getComputedStyle(a.closest('.katex')).fontSize);
+  return (b.getBoundingClientRect().top - a.getBoundingClientRect().top) / size; }"""
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_formulas_fit_the_screen(browser, app_url, viewport):
+    """Every formula on the Paper page fits the screen, nothing scrolled out of sight: on a phone the per-component
+    block puts each label above its closed form and value; on a desktop it keeps them in one row each."""
+    context = browser.new_context(viewport=viewport)
+    try:
+        page = context.new_page()
+        page.goto(app_url + "/paper")
+        wait_for_app(page)
+        expect(page.locator(".katex-display").nth(7)).to_be_attached()  # KaTeX typesets after the page's run
+        shown = page.locator(".katex-display").evaluate_all(KATEX_JS)
+        assert len(shown) >= 8
+        assert not [k for k in shown if k["overflow"] > 2 or k["right"] > viewport["width"]]
+        (block,) = [k for k in shown if "word embeddings" in k["text"]]  # shown once, in one of its layouts
+        values = {"3,840,000", "1,771,776", "590,592"}  # V·E at E = 128; 3(H²+H) and H²+H at H = 768
+        assert all(v in block["text"] for v in values), block["text"]
+        # the distance from one component's label to the next, in lines of the formula's font: about one line
+        # when label, closed form and value share a row; two and more when the label has a line of its own
+        step = page.locator(".katex-display").evaluate_all(LABEL_STEP_JS, ["word embeddings", "position embeddings"])
+        assert step >= 2 if viewport is PHONE else step < 1.8, step
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"formulas-{viewport['width']}.png"), full_page=True)
+    finally:
+        context.close()
+
+
+TABLES_JS = """els => els.map(el => {
+  const s = el.querySelector('.dvn-scroller'), cue = getComputedStyle(el, '::after');
+  return s && {wider: s.scrollWidth - s.clientWidth, cue: cue.content === 'none' ? 0 : parseFloat(cue.opacity)}; })"""
+
+
+@pytest.mark.parametrize("path", ["/paper", "/hardware"])
+def test_wide_tables_show_that_they_scroll(phone, app_url, path):
+    """A table with columns beyond the screen (the paper's Difference and Note, the Hardware tables) shows a cue at
+    its right edge until it is scrolled to its end; a table that fits shows none."""
+    phone.goto(app_url + path)
     wait_for_app(phone)
-    expect(phone.locator(".katex-display").nth(7)).to_be_attached()  # KaTeX typesets after the page's run
-    sizes = phone.locator(".katex-display").evaluate_all(
-        "els => els.map(e => [e.scrollWidth, e.clientWidth, getComputedStyle(e).overflowX,"
-        " e.closest('.st-key-paper_formulas') !== null])")
-    assert len(sizes) >= 8
-    assert not [s for s in sizes if s[0] > s[1] + 2 and not s[3]], sizes
-    assert all(s[2] == "auto" for s in sizes if s[3])  # the wide one scrolls
+    tables = phone.locator("[data-testid='stDataFrame']")
+    expect(phone.locator("[data-testid='stDataFrame'] .dvn-scroller").first).to_be_attached()
+    states = tables.evaluate_all(TABLES_JS)
+    wide = [i for i, t in enumerate(states) if t and t["wider"] > 1]
+    assert wide, states  # the phone hides columns of these pages' tables
+    assert all(states[i]["cue"] > 0.9 for i in wide), states
+    assert all(t["cue"] == 0 for t in states if t and t["wider"] <= 1), states
+    table = tables.nth(wide[0])
+    table.scroll_into_view_if_needed()
+    table.locator(".dvn-scroller").evaluate("s => { s.scrollLeft = s.scrollWidth; }")
+    phone.wait_for_function("el => parseFloat(getComputedStyle(el, '::after').opacity) < 0.1",
+                            arg=table.element_handle())  # at its end: nothing more to the right
+
+
+def test_compare_long_pin_names_leave_the_bars_room(phone, app_url):
+    """A config's generated name (and a visitor's long one) is shortened on the bars' axis, which keeps the bars
+    most of a phone's width; the full name is in the hover."""
+    custom = PRESETS["albert-base"].replace(vocab_size=50_000, num_heads=16)
+    long_name = urls.pin_name(urls.encode_pin(custom))
+    assert len(long_name) > 40  # "ALBERT H=768 L=12 E=128 all-shared V=50000 heads=16"
+    pins = [urls.encode_pin(custom), "albert-base", urls.encode_pin(PRESETS["bert-base"], "a long name of my own"),
+            "electra-small-discriminator"]
+    phone.goto(app_url + "/compare?pin=" + urllib.parse.quote(urls.encode_pins(pins), safe=",.~"))
+    wait_for_app(phone)
+    chart = phone.locator(".st-key-compare_bars .js-plotly-plot")
+    expect(chart.locator(".main-svg").first).to_be_visible()
+    chart.scroll_into_view_if_needed()
+    boxes = chart.evaluate(BOXES_JS)
+    assert not chart_problems("compare", boxes)
+    widths = [a["w"] for a in boxes["area"]]
+    assert len(widths) == 3 and min(widths) >= 0.55 * boxes["chart"]["w"], (widths, boxes["chart"]["w"])
+    bar = chart.locator(".trace.bars .point path").first  # the first pin's bar, in the first panel
+    bar_box = bar.bounding_box()
+    phone.mouse.move(bar_box["x"] + 3, bar_box["y"] + bar_box["height"] / 2)
+    expect(chart.locator(".hoverlayer .hovertext")).to_contain_text(long_name)
+
+
+def test_streaming_chart_toolbar_clear_of_its_title(browser, app_url, tmp_path):
+    """The Train page's streaming chart (its own page in a frame) keeps its toolbar clear of the title too, and asks
+    for a frame tall enough for the chart and the toolbar's strip."""
+    index = live_chart.component_dir(tmp_path) / "index.html"
+    fig = go.Figure(go.Scatter(x=[0, 100, 200], y=[7.0, 5.5, 5.0], name="ALBERT · training")).update_layout(
+        title=dict(text="Validation MLM loss · your runs", x=0, xanchor="left"), height=380,
+        margin=dict(l=10, r=10, t=50, b=10))  # the Train page's small margins (ui/train/figures.py)
+    context = browser.new_context(viewport={"width": PHONE["width"] - 32, "height": 600})  # the frame on a phone
+    try:
+        frame = context.new_page()
+        frame.goto(index.as_uri())
+        frame.evaluate("""fig => { window.asked = [];
+            window.addEventListener('message', e => {
+                if (e.data.type === 'streamlit:setFrameHeight') window.asked.push(e.data.height); });
+            window.postMessage({type: 'streamlit:render', args: {figure: fig, revision: 'r'}}, '*'); }""",
+                       fig.to_json())
+        chart = frame.locator(".js-plotly-plot")
+        expect(chart.locator(".g-gtitle text.gtitle")).to_be_visible()
+        assert not toolbar_problems(frame, chart, "streaming chart")
+        asked = frame.evaluate("window.asked")
+        bottom = chart.evaluate("el => el.getBoundingClientRect().bottom + window.scrollY")
+        assert asked and asked[-1] >= bottom, (asked, bottom)  # nothing of the chart below the frame's edge
+    finally:
+        context.close()

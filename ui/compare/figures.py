@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 from albert_core.format import column_unit, direction, fmt_bytes, fmt_flops, fmt_params, fmt_pct, fmt_ratio
 from ui import colors, plotly_dicts
 from ui.colors import BAD, GOOD
-from ui.figure_style import TITLE_FONT, fmt_delta, si_ticks
+from ui.figure_style import TITLE_FONT, fmt_delta, short_label, si_ticks
 
 # Compare metrics: (DataFrame column, axis label, formatter).
 COMPARE_METRICS: Sequence[tuple[str, str, Any]] = (
@@ -99,10 +99,12 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
         tickvals, ticktext = si_ticks(max(values), fmt, n=4)
         # Headroom so a label that does not fit in its bar stays inside the panel.
         layout[f"xaxis{axis}"].update(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12])
-        layout[f"yaxis{axis}"]["autorange"] = "reversed"  # the first pin (the baseline) on top
+        # the first pin (the baseline) on top; long names shortened so the bars keep their room (full in the hover)
+        layout[f"yaxis{axis}"].update(autorange="reversed", tickmode="array", tickvals=names,
+                                      ticktext=[short_label(n) for n in names])
     for note in layout["annotations"]:
         note["font"] = dict(size=13)
-    layout.update(title=dict(text=f"Pinned configs (change vs {names[0]})", font=TITLE_FONT),
+    layout.update(title=dict(text=f"Pinned configs (change vs {short_label(names[0])})", font=TITLE_FONT),
                   margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
     return plotly_dicts.figure(bars, layout)
 

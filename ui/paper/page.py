@@ -64,10 +64,16 @@ st.latex(r"n_{att} = \begin{cases} G\,K & \text{shared (all, attention)} \\ L\,K
 st.latex(r"n_{ffn} = \begin{cases} G\,K & \text{shared (all, ffn)} \\ L\,K & \text{otherwise} \end{cases}")
 st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses group int(i / (L / G)). "
            "The tied MLM decoder reuses the word-embedding matrix, so it adds nothing unless untied.")
-rows_tex = [rf"\text{{{label}}} &= {tex} &&= " + f"{by_name[name]:,}".replace(",", "{,}")
-            for name, label, tex in FORMULAS if name in by_name]
+rows = [(label, tex, f"{by_name[name]:,}".replace(",", "{,}")) for name, label, tex in FORMULAS if name in by_name]
+# Two layouts of the same rows; ui/layout.css shows the one that fits: label, closed form and value in aligned columns
+# (about 540 px wide), or on a phone each label above its closed form and value.
 with st.container(key="paper_formulas"):
-    st.latex(r"\begin{aligned}" + r" \\ ".join(rows_tex) + r"\end{aligned}")
+    with st.container(key="paper_formulas_wide"):
+        st.latex(r"\begin{aligned}" + r" \\ ".join(rf"\text{{{label}}} &= {tex} &&= {value}"
+                                                    for label, tex, value in rows) + r"\end{aligned}")
+    with st.container(key="paper_formulas_narrow"):
+        st.latex(r"\begin{aligned}" + r" \\[4pt] ".join(rf"&\text{{{label}}} \\ &\quad = {tex} = {value}"
+                                                         for label, tex, value in rows) + r"\end{aligned}")
 st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I")
 st.latex(r"\begin{aligned} &\text{AlbertModel (all-shared)} \\ &= (V+P+T)E + 2E + EH + H \\ "
          r"&\quad + GK\,(4H^2 + 2HI + 9H + I) \\ &\quad + H^2 + H \end{aligned}")
