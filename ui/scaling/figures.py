@@ -192,22 +192,33 @@ def embedding_vs_vocab_base(df: pd.DataFrame) -> go.Figure:
     """Embedding params against vocabulary size V: one ALBERT line per E, and BERT (E = H); the star:
     `mark_embedding_vs_vocab`. ``df`` is a 2-D `sweep` over vocab_size x embedding_size (BERT rows repeat over E;
     kept once); columns model, vocab_size, embedding_size, hidden_size, embedding_params are all it reads."""
+    # read from the columns as lists (a pandas groupby and sort per E was most of this chart's build)
+    albert: dict[int, dict[int, int]] = {}  # E -> V -> params
+    bert: dict[int, int] = {}  # V -> params (BERT rows repeat over E: the first is kept)
+    h = None
+    for model, v, e, hidden, p in zip(df["model"].tolist(), df["vocab_size"].tolist(), df["embedding_size"].tolist(),
+                                      df["hidden_size"].tolist(), df["embedding_params"].tolist(), strict=True):
+        if model == "ALBERT":
+            albert.setdefault(e, {})[v] = p
+        elif model == "BERT":
+            bert.setdefault(v, p)
+            h = hidden if h is None else h
     traces = []
-    albert = df[df["model"] == "ALBERT"]
-    for e, part in albert.groupby("embedding_size", sort=True):
-        part = part.sort_values("vocab_size")
+    for e in sorted(albert):
+        vs = sorted(albert[e])
+        ys = [albert[e][v] for v in vs]
         traces.append(dict(
-            type="scatter", x=part["vocab_size"].tolist(), y=part["embedding_params"].tolist(), mode="lines",
-            name=f"ALBERT E={e}", text=[fmt_params(v) for v in part["embedding_params"]],
+            type="scatter", x=vs, y=ys, mode="lines",
+            name=f"ALBERT E={e}", text=[fmt_params(v) for v in ys],
             hovertemplate=f"V=%{{x:,}}<br>%{{text}}<extra>ALBERT E={e}</extra>",
         ))
-    bert = df[df["model"] == "BERT"].drop_duplicates("vocab_size").sort_values("vocab_size")
-    if len(bert):
-        h = int(bert["hidden_size"].iloc[0])
+    if bert:
+        vs = sorted(bert)
+        ys = [bert[v] for v in vs]
         traces.append(dict(
-            type="scatter", x=bert["vocab_size"].tolist(), y=bert["embedding_params"].tolist(), mode="lines",
+            type="scatter", x=vs, y=ys, mode="lines",
             name=f"BERT (E = H = {h})", line=dict(color=FAMILY_COLORS["BERT"], dash="dash", width=3),
-            text=[fmt_params(v) for v in bert["embedding_params"]],
+            text=[fmt_params(v) for v in ys],
             hovertemplate="V=%{x:,}<br>%{text}<extra>BERT</extra>",
         ))
     return plotly_dicts.figure(traces, layout_spec("Embedding parameters vs vocabulary size V", "vocabulary size V",
