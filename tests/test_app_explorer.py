@@ -189,3 +189,13 @@ def test_the_headline_names_the_precision_and_checkpointing_the_memory_depends_o
     plain = app({"dtype": "fp32"}).caption[0].value
     assert "mixed precision" not in plain and "checkpointing" not in plain
     assert "checkpointing" in metrics(at)["Training FLOPs / token"].help
+
+
+@pytest.mark.parametrize("page", [None, "ui/live/page.py", "ui/train/page.py", "ui/hardware/page.py"])
+def test_no_download_is_sent_with_the_page(app, page):
+    """A download whose file goes with the page (a media URL) is fetched by the browser on every rerun: the server
+    served Explorer's config.json once per slider move (issue 34's browser measurement). Each file is made on the
+    click instead (a deferred download)."""
+    at = app(page=page)
+    for button in at.get("download_button"):
+        assert not button.proto.url and button.proto.deferred_file_id, button.proto.label

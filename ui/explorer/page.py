@@ -206,14 +206,16 @@ review.render_audit(cfg, wl)
 # ----------------------------------------------------------------------------- exports
 st.subheader("Exports")
 try:
-    hf, hf_problem = exports.hf_config_json(cfg), None
+    exports.hf_config_json(cfg)  # whether transformers can hold this config (the file itself is made on a click)
+    hf_problem = None
 except ValueError as exc:
-    hf, hf_problem = "", str(exc)
+    hf_problem = str(exc)
 # The files are built when a visitor clicks (a callable `data`), not on every rerun of the page.
 # One row that wraps (one horizontal container; two rows of four columns were ten more messages a rerun).
 DL = {"on_click": "ignore", "icon": ":material/download:", "width": "content"}
 with st.container(horizontal=True, key="exports", gap="small"):
-    st.download_button("transformers config.json", hf, file_name="config.json", mime="application/json",
+    st.download_button("transformers config.json", partial(exports.hf_config_json, cfg) if hf_problem is None else "",
+                       file_name="config.json", mime="application/json",
                        key="dl_hf_config", disabled=hf_problem is not None,
                        help="`AlbertConfig` / `BertConfig` JSON: `from_pretrained` of its folder builds this model.",
                        **DL)
