@@ -55,4 +55,5 @@ try:
     st.navigation(pages).run()
 finally:  # also after st.stop(): the link holds what the page put in the URL; its imports are loaded
     ui.sidebar.share_link()
+    ui.render.finish_run()
     ui.server.freeze_imported_modules()

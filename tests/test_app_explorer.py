@@ -199,3 +199,36 @@ def test_no_download_is_sent_with_the_page(app, page):
     at = app(page=page)
     for button in at.get("download_button"):
         assert not button.proto.url and button.proto.deferred_file_id, button.proto.label
+
+
+def test_a_browsers_first_run_sends_the_numbers_before_the_charts(app, monkeypatch):
+    """A fresh browser draws a page's numbers only after Plotly's bundle and the charts (issue 34): the first run of a
+    browser's session sends placeholders and a fragment that asks for the charts; every later run draws them."""
+    import ui.render
+
+    monkeypatch.setattr(ui.render, "_from_a_browser", lambda: True, raising=False)
+    at = app()
+    assert not at.exception and len(at.get("plotly_chart")) == 0
+    assert metrics(at)["Total parameters"].value == fmt_params(FACTS_MODEL["albert-base"])
+    assert _keyed_blocks(at.main, "_pending") == {"architecture_diagram_pending", "breakdown_treemap_pending",
+                                                   "flops_bars_pending", "twin_bars_pending"}  # a box per chart
+    at.run()  # the run the fragment's timer asks for (or any move of a slider)
+    assert len(at.get("plotly_chart")) == 4 and not at.exception
+    assert not _keyed_blocks(at.main, "_pending")
+
+
+def _keyed_blocks(node, suffix: str) -> set[str]:
+    """The keys of the blocks under ``node`` that end with ``suffix``."""
+    found = set()
+    children = getattr(node, "children", None)
+    for child in children.values() if isinstance(children, dict) else ():
+        key = getattr(child, "key", None)
+        if isinstance(key, str) and key.endswith(suffix):
+            found.add(key)
+        found |= _keyed_blocks(child, suffix)
+    return found
+
+
+def test_a_client_that_is_not_a_browser_gets_the_charts_in_the_first_run(app):
+    at = app()
+    assert len(at.get("plotly_chart")) == 4

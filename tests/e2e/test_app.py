@@ -200,3 +200,26 @@ def test_the_sidebar_never_shows_a_number_it_does_not_use(page, app_url):
     drawn = {tuple(json.loads(s)) for s in page.evaluate("window.__numbers")}
     drawn = {d for d in drawn if any(v is not None for v in d)}  # from the first frame the inputs exist
     assert drawn == {("20000", "64", "512", "4", "256")}, drawn
+
+
+def test_a_fresh_browser_gets_the_numbers_first_then_every_chart_once(browser, app_url):
+    """The first run of a browser's session sends the Explorer's numbers with an empty box where each chart goes;
+    a fragment's timer asks for the run that draws the charts, once: afterwards the page is quiet (the timer
+    stopped), every chart is drawn and no box is left (issue 34; the time to the first number is measured by
+    `python -m bench.bench_app --first-page`)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        sent: list[int] = []
+        page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(len(payload))))
+        page.goto(app_url + "/")
+        expect(page.locator(TOTAL_PARAMS)).to_have_text("11.68M")
+        expect(page.locator(".js-plotly-plot .main-svg").nth(3)).to_be_attached()  # the four charts
+        wait_for_app(page)
+        expect(page.locator("[class*='_pending']")).to_have_count(0)
+        before = len(sent)
+        page.wait_for_timeout(3_000)  # several of the timer's periods
+        assert len(sent) == before, "the browser kept asking for runs after the charts came"
+        assert page.locator(".js-plotly-plot").count() == 4
+    finally:
+        context.close()

@@ -12,7 +12,7 @@ from albert_core.counting.memory import MAX_FIT_BATCH
 from albert_core.counting.params import component_columns
 from albert_core.counting.report import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
-from ui import figure_style, sidebar, tables
+from ui import figure_style, render, sidebar, tables
 from ui.explorer import architecture as figures_architecture
 from ui.explorer import exports, review
 from ui.explorer import figures as figures_explorer
@@ -106,7 +106,7 @@ with flops_col:
 
 # ----------------------------------------------------------------------------- architecture
 st.subheader("Architecture")
-st.plotly_chart(figures_architecture.architecture_diagram(cfg), key="architecture_diagram", width="stretch")
+render.chart(figures_architecture.architecture_diagram(cfg), key="architecture_diagram", width="stretch")
 st.caption(figures_architecture.architecture_summary(cfg))
 
 # ----------------------------------------------------------------------------- breakdown
@@ -129,14 +129,14 @@ with left:
         },
     )
 with right:
-    st.plotly_chart(fig_treemap, key="breakdown_treemap", width="stretch")
+    render.chart(fig_treemap, key="breakdown_treemap", width="stretch")
 st.caption(figures_explorer.breakdown_takeaway(bd))
 
 # ----------------------------------------------------------------------------- FLOPs
 st.subheader("Where the compute goes")
 comp_flops = own.flops_sequence.by_name()
 scores = comp_flops.get("encoder.attention.scores", 0)
-st.plotly_chart(fig_flops, key="flops_bars", width="stretch")
+render.chart(fig_flops, key="flops_bars", width="stretch")
 st.caption(figures_explorer.flops_takeaway(comp_flops, forward, wl.seq_len))
 
 # ----------------------------------------------------------------------------- does it fit?
@@ -161,10 +161,10 @@ with st.container(border=True, key="panel_vs_bert"):
     st.subheader("Does ALBERT run faster or use less memory than BERT?" if res.twin_kind == "bert" else
                  "What do ALBERT's two ideas do to this encoder?")
     if res.twin_kind != "bert":
-        st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
+        render.chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(family_summary(cfg, wl))
     elif cfg.family == "albert":
-        st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
+        render.chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(res))
     elif fig_twin is None:
         st.markdown("This config **is** a BERT, its own twin. Pick an ALBERT preset to compare.")
@@ -172,7 +172,7 @@ with st.container(border=True, key="panel_vs_bert"):
         alt = albert_counterpart(cfg)
         st.markdown(f"This config **is** a BERT. Its ALBERT counterpart, **{alt.label}** (E = "
                     f"{alt.embedding_size}, one layer shared by all {cfg.num_layers}), compares like this:")
-        st.plotly_chart(fig_twin, key="twin_bars", width="stretch")
+        render.chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(cached_result(alt, wl),
                                                   names=("its ALBERT counterpart", "this BERT")))
     local_note = (f" (the {cfg.local_layers * cfg.inner_group_num} local layers score only the pairs within "
