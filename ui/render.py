@@ -47,7 +47,7 @@ def first_paint() -> bool:
 def chart(fig, *, key: str, **kwargs) -> None:
     """`st.plotly_chart`, or in the first paint an empty box of the chart's height (the page does not jump)."""
     if first_paint():
-        height = getattr(getattr(fig, "layout", None), "height", None) or 450
+        height = fig.to_dict().get("layout", {}).get("height") or 450  # a TrustedFigure's dict, no graph objects
         st.container(height=int(height) + 28, border=False, key=f"{key}_pending")  # + the chart's toolbar strip
         st.session_state[_PENDING_KEY] = True
         return

@@ -8,6 +8,7 @@ from albert_core.configuration.presets import ALL_PRESETS, config_name
 from albert_core.format import escape_markdown
 from ui import urls
 from ui.compare.view import compare_view
+from ui.render import chart
 from ui.state import current
 from ui.url_state import seed_from_url_once
 
@@ -159,5 +160,5 @@ st.dataframe(
         "sharing": st.column_config.TextColumn("Sharing", width="small"),
     } | arch,
 )
-st.plotly_chart(view.bars, key="compare_bars", width="stretch")
+chart(view.bars, key="compare_bars", width="stretch")
 st.caption(view.takeaway)

@@ -26,6 +26,7 @@ from ui.hardware.questions import (
     time_to_train,
     timed_inputs,
 )
+from ui.render import chart
 from ui.state import current
 from ui.url_state import seed_from_url_once
 
@@ -96,7 +97,7 @@ m[3].metric("Training memory per chip", fmt_bytes(est.memory_per_chip),
             delta_color="green" if fits else "red", delta_arrow="off",  # a yes/no, not a rise or a fall
             help=f"Weights, gradients and optimizer states (exact) plus this chip's activations (estimate); "
             f"{profile.label} has {fmt_bytes(profile.memory_bytes)}.")
-st.plotly_chart(figures_hardware.step_breakdown(est), key="hw_breakdown", width="stretch")
+chart(figures_hardware.step_breakdown(est), key="hw_breakdown", width="stretch")
 st.caption(figures_hardware.step_takeaway(est))
 with st.expander("Parts and assumptions"):
     st.dataframe(figures_hardware.breakdown_frame(est).drop(columns=["seconds"]), hide_index=True,
@@ -165,7 +166,7 @@ with st.container(border=True, key="hw_data_parallel"):
 # ----------------------------------------------------------------------------- Table 2
 st.subheader("The paper's speed column, recomputed")
 table2_bars, table2_frame, table2_takeaway, table2_method = cache.hardware_table2()
-st.plotly_chart(table2_bars, key="hw_table2_bars", width="stretch")
+chart(table2_bars, key="hw_table2_bars", width="stretch")
 st.dataframe(table2_frame, hide_index=True, width="stretch", key="hw_table2")
 st.caption(table2_takeaway)
 with st.expander("How Table 2 is recomputed"):

@@ -27,7 +27,7 @@ from ui.live import figures as fl
 from ui.live.gate import busy_or_error, clicked_or_fast
 from ui.live.models import ModelRef
 from ui.live.runs import Run, run_text, saved_bytes, session_alive, timing
-from ui.render import takeaway
+from ui.render import chart, takeaway
 from ui.url_state import seed_widget, sync_widget
 
 DEFAULT_TEXT = (
@@ -73,7 +73,7 @@ def attention_section(ref: ModelRef, first: str, pair: str | None) -> None:
     head = bounded(c[1], "Head", cfg.num_heads, "live_head", f"this model has {cfg.num_heads} heads",
                    help=f"1 to {cfg.num_heads}.")
     weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
-    st.plotly_chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
+    chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
                     key="fig_live_attention", width="stretch")
     takeaway(escape_markdown(fl.attention_takeaway(weights, labels)))
 
@@ -179,7 +179,7 @@ def _show_speed(ref: ModelRef, run: Run, first: str, pair: str | None, flops: in
 def _show_smoothness(run: Run, trained: bool) -> None:
     st.subheader(f"Layer smoothness ({SMOOTHNESS_FIGURE_SHORT})")
     smooth = layer_smoothness(run.output.hidden_states, run.encoded.tensors()["attention_mask"])
-    st.plotly_chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
+    chart(fl.smoothness_figure(smooth), key="fig_live_smoothness", width="stretch")
     last = smooth.iloc[-1]
     takeaway(f"layer {int(last['layer'])} changes its input by L2 {last['l2_distance']:.3g} "
              f"({last['angle_degrees']:.3g}°), layer 1 by {smooth.iloc[0]['l2_distance']:.3g}; the paper finds "
@@ -203,7 +203,7 @@ def _show_saved_activations(ref: ModelRef, first: str, pair: str | None, T: int,
     except ValueError as exc:
         busy_or_error("measure saved activations here", exc)
         return
-    st.plotly_chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
+    chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
     takeaway(
         f"autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
         f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "

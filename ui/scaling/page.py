@@ -18,7 +18,7 @@ from albert_core.format import (
     fmt_ratio,
 )
 from ui import tables
-from ui.render import takeaway
+from ui.render import chart, takeaway
 from ui.scaling import charts, families
 from ui.scaling import figures as fs
 from ui.state import cached_result, current
@@ -47,7 +47,7 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
 cfg, wl = current()
 res = cached_result(cfg, wl)
 total = res.own.params.total
-chart = {"width": "stretch"}
+STRETCH = {"width": "stretch"}
 
 st.title("Scaling")
 st.caption(
@@ -63,14 +63,14 @@ if cfg.family not in PAPER_FAMILIES:
     left, right = st.columns(2)
     with left:
         share = families.embedding_share(original, twin, _with(families.V_VALUES, cfg.vocab_size))
-        st.plotly_chart(share.marked(cfg), key="fig_family_embedding_share", **chart)
+        chart(share.marked(cfg), key="fig_family_embedding_share", **STRETCH)
         po, pf = count_params(original), count_params(original.replace(embedding_size=twin.embedding_size))
         takeaway(f"at V = {cfg.vocab_size:,} the embeddings are {fmt_pct(po.group_totals()['embeddings'] / po.total)} "
                  f"of this encoder's {fmt_params(po.total)} parameters; E = {twin.embedding_size} alone takes it to "
                  f"{fmt_params(pf.total)}, the embeddings then {fmt_pct(pf.group_totals()['embeddings'] / pf.total)}.")
     with right:
         layers = families.params_vs_layers(original, twin, _with(families.L_VALUES, cfg.num_layers))
-        st.plotly_chart(layers.marked(cfg), key="fig_family_params_vs_layers", **chart)
+        chart(layers.marked(cfg), key="fig_family_params_vs_layers", **STRETCH)
         fo, ft = (count_flops(c, 1, min(wl.seq_len, original.max_seq_len, twin.max_seq_len))
                   for c in (original, twin))
         where = differences_words(flop_differences(ft, fo))
@@ -98,7 +98,7 @@ left, right = st.columns(2)
 with left:
     hs = _with(H_VALUES, cfg.hidden_size)
     hidden = charts.hidden(cfg, hs)
-    st.plotly_chart(hidden.marked(cfg, total), key="fig_params_vs_hidden", **chart)
+    chart(hidden.marked(cfg, total), key="fig_params_vs_hidden", **STRETCH)
     i_note, at, top = hidden.numbers.i_note, hidden.numbers.share_at, hidden.numbers.share_top
     if at is not None and top is not None:
         takeaway(
@@ -116,7 +116,7 @@ with right:
     swept = [v for v in L_VALUES if v >= cfg.num_hidden_groups]
     inside = bool(swept) and swept[0] <= cfg.num_layers <= swept[-1]
     ls = tuple(swept) if inside else tuple(sorted({*swept, cfg.num_layers}))
-    st.plotly_chart(charts.layers(fs.any_depth(cfg), ls, wl).marked(cfg, total), key="fig_params_vs_layers", **chart)
+    chart(charts.layers(fs.any_depth(cfg), ls, wl).marked(cfg, total), key="fig_params_vs_layers", **STRETCH)
     if cfg.family == "albert" and cfg.sharing == "all":
         takeaway(
             f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
@@ -136,7 +136,7 @@ with left:
     acfg = albert_form(cfg)
     embedding = charts.embedding(fs.any_depth(acfg), _with(V_VALUES, cfg.vocab_size),
                                  _with(E_VALUES, acfg.embedding_size), wl)
-    st.plotly_chart(embedding.marked(cfg, res.own.groups["embeddings"]), key="fig_embedding_vs_vocab", **chart)
+    chart(embedding.marked(cfg, res.own.groups["embeddings"]), key="fig_embedding_vs_vocab", **STRETCH)
     h, e = cfg.hidden_size, acfg.embedding_size
     takeaway(
         f"BERT's table grows by H = {h:,} weights per word, ALBERT's by E = {e:,} ({fmt_ratio(h / e)} less), "
@@ -146,7 +146,7 @@ with left:
 
 with right:
     reduction = charts.reduction(fs.any_depth(cfg))  # V, E and H matter, not the depth
-    st.plotly_chart(reduction.marked(), key="fig_embedding_reduction", **chart)
+    chart(reduction.marked(), key="fig_embedding_reduction", **STRETCH)
     base_row = reduction.numbers
     takeaway(
         f"the often-quoted embedding chart (V = {fs.SEED_VOCAB:,}, E = {fs.SEED_EMBEDDING}): ALBERT-base "
@@ -160,7 +160,7 @@ with left:
     seq = min(wl.seq_len, PRESET_MAX_SEQ)
     presets = charts.presets(seq, cfg.head)
     param_ratio, flop_ratio = presets.numbers
-    st.plotly_chart(presets.marked(fs.current_point(cfg, seq)), key="fig_flops_vs_params", **chart)
+    chart(presets.marked(fs.current_point(cfg, seq)), key="fig_flops_vs_params", **STRETCH)
     takeaway(
         f"ALBERT-xxlarge has {fmt_ratio(param_ratio)} BERT-large's parameters but {fmt_ratio(flop_ratio)} "
         f"its FLOPs per {seq}-token sequence: sharing saves parameters, never compute."
@@ -171,7 +171,7 @@ with right:
     heat = charts.heatmap(fs.params_depth_key(acfg), _with(HEAT_E, acfg.embedding_size),
                           _with(HEAT_H, acfg.hidden_size))
     g = heat.numbers
-    st.plotly_chart(heat.marked(acfg) if cfg.family == "albert" else heat.base, key="fig_params_heatmap", **chart)
+    chart(heat.marked(acfg) if cfg.family == "albert" else heat.base, key="fig_params_heatmap", **STRETCH)
     mode = SHARING_LABELS[acfg.sharing]
     note = "" if cfg.family == "albert" else " (BERT shown in its factorized form, nothing shared)"
     takeaway(f"{mode}{note}: at H = {acfg.hidden_size:,}, E from {g.e_lo} to {g.e_hi:,} takes the total from "
@@ -184,7 +184,7 @@ left, right = st.columns(2)
 with left:
     sharing = charts.sharing()
     saved_attention, saved_ffn = sharing.numbers
-    st.plotly_chart(sharing.marked(total), key="fig_sharing_modes", **chart)
+    chart(sharing.marked(total), key="fig_sharing_modes", **STRETCH)
     takeaway(
         f"exact counts (bars) vs the paper's rounded figures (diamonds): at E = 128 sharing attention saves "
         f"{fmt_params(saved_attention)}, sharing the FFN {fmt_params(saved_ffn)}: "
@@ -194,7 +194,7 @@ with left:
 with right:
     memory = charts.memory(cfg, wl)
     kind, totals, activations = memory.numbers.kind, memory.numbers.totals, memory.numbers.activations
-    st.plotly_chart(memory.marked(), key="fig_memory_bars", **chart)
+    chart(memory.marked(), key="fig_memory_bars", **STRETCH)
     if len(totals) == 2:
         takeaway(
             f"{kind} memory {fmt_bytes(totals[0])} vs {fmt_bytes(totals[1])}: weights, gradients and optimizer "
@@ -216,24 +216,24 @@ by_seq = charts.by_workload(cfg, wl, "seq_len", seqs)
 by_batch = charts.by_workload(cfg, wl, "batch", batches)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(by_seq.flops, key="fig_flops_vs_seq", **chart)
+    chart(by_seq.flops, key="fig_flops_vs_seq", **STRETCH)
     span = by_seq.numbers
     takeaway(f"attention scores are {fmt_pct(span.attention_share_lo, 0)} of the forward FLOPs at S = "
              f"{span.seq_lo:,} and {fmt_pct(span.attention_share_hi, 0)} at S = {span.seq_hi:,}: "
              "the weight matmuls grow as S, the scores as S², whatever the sharing.")
 with right:
-    st.plotly_chart(by_seq.memory, key="fig_memory_vs_seq", **chart)
+    chart(by_seq.memory, key="fig_memory_vs_seq", **STRETCH)
     takeaway(f"from S = {span.seq_lo:,} to {span.seq_hi:,} the activations (an estimate) go from "
              f"{fmt_bytes(span.activations_lo)} to {fmt_bytes(span.activations_hi)}; weights, gradients and "
              "optimizer states do not depend on S.")
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(by_batch.memory, key="fig_memory_vs_batch", **chart)
+    chart(by_batch.memory, key="fig_memory_vs_batch", **STRETCH)
     one = by_batch.numbers
     takeaway(f"each sequence of {wl.seq_len} tokens adds about {fmt_bytes(one.activations)} of "
              f"activations; the {fmt_bytes(one.fixed)} of weights and states are paid once.")
 with right:
-    st.plotly_chart(by_batch.flops, key="fig_flops_vs_batch", **chart)
+    chart(by_batch.flops, key="fig_flops_vs_batch", **STRETCH)
     takeaway(f"training FLOPs grow linearly with B: {fmt_flops(one.training_flops)} per "
              f"{wl.seq_len}-token sequence" + (" (with the recomputed forward of gradient checkpointing)."
                                                if wl.checkpointing else "."))

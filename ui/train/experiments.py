@@ -18,6 +18,7 @@ from albert_core.lab import experiments as lab_experiments
 from albert_core.lab import findings, reference, trainer
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
 from albert_core.lab.worker import get_worker
+from ui.render import chart
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train import view as train_view
@@ -86,11 +87,11 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
         c[1].plotly_chart(ft.cross_accuracy_heatmap(ev["cross_accuracy"], measured),
                           key=f"fig_exp_table5_{who}", width="stretch")
     if "smoothness" in ev:
-        st.plotly_chart(ft.smoothness_runs(ev["smoothness"], title=f"Layer smoothness, {measured}"),
+        chart(ft.smoothness_runs(ev["smoothness"], title=f"Layer smoothness, {measured}"),
                         key=f"fig_exp_figure2_{who}", width="stretch")
     if "depth" in ev:
         depth = ev["depth"]
-        st.plotly_chart(ft.depth_dial_bars(depth, int(depth["trained_depth"].iloc[0]),
+        chart(ft.depth_dial_bars(depth, int(depth["trained_depth"].iloc[0]),
                                            baselines=results[0].baselines if results else None),
                         key=f"fig_exp_depth_{who}", width="stretch")
     if "separations" in ev and len(ev["separations"]):

@@ -21,6 +21,7 @@ from albert_core.lab.spec import RunSpec
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from albert_core.paper import SMOOTHNESS_FIGURE
 from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
+from ui.render import chart
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train.live_chart import live_plotly_chart
@@ -314,7 +315,7 @@ def curves(rows: Sequence[tr.RunRow], key: str, title_suffix: str = "",
         if live:
             live_plotly_chart(fig, key=f"fig_{key}")
         else:
-            st.plotly_chart(fig, key=f"fig_{key}", width="stretch")
+            chart(fig, key=f"fig_{key}", width="stretch")
     if metric != "val_order_acc":
         st.caption(CURVES_NOTE)
 
@@ -502,7 +503,7 @@ def show_smoothness(found: Sequence[RunStatus]) -> None:
     if not frames:
         return
     mean = {label: pd.concat(fs).groupby("layer", as_index=False).mean() for label, fs in frames.items()}
-    st.plotly_chart(ft.smoothness_runs(mean, title="Layer smoothness of your trained runs"),
+    chart(ft.smoothness_runs(mean, title="Layer smoothness of your trained runs"),
                     key="fig_train_smoothness", width="stretch")
     st.caption("Per layer: the L2 distance and the angle between its input and output hidden states, averaged "
                "over the tokens of the first 16 held-out pairs (the smoothness plot of the paper, "
