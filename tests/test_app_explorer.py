@@ -232,3 +232,11 @@ def _keyed_blocks(node, suffix: str) -> set[str]:
 def test_a_client_that_is_not_a_browser_gets_the_charts_in_the_first_run(app):
     at = app()
     assert len(at.get("plotly_chart")) == 4
+
+
+@pytest.mark.parametrize("page", ["ui/scaling/page.py", "ui/compare/page.py"])
+def test_the_workload_line_of_scaling_and_compare_names_precision_and_checkpointing(app, page):
+    """Their memory figures depend on both, as the Explorer's do (one wording: `Workload.summary`)."""
+    at = app({"dtype": "bf16", "prec": "mixed", "ckpt": "1"}, page=page)
+    assert not at.exception
+    assert any("bf16 mixed precision" in c.value and "gradient checkpointing" in c.value for c in at.main.caption)

@@ -462,8 +462,8 @@ def share_link() -> None:
     """The "Copy link to this view" box, drawn after the page ran (app.py): pages own URL keys too
     (Compare's pins), so the link is the address bar's final state, the view the visitor sees."""
     with st.sidebar:
-        # Drawn only once opened (a rerun): its code box would make every first page load and run the
-        # browser's 1.5 MB syntax-highlighting bundle, ~10 % of a fresh browser's first-page CPU (docs/benchmarks.md).
+        # Drawn only once opened (a rerun): its code box would make every first page load and run the browser's
+        # 1.5 MB syntax-highlighting bundle, ~10 % of a fresh browser's first-page CPU (docs/benchmarks-changes.md).
         box = st.expander("Copy link to this view", expanded=False, key=SHARE_OPEN_KEY, on_change="rerun")
     if not box.open:
         return

@@ -83,10 +83,9 @@ def _on_name() -> None:
 
 
 st.title("Compare")
-st.caption(f"Every pinned config at the current workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, "
-           f"optimizer {wl.optimizer}. Deltas are relative to the first pin; the pins (and their names) are part "
-           "of the link. A config without a name of yours is named after its preset: the label plus the fields "
-           "that differ from it.")
+st.caption(f"Every pinned config at the current workload: {wl.summary}. Deltas are relative to the first pin; "
+           "the pins (and their names) are part of the link. A config without a name of yours is named after its "
+           "preset: the label plus the fields that differ from it.")
 
 ss[PINS_KEY] = list(ss[_PINS])
 pinned = [urls.decode_pin(e) for e in ss[_PINS]]

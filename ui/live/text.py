@@ -74,7 +74,7 @@ def attention_section(ref: ModelRef, first: str, pair: str | None) -> None:
                    help=f"1 to {cfg.num_heads}.")
     weights, labels = attention_maps(run.output, int(layer) - 1, int(head) - 1, enc.tokens)
     chart(fl.attention_heatmap(weights, labels, int(layer) - 1, int(head) - 1),
-                    key="fig_live_attention", width="stretch")
+          key="fig_live_attention", width="stretch")
     takeaway(escape_markdown(fl.attention_takeaway(weights, labels)))
 
 

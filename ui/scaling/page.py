@@ -52,7 +52,7 @@ STRETCH = {"width": "stretch"}
 st.title("Scaling")
 st.caption(
     f"Current config: **{escape_markdown(cfg.label)}** ({fmt_params(total)} params), starred in every chart. "
-    f"Workload: batch {wl.batch} × {wl.seq_len} tokens, {wl.dtype}, {wl.optimizer}. All counts are exact "
+    f"Workload: {wl.summary}. All counts are exact "
     "(the same code as the Explorer); only activation memory is an estimate."
 )
 

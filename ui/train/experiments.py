@@ -82,18 +82,19 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
     if "cross_accuracy" in ev:
         c = st.columns(2)
         paper = (PAPER_TABLE5[["NSP", "SOP"]] / 100).rename(columns=str.lower)
-        c[0].plotly_chart(ft.cross_accuracy_heatmap(paper, ft.PAPER_LABEL), key=f"fig_exp_table5_{who}_paper",
-                          width="stretch")
-        c[1].plotly_chart(ft.cross_accuracy_heatmap(ev["cross_accuracy"], measured),
-                          key=f"fig_exp_table5_{who}", width="stretch")
+        with c[0]:
+            chart(ft.cross_accuracy_heatmap(paper, ft.PAPER_LABEL), key=f"fig_exp_table5_{who}_paper", width="stretch")
+        with c[1]:
+            chart(ft.cross_accuracy_heatmap(ev["cross_accuracy"], measured), key=f"fig_exp_table5_{who}",
+                  width="stretch")
     if "smoothness" in ev:
         chart(ft.smoothness_runs(ev["smoothness"], title=f"Layer smoothness, {measured}"),
-                        key=f"fig_exp_figure2_{who}", width="stretch")
+              key=f"fig_exp_figure2_{who}", width="stretch")
     if "depth" in ev:
         depth = ev["depth"]
         chart(ft.depth_dial_bars(depth, int(depth["trained_depth"].iloc[0]),
-                                           baselines=results[0].baselines if results else None),
-                        key=f"fig_exp_depth_{who}", width="stretch")
+                                 baselines=results[0].baselines if results else None),
+              key=f"fig_exp_depth_{who}", width="stretch")
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
         seeds = dict(zip(ev["summary"]["variant"], ev["summary"]["seeds"], strict=True)) if "summary" in ev else {}

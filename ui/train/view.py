@@ -149,14 +149,14 @@ def queue_note(specs: Sequence[RunSpec]) -> str:
     are queued or running before them."""
     worker = get_worker()
     n = len(specs)
-    seconds = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs) / min(worker.workers, n)
+    flops_each = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs) / min(worker.workers, n)
     how = AT_ONCE.get(worker.workers, f"{worker.workers} at a time")
     text = f"The {n} runs join this server's queue and train {how}" if n > 1 else "The run joins this server's queue"
     if (pace := worker.pace()) is not None:
-        text += f": about {about(seconds * pace)} in all at the pace this server measured on its finished runs"
+        text += f": about {about(flops_each * pace)} in all at the pace this server measured on its finished runs"
     elif (ref := reference_pace()) is not None:
         text += (f". This server has not finished a run yet to measure its pace: at {ref[1]}, "
-                 f"{'they' if n > 1 else 'it'} would take about {about(seconds * ref[0])} in all (an estimate; a "
+                 f"{'they' if n > 1 else 'it'} would take about {about(flops_each * ref[0])} in all (an estimate; a "
                  "busy or slower machine takes longer)")
     if busy := worker.busy():
         text += f". {busy} run{'s are' if busy > 1 else ' is'} queued or running before {'them' if n > 1 else 'it'}"
@@ -504,7 +504,7 @@ def show_smoothness(found: Sequence[RunStatus]) -> None:
         return
     mean = {label: pd.concat(fs).groupby("layer", as_index=False).mean() for label, fs in frames.items()}
     chart(ft.smoothness_runs(mean, title="Layer smoothness of your trained runs"),
-                    key="fig_train_smoothness", width="stretch")
+          key="fig_train_smoothness", width="stretch")
     st.caption("Per layer: the L2 distance and the angle between its input and output hidden states, averaged "
                "over the tokens of the first 16 held-out pairs (the smoothness plot of the paper, "
                f"{SMOOTHNESS_FIGURE}, on the weights trained here). The "
