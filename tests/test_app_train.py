@@ -232,6 +232,30 @@ def test_cancel_stops_a_running_run(worker):
     assert frame(at, "run_id")["state"].tolist() == ["cancelled"]
 
 
+def test_the_mask_rate_select_starts_at_15_percent_and_a_30_percent_run_is_queued_with_it(worker):
+    at = open_page()
+    select = at.selectbox(key="train_mask_rate")
+    assert select.label == "Mask rate" and select.value == 0.15
+    assert select.options == ["15 % (BERT, ALBERT)", "20 % (NeoBERT)", "30 % (ModernBERT, Ettin)"]
+    assert "held-out pieces are always masked at 15 %" in select.help and "like with like" in select.help
+    assert {s.mask_rate for s in tr.twin_specs(TINY, ["BERT"], task="sop", steps=STEPS, seeds=[0], batch_size=4,
+                                               seq_len=32)} == {0.15}
+    select.set_value(0.3).run()
+    at = plan_twins(at, ["ALBERT"], steps=3000)
+    assert list(frame(at, "limits")["run"]) == ["ALBERT, mask 30 %"]  # the plan names the rate that is not 15 %
+    at.button(key="train_submit").click().run()
+    assert not at.exception, at.exception
+    (run_id,) = url_runs(at)
+    spec = worker.status(run_id).spec
+    assert spec.mask_rate == 0.3 and spec.label == "ALBERT, mask 30 %" and run_id == spec.key
+    (planned,) = tr.twin_specs(TINY, ["ALBERT"], task="sop", steps=3000, seeds=[0], batch_size=4, seq_len=32,
+                               mask_rate=0.3)
+    assert spec == planned
+    at.run()
+    at.button(key=f"train_cancel_{run_id}").click().run()
+    assert worker.wait(run_id, timeout=120).state == "cancelled"
+
+
 def test_a_shared_link_shows_a_running_run_read_only_and_its_own_copy_joins_the_training(worker):
     at = plan_twins(open_page(), ["BERT"], steps=3000)
     at.button(key="train_submit").click().run()

@@ -171,6 +171,26 @@ def test_presets_lists_every_preset(capsys):
     assert all(name in out for name in ALL_PRESETS)
 
 
+# ----------------------------------------------------------------------------- train
+TINY_TRAIN = ["train", "--vocab-size", "512", "--embedding-size", "16", "--hidden-size", "32", "--num-layers", "2",
+              "--num-heads", "2", "--intermediate-size", "64", "--steps", "2", "--batch", "4", "--seq-len", "32"]
+
+
+def test_train_mask_rate_masks_the_training_pieces_it_names(capsys, tmp_path):
+    from albert_core.cli.main import build_parser
+    from albert_core.cli.train_cmd import spec_from_args
+    from albert_core.lab.spec import RunSpec
+
+    default = spec_from_args(build_parser().parse_args(["train"]))
+    assert default.mask_rate == 0.15 and "mask_rate" not in default.to_dict()
+    at30 = spec_from_args(build_parser().parse_args(["train", "--mask-rate", "0.3"]))
+    assert at30 == default.replace(mask_rate=0.3) and at30.key != default.key
+    data = run_json(capsys, *TINY_TRAIN, "--mask-rate", "0.3", "--out", str(tmp_path / "run"))
+    assert data["spec"]["mask_rate"] == 0.3 and data["final"]["steps"] == 2
+    assert RunSpec.from_dict(data["spec"]).key == data["key"]
+    assert data["key"] != RunSpec.from_dict({**data["spec"], "mask_rate": 0.15}).key
+
+
 # ----------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "argv, names",
@@ -195,6 +215,11 @@ def test_presets_lists_every_preset(capsys):
         (["flops", "--seq-len", "1024"], "seq_len"),  # beyond the 512 positions
         (["flops", "--batch", "0"], "batch"),
         (["flops", "--mlm-fraction", "nan"], "--mlm-fraction"),
+        (["train", "--mask-rate", "0.7"], "argument --mask-rate: must be a number in [0.05, 0.5]"),
+        (["train", "--mask-rate", "30"], "(a share: 0.3 for 30 %)"),  # a percentage typed
+        (["train", "--mask-rate", "0.01"], "argument --mask-rate"),
+        (["train", "--mask-rate", "nan"], "argument --mask-rate"),
+        (["train", "--mask-rate", "a lot"], "argument --mask-rate"),
         (["memory", "--dtype", "fp8"], "--dtype"),
         (["memory", "--optimizer", "lion"], "--optimizer"),
         (["memory", "--precision", "amp"], "--precision"),

@@ -47,11 +47,60 @@ def test_spec_round_trips_through_json_and_keys_what_matters():
     ("changes", "field"),
     [({"task": "xyz"}, "task"), ({"steps": 0}, "steps"), ({"lr": -1.0}, "lr"), ({"lr": float("nan")}, "lr"),
      ({"batch_size": 2.5}, "batch_size"), ({"seq_len": 100}, "seq_len"), ({"warmup": 9}, "warmup"),
-     ({"tokenizer": "bpe"}, "tokenizer"), ({"max_ngram": 4}, "max_ngram"), ({"seed": -1}, "seed")],
+     ({"tokenizer": "bpe"}, "tokenizer"), ({"max_ngram": 4}, "max_ngram"), ({"seed": -1}, "seed"),
+     ({"mask_rate": 0.6}, "mask_rate"), ({"mask_rate": 0.01}, "mask_rate"), ({"mask_rate": "0.3"}, "mask_rate"),
+     ({"mask_rate": True}, "mask_rate"), ({"mask_rate": float("nan")}, "mask_rate")],
 )
 def test_spec_rejects_bad_values_naming_the_field(changes, field):
     with pytest.raises(ValueError, match=field):
         tiny_spec(**changes)
+
+
+def test_the_mask_rate_is_part_of_a_run_but_leaves_every_shipped_runs_key_alone():
+    from albert_core.lab.reference import REFERENCE_DIR
+    from albert_core.lab.spec import DEFAULT_MASK_RATE
+
+    run = json.loads((REFERENCE_DIR / "table4.json").read_text())["runs"][0]
+    shipped = RunSpec.from_dict(run["spec"])
+    assert "mask_rate" not in run["spec"] and shipped.mask_rate == DEFAULT_MASK_RATE == 0.15
+    assert shipped.key == run["key"]  # a spec stored before the mask rate existed keeps its key
+    assert RunSpec.from_dict({**run["spec"], "mask_rate": 0.15}).key == run["key"]  # present at the default too
+    at30 = shipped.replace(mask_rate=0.3)
+    assert at30.key != shipped.key
+    assert shipped.to_dict() == run["spec"] and "mask_rate" not in shipped.to_dict()
+    assert at30.to_dict()["mask_rate"] == 0.3
+    assert RunSpec.from_dict(json.loads(json.dumps(at30.to_dict()))) == at30
+    # the default description names a mask rate that is not the default; a label is left as it is
+    bare = tiny_spec()
+    assert bare.name == "ALBERT H=32 L=2 E=16 all-shared, SOP"
+    assert bare.replace(mask_rate=0.3).name == bare.name + ", mask 30 %"
+    assert bare.replace(mask_rate=0.2, label="mine").name == "mine"
+    with pytest.raises(ValueError, match=r"^mask_rate must be a number in \[0.05, 0.5\], got 0.7$"):
+        bare.replace(mask_rate=0.7)
+
+
+def test_a_higher_mask_rate_masks_more_training_pieces_and_the_same_held_out_ones():
+    # sequence 64: each example's budget is rounded to whole pieces (at sequence 32 a full row masks 4 of its 29
+    # pieces at 15 % and 9 at 30 %, a ratio of 2.25 from the rounding alone)
+    at15, at30 = tiny_spec(seq_len=64), tiny_spec(seq_len=64, mask_rate=0.3)
+
+    def masked(spec: RunSpec) -> int:
+        data = trainer.make_data(spec, "train")
+        return sum(int((data.batch(step, 16)["mlm_labels"] != -100).sum()) for step in range(4))
+
+    ratio = masked(at30) / masked(at15)
+    assert 1.8 < ratio < 2.2, ratio
+    # held out: 15 % whatever the run's rate, so both are scored on the very same masked pieces
+    trainer._validation.cache_clear()
+    trainer._baselines.cache_clear()
+    v30 = trainer.validation_batches(at30)
+    v15 = trainer.validation_batches(at15)
+    assert len(v30) == len(v15) > 0
+    assert all(torch.equal(a[k], b[k]) for a, b in zip(v30, v15, strict=True) for k in a)
+    direct = trainer.make_data(at30, "validation", seed=trainer.VALIDATION_SEED)  # not through the cache
+    assert all(torch.equal(a[k], b[k]) for a, b in zip(direct.eval_batches(trainer.EVAL_BATCH, 2), v15, strict=False)
+               for k in a)
+    assert trainer.baselines_of(at30) == trainer.baselines_of(at15)
 
 
 # ----------------------------------------------------------------------------- bounds

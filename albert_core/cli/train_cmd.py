@@ -1,7 +1,7 @@
 """`python -m albert_core train` and `train-reference`: the pretraining lab from the command line.
 
     python -m albert_core train [--preset NAME | --hf-config PATH] [overrides] --task sop --steps 300 \
-        --seed 0 [--batch 16 --seq-len 64 --lr 1e-3 --warmup N --eval-every N] [--out DIR] [--json]
+        --seed 0 [--batch 16 --seq-len 64 --lr 1e-3 --warmup N --eval-every N --mask-rate 0.3] [--out DIR] [--json]
     python -m albert_core train-reference [--experiments table3 table5 ...] [--out DIR]
 
 Without a preset the model is the lab's base (a 4-layer ALBERT, H 64, E 32, V 512). `train` checks
@@ -27,9 +27,11 @@ from albert_core.cli.args import config_from_args, table, whole
 from albert_core.lab.frames import to_plain
 from albert_core.lab.outcome import Progress
 from albert_core.lab.spec import (
+    DEFAULT_MASK_RATE,
     DEFAULT_STEPS,
     EXPERIMENT_NAMES,
     LAB_BASE,
+    MASK_RATE_RANGE,
     RUN_DEFAULTS,
     TASKS,
     TOKENIZER_KINDS,
@@ -52,6 +54,16 @@ def _number(text: str) -> float:
     return value
 
 
+def _mask_rate(text: str) -> float:
+    """A mask rate in MASK_RATE_RANGE (checked while parsing, so the error names --mask-rate)."""
+    value = _number(text)
+    lo, hi = MASK_RATE_RANGE
+    if not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"must be a number in [{lo:g}, {hi:g}] (a share: 0.3 for 30 %), "
+                                         f"got {text[:24]!r}")
+    return value
+
+
 def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "train", parents=[model], help="pretrain a small model (MLM + SOP/NSP) on the lab corpus",
@@ -68,6 +80,10 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
                      help=f"(default {RUN_DEFAULTS['seq_len']})")
     run.add_argument("--lr", type=_number, default=RUN_DEFAULTS["lr"],
                      help=f"peak learning rate (default {RUN_DEFAULTS['lr']})")
+    run.add_argument("--mask-rate", type=_mask_rate, default=DEFAULT_MASK_RATE, metavar="R",
+                     help=f"share of the training pieces masked for MLM, {MASK_RATE_RANGE[0]:g}-{MASK_RATE_RANGE[1]:g} "
+                     f"(default {DEFAULT_MASK_RATE:g}, BERT's and ALBERT's; NeoBERT 0.2, ModernBERT and Ettin 0.3); "
+                     f"the held-out pieces are always masked at {DEFAULT_MASK_RATE:g}, so runs compare like with like")
     run.add_argument("--warmup", type=whole, metavar="N", help="warmup steps (default 5%% of steps, as the page)")
     run.add_argument("--eval-every", type=whole, metavar="N",
                      help="steps between evaluations "
@@ -97,7 +113,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     return RunSpec(
         cfg, task=args.task, steps=steps, batch_size=args.batch, seq_len=args.seq_len, seed=args.seed, lr=args.lr,
         warmup=args.warmup, eval_every=args.eval_every,  # None: the recipe's, as on the page
-        tokenizer=args.tokenizer,
+        tokenizer=args.tokenizer, mask_rate=args.mask_rate,
     )
 
 

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from albert_core.checks import check_number, check_whole_number
-from albert_core.lab.spec import TASKS  # the one list of sentence tasks
+from albert_core.lab.spec import DEFAULT_MASK_RATE, TASKS  # the one list of sentence tasks
 from albert_core.text import corpus as lab_corpus
 from albert_core.text import tokenizers as lab_tokenizers
 from albert_core.text.pretraining_inputs import Instance, ngram_spans, segment_pairs
@@ -125,7 +125,7 @@ class PretrainingData:
         seed: int = 0,
         max_ngram: int = 3,
         short_seq_prob: float = 0.1,
-        mlm_prob: float = 0.15,
+        mlm_prob: float = DEFAULT_MASK_RATE,
         whole_word: bool = True,
         documents: Sequence[Sequence[str]] | None = None,
     ) -> None:

@@ -2,9 +2,10 @@
 
 A spec holds everything that determines a run: the model (`ModelConfig`, always with the pretraining
 heads), the sentence task, steps, batch, sequence length, seed, optimizer schedule, evaluation cadence
-and the data pipeline's knobs (tokenizer kind, n-gram masking). `key` hashes all of that together
-with the corpus fingerprint, the tokenizer (kind and vocabulary size) and `CODE_VERSION`, so two equal
-keys always mean the same finished run (the disk cache and the worker share runs by key).
+and the data pipeline's knobs (tokenizer kind, n-gram masking, the training batches' mask rate). `key`
+hashes all of that together with the corpus fingerprint, the tokenizer (kind and vocabulary size) and
+`CODE_VERSION`, so two equal keys always mean the same finished run (the disk cache and the worker share
+runs by key).
 
 This module imports neither torch nor transformers.
 """
@@ -51,6 +52,16 @@ RANGES: Mapping[str, tuple[int, int]] = {
     "max_ngram": (1, 3),
 }
 MIN_VOCAB = lab_tokenizers.MIN_VOCAB_SIZE  # the smallest vocabulary a lab tokenizer can have
+# The share of the training examples' word pieces chosen for MLM: BERT's and ALBERT's 15 % (NeoBERT pretrains at
+# 20 %, ModernBERT and Ettin at 30 %). Held-out batches are always masked at the default (trainer.validation_batches).
+DEFAULT_MASK_RATE = 0.15
+MASK_RATE_RANGE = (0.05, 0.5)
+
+
+def mask_rate_text(rate: float) -> str:
+    """A mask rate in words: 0.3 -> '30 %'."""
+    return f"{rate * 100:g} %"
+
 
 # The lab's defaults (here rather than in experiments.py so that the CLI parser needs no pandas).
 LAB_BASE = ModelConfig(
@@ -105,6 +116,12 @@ class RunSpec:
     ``tokenizer`` and ``max_ngram`` default (None) to the family's own: ALBERT a SentencePiece-style
     Unigram tokenizer and n-gram masking up to 3, BERT WordPiece and single-token masking; comparisons
     between families set them explicitly so that only the architecture differs.
+
+    ``mask_rate`` is the share of the TRAINING examples' word pieces chosen for MLM (default 15 %, BERT's and
+    ALBERT's; NeoBERT 20 %, ModernBERT and Ettin 30 %), in [0.05, 0.5]. The held-out batches and their baselines
+    stay masked at 15 % whatever it is, so a 30 % run's validation MLM loss is scored on the very masked pieces a
+    15 % run's is (like with like). ``to_dict`` leaves it out at the default, so the keys of runs made before it
+    existed stay theirs.
     """
 
     config: ModelConfig
@@ -121,6 +138,7 @@ class RunSpec:
     max_ngram: int | None = None
     weight_decay: float = 0.01
     init_std: float | None = None
+    mask_rate: float = DEFAULT_MASK_RATE
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, ModelConfig):
@@ -155,6 +173,7 @@ class RunSpec:
         if self.init_std is not None:
             object.__setattr__(self, "init_std", check_number("init_std", self.init_std, 0, 1, lo_open=True,
                                                               why=" (or None)"))
+        object.__setattr__(self, "mask_rate", check_number("mask_rate", self.mask_rate, *MASK_RATE_RANGE))
         if self.tokenizer is not None and self.tokenizer not in TOKENIZER_KINDS:
             raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); "
                              f"got {short_repr(self.tokenizer)}")
@@ -186,8 +205,11 @@ class RunSpec:
 
     @property
     def name(self) -> str:
-        """The label, else a short description of the run."""
-        return self.label or f"{self.config.label}, {self.task.upper() if self.task != 'none' else 'MLM only'}"
+        """The label, else a short description of the run (with its mask rate when it is not the default)."""
+        if self.label:
+            return self.label
+        mask = f", mask {mask_rate_text(self.mask_rate)}" if self.mask_rate != DEFAULT_MASK_RATE else ""
+        return f"{self.config.label}, {self.task.upper() if self.task != 'none' else 'MLM only'}{mask}"
 
     @functools.cached_property
     def key(self) -> str:
@@ -218,9 +240,12 @@ class RunSpec:
     # ----------------------------------------------------------------------------- JSON
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe: plain numbers and strings, the config as ModelConfig.to_dict() without the axes at the
-        paper's layout (the keys of runs made before the axes existed stay theirs)."""
+        paper's layout and without ``mask_rate`` at the default (the keys of runs made before the axes and the
+        mask rate existed stay theirs; `from_dict` reads either)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["config"] = self.config.to_dict(default_axes=False)
+        if self.mask_rate == DEFAULT_MASK_RATE:
+            del out["mask_rate"]
         return out
 
     @classmethod

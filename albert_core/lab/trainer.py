@@ -8,8 +8,8 @@
   cross-entropy on masked positions (+ the sentence-order / next-sentence cross-entropy unless the
   task is "none"), gradient clipping at norm 1.0, evaluation every ``eval_every`` steps (and at step 0
   and at the end) on fixed validation batches. Deterministic from the seed: model initialisation,
-  torch's global RNG and the data pipeline's own seeding; the validation data always uses seed 0, so
-  runs with different seeds are measured on the same held-out batches.
+  torch's global RNG and the data pipeline's own seeding; the validation data always uses seed 0 and the
+  default 15 % masking, so runs with different seeds or mask rates are measured on the same held-out batches.
 - Threads: each run sets torch's intra-op threads of its own thread (OpenMP keeps the setting per
   thread) to ``threads`` (default $ALBERT_EXPLORER_LAB_THREADS or 1; see docs/benchmarks.md).
 
@@ -41,7 +41,7 @@ from albert_core.lab.outcome import (
     baseline_fields,
     final_metrics,
 )
-from albert_core.lab.spec import LAB_BASE, RunSpec
+from albert_core.lab.spec import DEFAULT_MASK_RATE, LAB_BASE, RunSpec
 from albert_core.live.losses import masked_logits, shard_losses
 
 EVAL_BATCH = 64  # examples per evaluation forward (independent of the run's batch)
@@ -189,7 +189,9 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
 # ----------------------------------------------------------------------------- results
 # ----------------------------------------------------------------------------- data
 def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | None = None):
-    """The data pipeline of ``spec`` (albert_core.lab.examples.PretrainingData) for a split."""
+    """The data pipeline of ``spec`` (albert_core.lab.examples.PretrainingData) for a split: the train split
+    masks ``spec.mask_rate`` of the pieces, the validation split always DEFAULT_MASK_RATE (15 %), so runs of any
+    mask rate are scored on the same masked pieces."""
     from albert_core.lab.examples import PretrainingData
 
     return PretrainingData(
@@ -200,15 +202,17 @@ def make_data(spec: RunSpec, split: str, task: str | None = None, seed: int | No
         split=split,
         seed=spec.seed if seed is None else seed,
         max_ngram=spec.ngram,
+        mlm_prob=spec.mask_rate if split == "train" else DEFAULT_MASK_RATE,
     )
 
 
 def validation_batches(spec: RunSpec, task: str | None = None) -> list[dict[str, torch.Tensor]]:
     """The fixed held-out batches of ``spec``'s data pipeline (tokenizer, vocabulary, sequence length,
-    masking), seed 0 whatever the run's seed, EVAL_BATCH examples a batch, every held-out pair up to
-    MAX_EVAL_EXAMPLES. Sentence pairs are balanced (half of them label 1). ``task`` None gives the MLM
-    batches: the SOP pairs whatever the run's task, so every run of an experiment (MLM only, NSP, SOP,
-    any architecture) is scored on the same masked pieces. Built once per setting (only read)."""
+    n-gram masking), seed 0 whatever the run's seed, 15 % of the pieces masked whatever the run's mask rate,
+    EVAL_BATCH examples a batch, every held-out pair up to MAX_EVAL_EXAMPLES. Sentence pairs are balanced (half
+    of them label 1). ``task`` None gives the MLM batches: the SOP pairs whatever the run's task, so every run
+    of an experiment (MLM only, NSP, SOP, any architecture, any mask rate) is scored on the same masked pieces.
+    Built once per setting (only read)."""
     task = "sop" if task is None or task == "none" else task
     return list(_validation(spec.tokenizer_kind, spec.vocab_size, spec.seq_len, task, spec.ngram))
 

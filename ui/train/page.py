@@ -8,7 +8,7 @@ import streamlit as st
 from albert_core.configuration.config import SHARING_LABELS
 from albert_core.format import escape_markdown
 from albert_core.lab import trainer
-from albert_core.lab.spec import DEFAULT_STEPS, TASKS
+from albert_core.lab.spec import DEFAULT_MASK_RATE, DEFAULT_STEPS, TASKS, mask_rate_text
 from ui.state import current
 from ui.train import experiments as train_experiments
 from ui.train import owner as train_owner
@@ -47,6 +47,14 @@ size = c[0].radio("Size", list(SIZE_LABELS), format_func=SIZE_LABELS.get, key="t
 task = c[1].selectbox("Sentence task", TASKS[::-1], format_func=TASK_LABELS.get, key="train_task",
                       help="SOP: two consecutive segments, swapped half the time (ALBERT). NSP: the second "
                       "segment follows the first or comes from another document (BERT).")
+mask_rate = c[1].selectbox("Mask rate", list(tr.MASK_RATES), key="train_mask_rate",
+                           index=list(tr.MASK_RATES).index(DEFAULT_MASK_RATE),
+                           format_func=lambda r: f"{mask_rate_text(r)} ({tr.MASK_RATES[r]})",
+                           help="The share of the training pieces chosen for the masked-language-model loss: 15 % "
+                           "in BERT and ALBERT, 20 % in NeoBERT, 30 % in ModernBERT and Ettin. The held-out pieces "
+                           "are always masked at 15 %, whatever the rate, so the validation loss of runs at "
+                           "different rates compares like with like (the same masked pieces); the training loss "
+                           "does not.")
 c = st.columns(2)
 steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limits.max_steps), step=100,
                           key="train_steps",
@@ -67,7 +75,7 @@ try:
         chosen = st.pills("Twins", tr.TWINS, selection_mode="multi", default=list(tr.DEFAULT_TWINS), key="train_twins",
                           help="; ".join(f"{k}: {v}" for k, v in tr.TWIN_HELP.items())) or []
         specs = tr.twin_specs(base, chosen, task=task, steps=int(steps), seeds=seeds, batch_size=batch,
-                              seq_len=seq)
+                              seq_len=seq, mask_rate=mask_rate)
     else:
         c = st.columns(4)
         sharing = c[0].selectbox("Sharing", ("none", "all", "attention", "ffn"), format_func=SHARING_LABELS.get,
@@ -79,7 +87,8 @@ try:
         specs = tr.custom_specs(base, sharing=sharing, groups=int(groups), inner=int(inner),
                                 embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1,
                                                               hi=base.hidden_size * 4),
-                                task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq)
+                                task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq,
+                                mask_rate=mask_rate)
 except ValueError as exc:
     st.error(escape_markdown(f"Cannot plan these runs: {exc}"))
     specs = []

@@ -4,7 +4,8 @@ specs a visitor asks for, the run ids in the URL and the runs table.
 Twins of a config (the paper's comparison, one click): BERT (E = H, no sharing), factorized only
 (ALBERT embeddings V x E + E -> H, every layer its own weights), shared only (E = H, layers shared)
 and ALBERT (factorized and shared). Every twin is trained with the same tokenizer and masking, so
-only the architecture differs between their curves.
+only the architecture differs between their curves. A mask rate other than 15 % is named in the runs'
+labels ("ALBERT, mask 30 %"), so the table, the progress lines and the curves tell such runs apart.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from albert_core.format import fmt_flops, fmt_nat_gap
 from albert_core.lab import experiments, findings
 from albert_core.lab import spec as spec_defaults
 from albert_core.lab.baselines import Baselines, mlm_verdict, order_verdict
-from albert_core.lab.spec import RunSpec
+from albert_core.lab.spec import DEFAULT_MASK_RATE, RunSpec, mask_rate_text
 from ui.train.figures import Separation
 
 TWIN_HELP = {
@@ -36,6 +37,8 @@ DEFAULT_TWINS = ("BERT", "ALBERT")  # with two seeds each: the smallest plan tha
 TINY = experiments.BASE  # the lab's tiny twin: trains in seconds to minutes on a shared 2-core host
 # The run settings of the experiments (batch, sequence, schedule, one tokenizer and masking for all).
 RUN_DEFAULTS = experiments.RUN_DEFAULTS
+# The mask rates the page offers (share of the training pieces masked -> whose recipe it is).
+MASK_RATES = {DEFAULT_MASK_RATE: "BERT, ALBERT", 0.2: "NeoBERT", 0.3: "ModernBERT, Ettin"}
 RUN_ID = re.compile(r"[0-9a-f]{6,40}")
 MAX_URL_RUNS = 16
 
@@ -46,23 +49,28 @@ def factorized_size(cfg: ModelConfig) -> int:
 
 
 def twin_specs(cfg: ModelConfig, names: Iterable[str], *, task: str, steps: int, seeds: Sequence[int],
-               batch_size: int, seq_len: int) -> list[RunSpec]:
+               batch_size: int, seq_len: int, mask_rate: float = DEFAULT_MASK_RATE) -> list[RunSpec]:
     """One RunSpec per chosen twin (`albert_core.lab.experiments.twins`) and seed, labelled by the
     twin's name; every twin with the same tokenizer and masking, so only the architecture differs."""
     all_twins = experiments.twins(cfg)
     unknown = [n for n in names if n not in all_twins]
     if unknown:
         raise ValueError(f"twins must be among {', '.join(all_twins)}; got {', '.join(unknown)}")
-    return [_spec(all_twins[name], name, task, steps, seed, batch_size, seq_len) for name in names for seed in seeds]
+    return [_spec(all_twins[name], name, task, steps, seed, batch_size, seq_len, mask_rate)
+            for name in names for seed in seeds]
 
 
-def _spec(cfg: ModelConfig, label: str, task: str, steps: int, seed: int, batch_size: int, seq_len: int) -> RunSpec:
+def _spec(cfg: ModelConfig, label: str, task: str, steps: int, seed: int, batch_size: int, seq_len: int,
+          mask_rate: float = DEFAULT_MASK_RATE) -> RunSpec:
     fields = {**RUN_DEFAULTS, "batch_size": batch_size, "seq_len": seq_len}  # warmup, evaluations: the recipe's
-    return RunSpec(cfg, task=task, steps=steps, seed=seed, label=label, **fields)
+    if mask_rate != DEFAULT_MASK_RATE:
+        label = f"{label}, mask {mask_rate_text(mask_rate)}"
+    return RunSpec(cfg, task=task, steps=steps, seed=seed, label=label, mask_rate=mask_rate, **fields)
 
 
 def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, embedding_sizes: Sequence[int],
-                 task: str, steps: int, seeds: Sequence[int], batch_size: int, seq_len: int) -> list[RunSpec]:
+                 task: str, steps: int, seeds: Sequence[int], batch_size: int, seq_len: int,
+                 mask_rate: float = DEFAULT_MASK_RATE) -> list[RunSpec]:
     """ALBERT runs of ``cfg`` in one sharing mode, one per embedding size and seed."""
     if not embedding_sizes:
         raise ValueError("E values must hold at least one value")
@@ -73,7 +81,7 @@ def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, emb
                            num_hidden_groups=groups if sharing != "none" else 1, inner_group_num=inner)
         label = (f"E={e} {SHARING_LABELS[sharing]}" + (f" G={groups}" if sharing != "none" and groups > 1 else "")
                  + (f" K={inner}" if inner > 1 else ""))
-        specs += [_spec(c, label, task, steps, s, batch_size, seq_len) for s in seeds]
+        specs += [_spec(c, label, task, steps, s, batch_size, seq_len, mask_rate) for s in seeds]
     return specs
 
 
