@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from albert_core.lab.probe import ProbeResult
+
 import pandas as pd
 
 from albert_core.lab import findings
@@ -13,12 +15,13 @@ from tests.helpers.lab import TINY
 
 
 def run(label: str, loss: float, sharing: str = "all", e: int = 16, task: str = "sop", acc: float = 0.5,
-        ones: float = 1.0, seed: int = 0):
+        ones: float = 1.0, seed: int = 0, downstream: tuple[float, ...] | None = None):
     spec = RunSpec(TINY.replace(sharing=sharing, embedding_size=e, num_hidden_groups=1), task=task, steps=4,
                    warmup=1, label=label, seed=seed)
     base = Baselines(6.0, 0.05, 5.25, 0.13, 100, 0.5, 400)
+    probe = None if downstream is None else ProbeResult(downstream, (0.6, 0.61), (0, 1), 0.486, 0.78, 1694)
     return SimpleNamespace(spec=spec, final={"val_mlm_loss": loss, "val_order_acc": acc, "val_order_ones": ones},
-                           baselines=base)
+                           baselines=base, probe=probe)
 
 
 def test_sharing_costs_agree_disagree_or_not_separated_by_seed_ranges():
@@ -88,3 +91,31 @@ def test_a_pair_gets_one_not_separated_reason_wherever_it_is_shown():
         note = tr.separation([history(x) for x in losses_a], [history(x) for x in losses_b], "val_mlm_loss", "a",
                              "b").note
         assert verdict == f"not separated yet ({note})"
+
+
+def test_downstream_findings_compare_probe_accuracies_and_say_which_quantity():
+    # not shared better downstream in both seeds (means 70.5, 71.5 vs 64.5, 65.5): the paper's direction (81.6 vs 80.1)
+    results = [run("not shared", 5.60, "none", seed=0, downstream=(0.70, 0.71)),
+               run("not shared", 5.61, "none", seed=1, downstream=(0.71, 0.72)),
+               run("all-shared", 5.70, "all", seed=0, downstream=(0.64, 0.65)),
+               run("all-shared", 5.71, "all", seed=1, downstream=(0.65, 0.66))]
+    found = findings.table4(results)
+    mlm, down = found[0], found[1]
+    assert "validation MLM loss" in mlm.measured and "downstream average" in mlm.paper
+    assert "movie-review dev accuracy after fine-tuning" in down.measured
+    assert "not shared 70.5-71.5 % (2 seeds)" in down.measured and "bag-of-words 78.0 %" in down.measured
+    assert down.verdict == "agrees with the paper"
+    # overlapping downstream ranges: not separated, whatever the MLM losses say
+    results[2] = run("all-shared", 5.70, "all", seed=0, downstream=(0.70, 0.73))
+    assert findings.table4(results)[1].verdict.startswith("not separated yet")
+    # no probe at all: only the MLM finding
+    plain = [run(r.spec.label, r.final["val_mlm_loss"], r.spec.config.sharing, seed=r.spec.seed) for r in results]
+    assert len(findings.table4(plain)) == 1
+
+
+def test_table5_compares_the_sentence_tasks_downstream_against_the_papers_averages():
+    results = [run("SOP", 5.6, task="sop", seed=s, acc=0.62, ones=0.5, downstream=(0.60 + s / 100, 0.61)) for s in (0, 1)]
+    results += [run("NSP", 5.6, task="nsp", seed=s, acc=0.53, ones=0.8, downstream=(0.70, 0.71)) for s in (0, 1)]
+    down = [f for f in findings.table5(results) if "fine-tuning" in f.measured]
+    assert len(down) == 1 and "SOP 80.1 vs NSP 79.2" in down[0].paper
+    assert down[0].verdict == "disagrees with the paper"  # NSP better here, SOP better in the paper

@@ -84,6 +84,9 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
                      help=f"share of the training pieces masked for MLM, {MASK_RATE_RANGE[0]:g}-{MASK_RATE_RANGE[1]:g} "
                      f"(default {DEFAULT_MASK_RATE:g}, BERT's and ALBERT's; NeoBERT 0.2, ModernBERT and Ettin 0.3); "
                      f"the held-out pieces are always masked at {DEFAULT_MASK_RATE:g}, so runs compare like with like")
+    run.add_argument("--probe", action="store_true",
+                     help="then fine-tune the trained encoder on movie-review sentences beside the same model from "
+                     "scratch (the downstream probe; `finetune` for a run already trained)")
     run.add_argument("--warmup", type=whole, metavar="N", help="warmup steps (default 5%% of steps, as the page)")
     run.add_argument("--eval-every", type=whole, metavar="N",
                      help="steps between evaluations "
@@ -113,7 +116,7 @@ def spec_from_args(args: argparse.Namespace) -> RunSpec:
     return RunSpec(
         cfg, task=args.task, steps=steps, batch_size=args.batch, seq_len=args.seq_len, seed=args.seed, lr=args.lr,
         warmup=args.warmup, eval_every=args.eval_every,  # None: the recipe's, as on the page
-        tokenizer=args.tokenizer, mask_rate=args.mask_rate,
+        tokenizer=args.tokenizer, mask_rate=args.mask_rate, probe=args.probe,
     )
 
 
@@ -154,6 +157,8 @@ def report(result: Any, cost: Any) -> dict[str, Any]:
         data["baselines"] = {k: to_plain(v) for k, v in base.to_dict().items()}
         data["below_frequency_only"] = to_plain(base.frequency_loss - result.final["val_mlm_loss"])
         data["verdicts"] = verdicts
+    if result.probe is not None:
+        data["probe"] = result.probe.to_dict()
     if result.processes > 1:  # data parallel: the gradient bytes DDP all-reduced per step (comm hook)
         data["processes"] = result.processes
         data["allreduce_bytes_per_step"] = result.allreduce_bytes_per_step
@@ -183,6 +188,11 @@ def _text(data: dict[str, Any]) -> str:
                      f"(accuracy {f(b['frequency_acc'], 3)}), neighbour {f(b['neighbour_loss'])} nats; this run is "
                      f"{f(data['below_frequency_only'], 3)} nats below the frequency-only model: "
                      + "; ".join(f"{k.upper()} {v}" for k, v in data["verdicts"].items()))
+    if "probe" in data:
+        from albert_core.cli.finetune_cmd import probe_text
+        from albert_core.lab.probe import ProbeResult
+
+        lines += ["", probe_text("downstream probe", ProbeResult.from_dict(data["probe"]), "measured now"), ""]
     if data["message"]:
         lines.append(f"stopped early: {data['message']}")
     if "processes" in data:
@@ -225,6 +235,8 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, parallel: 
         cost = trainer.check_run(spec)
         nproc = parallel.check_nproc(args.nproc)
         world = int(os.environ.get("WORLD_SIZE", "1")) if parallel.under_launcher() else nproc
+        if spec.probe and world > 1:
+            raise ValueError("--probe runs in one process: drop --nproc (or probe the run afterwards with finetune --run)")
         if spec.batch_size % world:
             raise ValueError(f"--batch ({spec.batch_size}) must be a multiple of the number of processes ({world})")
         out = Path(args.out) if args.out else None
@@ -238,6 +250,8 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, parallel: 
         def on_progress(p: Progress) -> None:
             if bar is not None:
                 bar.n = p.step
+                if p.probe_total:
+                    bar.set_postfix(probe=f"{100 * p.probe_done / p.probe_total:.0f} %", refresh=False)
                 if p.row is not None and p.row["train_mlm_loss"] == p.row["train_mlm_loss"]:
                     bar.set_postfix(mlm=f"{p.row['train_mlm_loss']:.3f}", refresh=False)
                 bar.refresh()

@@ -5,6 +5,8 @@
     tokenizer.json                    the run's `tokenizers.Tokenizer`
     run.json                          spec.to_dict(), key, final metrics, seconds, code version
     history.json                      the history DataFrame (pandas "split" orient)
+    probe.csv                         a probed run's downstream probe, one row per fine-tuning seed and start
+                                      (run.json's "probe" holds the same with its baselines and verdict)
 
 Partial sharing (attention / ffn only) has no transformers layout: such a run keeps its weights as
 `lab_model.safetensors` under this model's own parameter names (no config.json), loadable with
@@ -43,6 +45,10 @@ TENSORBOARD_TAGS = {
     "train_mlm_acc": "accuracy/train_mlm", "val_order_ones": "accuracy/validation_order_share_of_ones",
     "lr": "optimizer/learning_rate", "tokens_per_s": "speed/tokens_per_s",
 }
+PROBE_FILE = "probe.csv"
+PROBE_TAGS = {"probe_acc": "probe/pretrained_dev_accuracy", "probe_scratch_acc": "probe/scratch_dev_accuracy",
+              "probe_bag_of_words_acc": "probe/bag_of_words_dev_accuracy",
+              "probe_majority_acc": "probe/majority_dev_accuracy"}
 TOKENIZER_FILE = "tokenizer.json"
 LAB_WEIGHTS = "lab_model.safetensors"
 MAX_RECORD_BYTES = 20_000_000  # run.json / history.json larger than this are not a lab record
@@ -95,7 +101,8 @@ def environment() -> dict[str, Any]:
 
 def record(result: RunResult) -> dict[str, Any]:
     """The JSON-safe run.json dict of a RunResult."""
-    return to_plain({
+    probe = {} if result.probe is None else {"probe": result.probe.to_dict()}
+    return to_plain({**probe,
         "key": result.spec.key,
         "code_version": CODE_VERSION,
         "spec": result.spec.to_dict(),
@@ -137,6 +144,10 @@ def write_tensorboard(result: RunResult, folder: Path) -> Path:
                     for row in ends:
                         writer.add_scalar(tag, float(value), global_step=int(row["step"]),
                                           walltime=start + float(row["elapsed_s"]))
+        if result.probe is not None and len(history):  # the probe's accuracies at the run's last step
+            for column, tag in PROBE_TAGS.items():
+                writer.add_scalar(tag, float(result.final[column]), global_step=int(history["step"].iloc[-1]),
+                                  walltime=start + float(result.seconds))
     finally:
         writer.close()
     return folder
@@ -151,10 +162,12 @@ def write_exports(result: RunResult, folder: Path) -> None:
     for old in folder.glob(EVENTS_PREFIX + "*"):
         old.unlink()
     write_tensorboard(result, folder)
+    if result.probe is not None:
+        result.probe.frame().to_csv(folder / PROBE_FILE, index=False)
     (folder / RUN_FILE).write_text(json.dumps(record(result), indent=1), encoding="utf-8")
 
 
-EXPORTED_FILES = (RUN_FILE, HISTORY_FILE, CSV_FILE, TOKENIZER_FILE, "config.json")
+EXPORTED_FILES = (RUN_FILE, HISTORY_FILE, CSV_FILE, PROBE_FILE, TOKENIZER_FILE, "config.json")
 
 
 def export_zip(result: RunResult) -> bytes:
@@ -216,6 +229,11 @@ def _read_json(path: Path) -> Any:
 
 def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: Path | None) -> RunResult:
     final = {k: (_float(v) if k not in ("tokens", "steps") else int(v)) for k, v in data["final"].items()}
+    probe = None
+    if isinstance(data.get("probe"), dict):
+        from albert_core.lab.probe import ProbeResult
+
+        probe = ProbeResult.from_dict(data["probe"])
     return RunResult(
         spec=RunSpec.from_dict(data["spec"]),
         history=history,
@@ -224,6 +242,7 @@ def result_from_record(data: dict[str, Any], history: pd.DataFrame, checkpoint: 
         seconds=float(data["seconds"]),
         cancelled=bool(data.get("cancelled", False)),
         message=str(data.get("message", "")),
+        probe=probe,
     )
 
 

@@ -1,10 +1,13 @@
 """The paper beside what the lab measured, like with like, one plain sentence each.
 
 Each experiment's comparisons are pairs of variants. The paper's side is its downstream average (Tables
-3 and 4: SQuAD 1.1/2.0, MNLI, SST-2, RACE, in points; Table 5: intrinsic accuracies) for the two settings;
-ours is the final validation MLM loss of the same two settings here, on identical held-out batches, with
-its seed range. Only the direction is compared (which of the two is better), never the size: the paper
-trains ALBERT-base for 125,000 steps at batch 4,096, the lab trains a 64-wide model for minutes.
+3, 4 and 5: SQuAD 1.1/2.0, MNLI, SST-2, RACE, in points; Table 5 also its intrinsic accuracies) for the two
+settings; ours is, in one sentence each, (1) the final validation MLM loss of the same two settings here, on
+identical held-out batches, and (2) where the runs were probed (`albert_core.lab.probe`), their downstream
+dev accuracy on movie-review sentences after fine-tuning (the mean over fine-tuning seeds, one value per
+pretraining seed), each with its seed range. Every sentence names the quantity it compares. Only the direction
+is compared (which of the two is better), never the size: the paper trains ALBERT-base for 125,000 steps at
+batch 4,096, the lab trains a 64-wide model for minutes.
 
 Verdicts: **agrees** (our seed ranges are apart, in the paper's direction), **disagrees** (apart, the
 other way), **not separated yet** (our ranges overlap, or fewer than two seeds a side). Where the paper's
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from albert_core.lab.baselines import order_verdict
-from albert_core.paper import PAPER_TABLE3_AVG, PAPER_TABLE4_AVG
+from albert_core.paper import PAPER_TABLE3_AVG, PAPER_TABLE4_AVG, PAPER_TABLE5_AVG
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,26 +70,68 @@ def _range(values: Sequence[float], digits: int = 3, unit: str = "") -> str:
     return f"{lo:.{digits}f}-{hi:.{digits}f}{unit} ({seeds})"
 
 
+def _probe_means(results: Sequence[RunResult], label: str) -> list[float]:
+    """One downstream accuracy per probed run of ``label`` (in points): the mean over its fine-tuning seeds."""
+    return [100 * r.probe.pretrained_mean for r in results if r.spec.label == label and r.probe is not None]
+
+
+def _directions(la: Sequence[float], lb: Sequence[float], lower_is_better: bool) -> int | None:
+    """1 when every value of ``la`` beats every value of ``lb``, -1 the other way, None when they overlap."""
+    if max(la) < min(lb):
+        return 1 if lower_is_better else -1
+    if max(lb) < min(la):
+        return -1 if lower_is_better else 1
+    return None
+
+
+def _verdict(ours: int, a: str, b: str, paper_a: float, paper_b: float) -> str:
+    if abs(paper_a - paper_b) < PAPER_TIE:
+        return f"separated here ({a if ours == 1 else b} better); the paper found no clear difference"
+    theirs = 1 if paper_a > paper_b else -1
+    return "agrees with the paper" if ours == theirs else "disagrees with the paper"
+
+
 def compare_losses(results: Sequence[RunResult], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
                    paper_names: tuple[str, str]) -> Finding:
     """Is ``a`` better than ``b`` (lower validation MLM loss), as the paper's ``paper_a`` > ``paper_b``?"""
     la, lb = _finals(results, a), _finals(results, b)
-    paper = f"{paper_names[0]} {paper_a:.1f} vs {paper_names[1]} {paper_b:.1f} points"
+    paper = f"downstream average {paper_names[0]} {paper_a:.1f} vs {paper_names[1]} {paper_b:.1f} points"
     measured = f"validation MLM loss {a} {_range(la)} vs {b} {_range(lb)} nats"
     if min(len(la), len(lb)) < MIN_SEEDS:
         return Finding(question, paper, measured, f"not separated yet ({not_separated(len(la), len(lb))})")
-    if max(la) < min(lb):
-        ours = 1  # a better
-    elif max(lb) < min(la):
-        ours = -1
-    else:
+    ours = _directions(la, lb, lower_is_better=True)
+    if ours is None:
         return Finding(question, paper, measured, f"not separated yet ({not_separated(len(la), len(lb))})")
-    if abs(paper_a - paper_b) < PAPER_TIE:
-        better = a if ours == 1 else b
-        return Finding(question, paper, measured,
-                       f"separated here ({better} better); the paper found no clear difference")
-    theirs = 1 if paper_a > paper_b else -1
-    return Finding(question, paper, measured, "agrees with the paper" if ours == theirs else "disagrees with the paper")
+    return Finding(question, paper, measured, _verdict(ours, a, b, paper_a, paper_b))
+
+
+def compare_probes(results: Sequence[RunResult], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
+                   paper_names: tuple[str, str]) -> Finding | None:
+    """Is ``a`` better than ``b`` downstream (higher movie-review dev accuracy after fine-tuning), as the paper's
+    ``paper_a`` > ``paper_b``? None when neither variant was probed."""
+    la, lb = _probe_means(results, a), _probe_means(results, b)
+    if not la and not lb:
+        return None
+    paper = f"downstream average {paper_names[0]} {paper_a:.1f} vs {paper_names[1]} {paper_b:.1f} points"
+    probed = [r.probe for r in results if r.probe is not None and r.spec.label in (a, b)]
+    baselines = (f"; bag-of-words {100 * probed[0].bag_of_words:.1f} %, majority class "
+                 f"{100 * probed[0].majority:.1f} %") if probed else ""
+    measured = (f"movie-review dev accuracy after fine-tuning {a} {_range(la, 1, ' %')} vs {b} "
+                f"{_range(lb, 1, ' %')}{baselines}")
+    if min(len(la), len(lb)) < MIN_SEEDS:
+        return Finding(question, paper, measured, f"not separated yet ({not_separated(len(la), len(lb))})")
+    ours = _directions(la, lb, lower_is_better=False)
+    if ours is None:
+        return Finding(question, paper, measured, f"not separated yet ({not_separated(len(la), len(lb))})")
+    return Finding(question, paper, measured, _verdict(ours, a, b, paper_a, paper_b))
+
+
+def _both(results: Sequence[RunResult], a: str, b: str, paper_a: float, paper_b: float, *, question: str,
+          paper_names: tuple[str, str]) -> list[Finding]:
+    """The pair on validation MLM loss, and downstream when probed."""
+    out = [compare_losses(results, a, b, paper_a, paper_b, question=question, paper_names=paper_names)]
+    probed = compare_probes(results, a, b, paper_a, paper_b, question=question, paper_names=paper_names)
+    return out + ([probed] if probed is not None else [])
 
 
 def table3(results: Sequence[RunResult]) -> list[Finding]:
@@ -101,10 +146,10 @@ def table3(results: Sequence[RunResult]) -> list[Finding]:
         (e_lo, small), (e_hi, large) = mine[0], mine[-1]
         if e_lo == e_hi:
             continue
-        out.append(compare_losses(
+        out += _both(
             results, large, small, PAPER_TABLE3_AVG[(sharing, 768)], PAPER_TABLE3_AVG[(sharing, 256)],
             question=f"{word.capitalize()}: is E = H better than E = H/4?", paper_names=("E 768", "E 256"),
-        ))
+        )
     return out
 
 
@@ -118,9 +163,8 @@ def table4(results: Sequence[RunResult]) -> list[Finding]:
     out = []
     for a, b, question in pairs:
         if a in by_mode and b in by_mode:
-            out.append(compare_losses(results, by_mode[a], by_mode[b],
-                                      PAPER_TABLE4_AVG[(128, a)], PAPER_TABLE4_AVG[(128, b)],
-                                      question=question, paper_names=(names[a], names[b])))
+            out += _both(results, by_mode[a], by_mode[b], PAPER_TABLE4_AVG[(128, a)], PAPER_TABLE4_AVG[(128, b)],
+                         question=question, paper_names=(names[a], names[b]))
     return out
 
 
@@ -143,6 +187,15 @@ def table5(results: Sequence[RunResult]) -> list[Finding]:
         verdict = ("learned in every seed" if learned == len(runs) else
                    "not learned yet" if learned == 0 else f"learned in {learned} of {len(runs)} seeds")
         out.append(Finding(f"Is {task.upper()} learned by a model trained on it?", paper[task], measured, verdict))
+    by_task = {r.spec.task: r.spec.label for r in results}
+    names = {"none": "MLM only", "nsp": "NSP", "sop": "SOP"}
+    for a, b in (("sop", "nsp"), ("sop", "none"), ("nsp", "none")):
+        if a in by_task and b in by_task:
+            found = compare_probes(results, by_task[a], by_task[b], PAPER_TABLE5_AVG[a], PAPER_TABLE5_AVG[b],
+                                   question=f"Does {names[a]} pretraining help downstream more than {names[b]}?",
+                                   paper_names=(names[a], names[b]))
+            if found is not None:
+                out.append(found)
     return out
 
 

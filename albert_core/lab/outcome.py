@@ -34,6 +34,8 @@ class Progress:
     tokens_per_s: float | None
     row: dict[str, float] | None  # the new history row when this step logged one
     baselines: Baselines | None = None  # of the held-out batches the run is scored on
+    probe_done: int = 0  # fine-tuning steps of the downstream probe done (after training) ...
+    probe_total: int = 0  # ... of this many (0: the run has no probe)
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RunResult:
     model: Any = field(default=None, repr=False)  # the trained EncoderModel when just trained, else None
     processes: int = 1  # data-parallel processes that trained it (albert_core.lab.parallel)
     allreduce_bytes: list[int] = field(default_factory=list)  # bytes DDP all-reduced, per step (several processes)
+    probe: Any = None  # the downstream probe's ProbeResult (albert_core.lab.probe) of a run with spec.probe
 
     @property
     def allreduce_bytes_per_step(self) -> int | None:

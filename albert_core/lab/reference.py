@@ -217,16 +217,22 @@ def _path(name: str, folder: Path) -> Path:
 
 
 def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[RunResult]:
-    """The shipped runs of one experiment as RunResults (thinned history, no checkpoint)."""
+    """The shipped runs of one experiment as RunResults (thinned history, no checkpoint; the shipped downstream
+    probe, `probe_reference`, when it has one)."""
     from albert_core.lab.checkpoint import history_from_frame
 
     path = _path(name, Path(folder))
     if not path.is_file():
         return []
+    from albert_core.lab.probe_reference import load_probes
+
+    probes = load_probes(folder)
     out = []
     for run in _read(path)["runs"]:
         history = history_from_frame(from_plain(run["history"]))
-        out.append(result_from_record(run, history, None))
+        result = result_from_record(run, history, None)
+        result.probe = probes.get(result.spec.key)
+        out.append(result)
     return out
 
 

@@ -122,6 +122,10 @@ class RunSpec:
     stay masked at 15 % whatever it is, so a 30 % run's validation MLM loss is scored on the very masked pieces a
     15 % run's is (like with like). ``to_dict`` leaves it out at the default, so the keys of runs made before it
     existed stay theirs.
+
+    ``probe`` True: once trained, the run's encoder is fine-tuned on movie-review sentences beside the same model
+    from scratch and the probe's baselines (`albert_core.lab.probe`); its results are part of the finished run.
+    Left out of ``to_dict`` when False (the keys of runs made before it existed stay theirs).
     """
 
     config: ModelConfig
@@ -139,6 +143,7 @@ class RunSpec:
     weight_decay: float = 0.01
     init_std: float | None = None
     mask_rate: float = DEFAULT_MASK_RATE
+    probe: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, ModelConfig):
@@ -174,6 +179,8 @@ class RunSpec:
             object.__setattr__(self, "init_std", check_number("init_std", self.init_std, 0, 1, lo_open=True,
                                                               why=" (or None)"))
         object.__setattr__(self, "mask_rate", check_number("mask_rate", self.mask_rate, *MASK_RATE_RANGE))
+        if not isinstance(self.probe, bool):
+            raise ValueError(f"probe must be true or false, got {short_repr(self.probe)}")
         if self.tokenizer is not None and self.tokenizer not in TOKENIZER_KINDS:
             raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZER_KINDS)} (or None); "
                              f"got {short_repr(self.tokenizer)}")
@@ -209,6 +216,7 @@ class RunSpec:
         if self.label:
             return self.label
         mask = f", mask {mask_rate_text(self.mask_rate)}" if self.mask_rate != DEFAULT_MASK_RATE else ""
+        mask += ", probed" if self.probe else ""
         return f"{self.config.label}, {self.task.upper() if self.task != 'none' else 'MLM only'}{mask}"
 
     @functools.cached_property
@@ -246,6 +254,8 @@ class RunSpec:
         out["config"] = self.config.to_dict(default_axes=False)
         if self.mask_rate == DEFAULT_MASK_RATE:
             del out["mask_rate"]
+        if not self.probe:
+            del out["probe"]
         return out
 
     @classmethod

@@ -93,11 +93,13 @@ class RunCost:
 
     params: int
     flops_per_step: int  # training FLOPs (forward + backward), count_flops convention "matmul"
-    flops: int  # training (per step x steps) plus every evaluation pass (`eval_flops`)
-    memory_bytes: int  # estimate_memory(training=True, AdamW, fp32): weights, grads, states, activations
+    flops: int  # training (per step x steps) plus every evaluation pass (`eval_flops`) and the probe's
+    memory_bytes: int  # estimate_memory(training=True, AdamW, fp32): weights, grads, states, activations (the
+    # larger of the pretraining's and the probe's fine-tuning)
     tokens: int  # token positions (batch x seq_len x steps)
     eval_flops: int = 0  # forward FLOPs of the evaluations, at most (`eval_examples_bound` examples each)
     data_bytes: int = 0  # the run's data: corpus pipeline, held-out batches, baselines (+ tokenizer training)
+    probe_flops: int = 0  # the downstream probe's fine-tuning and scoring (an estimate: `probe.probe_cost`)
 
     @property
     def reserved_bytes(self) -> int:
@@ -144,14 +146,20 @@ def run_cost(spec: RunSpec) -> RunCost:
         device="cuda" if _device().type == "cuda" else "cpu",
     )
     evals = count_flops(cfg, 1, spec.seq_len).forward * eval_examples_bound(spec) * eval_count(spec)
+    probe_flops, probe_bytes = 0, 0
+    if spec.probe:
+        from albert_core.lab.probe import probe_cost
+
+        probe_flops, probe_bytes = probe_cost(cfg)
     return RunCost(
         params=count_params(cfg).total,
         flops_per_step=per_step,
-        flops=per_step * spec.steps + evals,
-        memory_bytes=mem.total,
+        flops=per_step * spec.steps + evals + probe_flops,
+        memory_bytes=max(mem.total, probe_bytes),
         tokens=spec.tokens_per_step * spec.steps,
         eval_flops=evals,
         data_bytes=data_bytes(spec),
+        probe_flops=probe_flops,
     )
 
 
@@ -461,6 +469,26 @@ class Interval:
         return self.correct / self.masked if self.masked else math.nan
 
 
+def _probe(spec: RunSpec, model: Any, tokenizer: Any, limits: LabLimits, t_start: float,
+           should_stop: Callable[[], bool] | None, on_progress: Callable[[int, int], Any]) -> tuple[Any, str]:
+    """The downstream probe of a trained run (albert_core.lab.probe), within the run's time limit:
+    (ProbeResult, "") or (None, why it stopped)."""
+    from albert_core.lab import probe
+
+    why = []
+
+    def stop() -> bool:
+        if should_stop is not None and should_stop():
+            why.append("cancelled")
+        elif time.perf_counter() - t_start > limits.max_seconds:
+            why.append(f"stopped at this server's time limit of {limits.max_seconds:g} s per run (during the probe)")
+        return bool(why)
+
+    result = probe.probe_model(model, spec.config, tokenizer, std=spec.weight_std, should_stop=stop,
+                               on_progress=on_progress, budget_bytes=limits.budget())
+    return (result, "") if result is not None else (None, why[0] if why else "stopped")
+
+
 def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     from albert_core.lab import parallel
     from albert_core.live.model import build_model
@@ -499,6 +527,11 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         eta = elapsed * (1 - done) / done if done > 0 else None
         rate = rows[-1]["tokens_per_s"] if rows and rows[-1]["tokens_per_s"] == rows[-1]["tokens_per_s"] else None
         on_progress(Progress(step, spec.steps, elapsed, eta, rate, row, base))
+
+    def emit_probe(done: int, total: int) -> None:
+        if on_progress is not None:
+            elapsed = time.perf_counter() - t_start
+            on_progress(Progress(spec.steps, spec.steps, elapsed, None, None, None, base, done, total))
 
     def log(step: int, lr: float, evaluated: bool) -> dict[str, float]:
         """The history row of ``step`` from the interval's sums (evaluated on the held-out pairs or not);
@@ -556,13 +589,18 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     if message and step > 0 and rows[-1]["step"] != step:  # stopped early: log and evaluate where it stopped
         log(step, opt.param_groups[0]["lr"], evaluated=True)
     model.eval()
+    probed = None
+    if spec.probe and not message and group.world == 1:
+        probed, message = _probe(spec, model, train_data.tokenizer, limits, t_start, should_stop, emit_probe)
     seconds = time.perf_counter() - t_start
     history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
     history["step"] = history["step"].astype(int)
     history["tokens"] = history["tokens"].astype(int)
     final = {**final_metrics(history, seconds), **baseline_fields(base)}
+    if probed is not None:
+        final.update(probed.final_fields())
     result = RunResult(spec, history, final, None, seconds, cancelled=bool(message), message=message, model=model,
-                       processes=group.world, allreduce_bytes=list(group.bytes_per_step))
+                       processes=group.world, allreduce_bytes=list(group.bytes_per_step), probe=probed)
     if out_dir is not None and not result.cancelled and group.rank == 0:  # rank 0 alone writes
         from albert_core.lab.checkpoint import save_run
 

@@ -1,0 +1,166 @@
+"""The downstream probe (albert_core.lab.probe): its data, baselines, verdict, and a probed run's files."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from albert_core.lab import probe
+from albert_core.lab.checkpoint import PROBE_FILE, load_run
+from albert_core.lab.probe import ProbeResult, Recipe
+from albert_core.text.tokenizers import lab_tokenizer
+from tests.helpers.lab import TINY, tiny_spec
+
+# a fast recipe for the tests: one epoch, two seeds, large batches (the shipped recipe: probe.RECIPE)
+QUICK = Recipe(epochs=1, batch_size=128, lr=3e-3, seeds=(0, 1))
+
+
+# ----------------------------------------------------------------------------- data
+def test_the_rotten_tomatoes_sentences_are_all_there_balanced_and_split_by_content():
+    data = probe.sentences()
+    n_train, n_dev = len(data.train_texts), len(data.dev_texts)
+    assert n_train + n_dev == 8530
+    # Pang and Lee's sentence polarity data: 5,331 positive and 5,331 negative in v1.0; the package ships 4,265 each
+    assert sum(data.train_labels) + sum(data.dev_labels) == 4265
+    assert 0.17 < n_dev / 8530 < 0.23  # one in five by hash
+    assert not set(data.train_texts) & set(data.dev_texts)
+    assert all(probe.is_dev(t) for t in data.dev_texts[:200]) and not any(probe.is_dev(t) for t in data.train_texts[:200])
+    assert 0.45 < probe.majority_accuracy(data) < 0.55
+
+
+def test_rows_of_other_sources_are_left_out_and_bad_rows_named():
+    text = "text,label,source\nA fine film .,1,rotten_tomatoes\nlong review,0,imdb\nA dull film .,0,rotten_tomatoes\n"
+    data = probe.parse_rows(io.StringIO(text))
+    assert sorted(data.train_texts + data.dev_texts) == ["A dull film .", "A fine film ."]
+    with pytest.raises(ValueError, match="label 0 or 1"):
+        probe.parse_rows(io.StringIO("text,label,source\nx,positive,rotten_tomatoes\n"))
+    with pytest.raises(ValueError, match="no column source"):
+        probe.parse_rows(io.StringIO("text,label\nx,1\n"))
+
+
+def test_encoding_keeps_cls_and_sep_and_cuts_long_sentences():
+    tok = lab_tokenizer("unigram", 512)
+    rows = probe.encode(tok, ["a good film", "word " * 200], 16)
+    assert rows[0][0] == 2 and rows[0][-1] == 3 and len(rows[0]) < 16  # [CLS] ... [SEP]
+    assert len(rows[1]) == 16 and rows[1][0] == 2 and rows[1][-1] == 3
+
+
+def test_batches_cover_every_sentence_once_per_epoch():
+    rows = [[0] * (1 + i % 37) for i in range(1000)]
+    batches = probe._batches(rows, 32, torch.Generator().manual_seed(0))
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(1000))
+    # length buckets: a batch's longest sentence is much closer to its shortest than in random batches
+    spread = sum(max(len(rows[i]) for i in b) - min(len(rows[i]) for i in b) for b in batches) / len(batches)
+    assert spread < 10
+
+
+# ----------------------------------------------------------------------------- verdict
+def _result(pre, scr, n=1700):
+    return ProbeResult(tuple(pre), tuple(scr), tuple(range(len(pre))), 0.5, 0.78, n)
+
+
+@pytest.mark.parametrize(("pre", "scr", "verdict"), [
+    ((0.70, 0.71, 0.72), (0.64, 0.65, 0.66), "helped"),  # apart, 6 points >= one standard error (1.2)
+    ((0.64, 0.65, 0.66), (0.70, 0.71, 0.72), "hurt"),
+    ((0.66, 0.70, 0.72), (0.64, 0.67, 0.69), "not separated yet"),  # ranges overlap
+    ((0.665, 0.666, 0.667), (0.660, 0.661, 0.662), "not separated yet"),  # apart by 0.5 points < 1.15
+    ((0.72,), (0.60,), "not separated yet"),  # one seed a side
+])
+def test_pretraining_helped_only_when_the_seed_ranges_are_apart_by_a_standard_error(pre, scr, verdict):
+    assert _result(pre, scr).verdict == verdict
+
+
+def test_the_standard_error_is_the_binomial_one_of_the_dev_sentences():
+    # sqrt(0.65 * 0.35 / 1700) = 0.011568...
+    assert _result((0.7, 0.7), (0.65, 0.65)).standard_error == pytest.approx(0.0115684, abs=1e-6)
+
+
+def test_a_probe_result_round_trips_and_words_its_numbers():
+    r = _result((0.70, 0.71, 0.72), (0.64, 0.65, 0.66))
+    back = ProbeResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert back == r and back.verdict == "helped"
+    words = r.sentence()
+    assert "70.0-72.0 %" in words and "64.0-66.0 %" in words and "78.0 %" in words and "Pretraining helped" in words
+    with pytest.raises(ValueError, match="not a probe result"):
+        ProbeResult.from_dict({"pretrained": [0.5]})
+
+
+# ----------------------------------------------------------------------------- baselines
+@pytest.mark.slow
+def test_the_bag_of_words_regression_scores_as_the_literature_does():
+    # Pang and Lee's sentence polarity data: bag-of-words classifiers reach 76-78 % (Pang and Lee 2005; Wang and
+    # Manning 2012 report 76-79 % for unigram and bigram NB, SVM and NBSVM)
+    bow = probe.compute_bag_of_words()
+    assert 0.74 < bow.accuracy < 0.81
+    assert bow.l2 in probe.BOW_L2_GRID and bow.features > 10_000
+    # the probe file ships the figure computed on these sentences: the same as computing it here
+    assert probe.bag_of_words() == bow
+
+
+def test_the_logistic_regression_fits_a_separable_toy_problem():
+    # feature 0 means label 1, feature 1 means label 0; feature 2 is noise
+    bags = (torch.tensor([0, 2, 1, 2, 0, 1]), torch.tensor([0, 2, 4, 5]))
+    labels = torch.tensor([1, 0, 1, 0])
+    model = probe._fit_logistic(bags, labels, 3, 1e-4)
+    assert probe._predict(model, bags).tolist() == [1, 0, 1, 0]
+    assert model.weights.weight[0, 0] > 0 > model.weights.weight[1, 0]
+
+
+# ----------------------------------------------------------------------------- fine-tuning
+def test_finetuning_learns_the_task_and_is_deterministic_from_its_seed():
+    tok = lab_tokenizer("unigram", 512)
+    std = 0.05
+    first = probe.finetune(probe.scratch_encoder(TINY, std=std, seed=0, batch=512, seq_len=64), "scratch", 0, tok,
+                           std=std, recipe=QUICK)
+    again = probe.finetune(probe.scratch_encoder(TINY, std=std, seed=0, batch=512, seq_len=64), "scratch", 0, tok,
+                           std=std, recipe=QUICK)
+    assert first.dev_accuracy == again.dev_accuracy
+    assert first.steps == math.ceil(len(probe.sentences().train_texts) / QUICK.batch_size)
+    assert first.dev_accuracy > 0.53  # above the majority class (48.6 %) after one epoch: 55.8 % measured
+
+
+def test_finetuning_stops_when_asked():
+    tok = lab_tokenizer("unigram", 512)
+    encoder = probe.scratch_encoder(TINY, std=0.05, seed=0, batch=512, seq_len=64)
+    assert probe.finetune(encoder, "scratch", 0, tok, std=0.05, recipe=QUICK, should_stop=lambda: True) is None
+
+
+def test_the_pretrained_encoder_carries_the_trained_weights_without_the_heads():
+    from albert_core.live.model import build_model
+
+    trained = build_model(TINY, seed=3, init_std=0.1)
+    encoder = probe.pretrained_encoder(trained, batch=4, seq_len=32)
+    assert encoder.config.head == "model" and not hasattr(encoder, "predictions")
+    for name, value in encoder.state_dict().items():
+        assert torch.equal(value, trained.state_dict()[name]), name
+
+
+def test_a_probed_run_keeps_its_probe_in_run_json_probe_csv_and_tensorboard(runs_dir, monkeypatch):
+    from albert_core.lab.runs import run_cached
+
+    monkeypatch.setattr(probe, "RECIPE", QUICK)
+    spec = tiny_spec(steps=4, probe=True)
+    assert spec.key != tiny_spec(steps=4).key and "probe" not in tiny_spec(steps=4).to_dict()
+    seen = []
+    result = run_cached(spec, on_progress=lambda p: seen.append((p.probe_done, p.probe_total)))
+    assert result.probe is not None and not result.cancelled
+    assert len(result.probe.pretrained) == len(result.probe.scratch) == 2
+    assert result.final["probe_acc"] == pytest.approx(sum(result.probe.pretrained) / 2)
+    assert seen[-1][0] == seen[-1][1] > 0  # the progress reached the probe's last step
+    folder = result.checkpoint
+    table = pd.read_csv(folder / PROBE_FILE)
+    assert sorted(table["start"].unique()) == ["pretrained", "scratch"] and len(table) == 4
+    assert json.loads((folder / "run.json").read_text())["probe"]["verdict"] in probe.VERDICTS
+    back = load_run(folder)
+    assert back.probe == result.probe
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder))
+    events.Reload()
+    assert "probe/pretrained_dev_accuracy" in events.Tags()["scalars"]
