@@ -48,9 +48,11 @@ bench: $(VENV)/.dev
 
 # The shipped reference runs of the Train page and the Live model page's trained twins (albert_core/lab/reference;
 # deterministic from their seeds; two processes, one thread each; about 50 minutes on 2 idle cores; resumes from the
-# run cache). For a maintainer's machine, never the hosted server or CI.
+# run cache), then the downstream probe of every reference run (albert_core/lab/reference/probe.json; its
+# fine-tuning adds about an hour on 2 cores). For a maintainer's machine, never the hosted server or CI.
 reference: $(VENV)/.runtime
 	$(PY) -m albert_core train-reference
+	$(PY) -m albert_core finetune --reference
 
 # The gradient bytes DDP all-reduces per step for every preset, measured with 2 CPU processes (gloo) and
 # shipped for the Hardware page (albert_core/hardware/data/allreduce_measured.json).

@@ -191,6 +191,22 @@ def test_train_mask_rate_masks_the_training_pieces_it_names(capsys, tmp_path):
     assert data["key"] != RunSpec.from_dict({**data["spec"], "mask_rate": 0.15}).key
 
 
+def test_train_probe_fine_tunes_the_trained_encoder_and_reports_it(capsys, tmp_path, monkeypatch):
+    from albert_core.lab import probe
+
+    monkeypatch.setattr(probe, "RECIPE", probe.Recipe(epochs=1, batch_size=128, lr=3e-3, seeds=(0, 1)))
+    data = run_json(capsys, *TINY_TRAIN, "--probe", "--out", str(tmp_path / "run"))
+    assert data["spec"]["probe"] is True
+    got = data["probe"]
+    assert len(got["pretrained"]) == len(got["scratch"]) == 2 and got["dev_sentences"] == 1694
+    assert got["verdict"] in probe.VERDICTS
+    # what the run folder holds is what was reported
+    saved = json.loads((tmp_path / "run" / "run.json").read_text())["probe"]
+    assert saved["pretrained"] == got["pretrained"]
+    text = run(capsys, "finetune", "--experiment", "table4")
+    assert "val MLM loss" in text and "downstream %" in text and "validation MLM loss" in text
+
+
 # ----------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     "argv, names",
@@ -220,6 +236,12 @@ def test_train_mask_rate_masks_the_training_pieces_it_names(capsys, tmp_path):
         (["train", "--mask-rate", "0.01"], "argument --mask-rate"),
         (["train", "--mask-rate", "nan"], "argument --mask-rate"),
         (["train", "--mask-rate", "a lot"], "argument --mask-rate"),
+        (["finetune", "--run", "/no/such/run"], "--run must be a run folder"),
+        (["finetune", "--run", "x", "--measure"], "--measure goes with --twin"),
+        (["finetune", "--twin", "roberta"], "--twin"),
+        (["finetune", "--twin", "albert", "--experiment", "table4"], "not allowed with"),
+        (["finetune", "--reference", "--workers", "0"], "--workers must be between 1 and 8"),
+        (["train", "--probe", "--nproc", "2"], "--probe runs in one process"),
         (["memory", "--dtype", "fp8"], "--dtype"),
         (["memory", "--optimizer", "lion"], "--optimizer"),
         (["memory", "--precision", "amp"], "--precision"),

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from albert_core.lab.probe import ProbeResult
-
 import pandas as pd
 
 from albert_core.lab import findings
 from albert_core.lab.baselines import Baselines
+from albert_core.lab.probe import ProbeResult
 from albert_core.lab.spec import RunSpec
 from tests.helpers.lab import TINY
 

@@ -87,6 +87,10 @@ def test_a_probe_result_round_trips_and_words_its_numbers():
     assert back == r and back.verdict == "helped"
     words = r.sentence()
     assert "70.0-72.0 %" in words and "64.0-66.0 %" in words and "78.0 %" in words and "Pretraining helped" in words
+    assert "Both are below the bag-of-words regression." in words  # 72 % < 78 %
+    assert "not above the majority class" not in words
+    low = _result((0.50, 0.51), (0.52, 0.53)).sentence()  # majority 50 %, one standard error 1.2 points
+    assert "not above the majority class" in low and "Pretraining hurt" in low  # apart by 2 points
     with pytest.raises(ValueError, match="not a probe result"):
         ProbeResult.from_dict({"pretrained": [0.5]})
 
@@ -164,3 +168,22 @@ def test_a_probed_run_keeps_its_probe_in_run_json_probe_csv_and_tensorboard(runs
     events = EventAccumulator(str(folder))
     events.Reload()
     assert "probe/pretrained_dev_accuracy" in events.Tags()["scalars"]
+
+
+def test_a_probed_runs_cost_counts_its_fine_tuning_and_its_key_leaves_unprobed_runs_alone():
+    from albert_core.counting.flops import count_flops
+    from albert_core.lab import trainer
+    from albert_core.lab.spec import LAB_BASE, RunSpec
+
+    plain, probed = trainer.run_cost(RunSpec(LAB_BASE)), trainer.run_cost(RunSpec(LAB_BASE, probe=True))
+    # 6,836 train sentences / 32 = 214 steps an epoch, x epochs x seeds x 2 starts, each a training step of 32
+    # sentences at 64 pieces; plus the dev sentences' forward passes
+    steps = 214 * probe.RECIPE.epochs * len(probe.RECIPE.seeds) * 2
+    head_free = LAB_BASE.replace(head="model")
+    expected = (count_flops(head_free, 32, 64).training * steps
+                + count_flops(head_free, 1, 64).forward * 1694 * len(probe.RECIPE.seeds) * 2)
+    assert probed.probe_flops == expected and probed.flops == plain.flops + expected
+    assert probed.memory_bytes > plain.memory_bytes  # batches of 32 sentences up to 128 pieces
+    assert RunSpec(LAB_BASE, probe=True).key != RunSpec(LAB_BASE).key
+    with pytest.raises(ValueError, match="probe must be true or false"):
+        RunSpec(LAB_BASE, probe="yes")

@@ -3,7 +3,7 @@
     python -m albert_core finetune [--twin albert|bert] [--measure] [--json]
     python -m albert_core finetune --run DIR [--json]
     python -m albert_core finetune --experiment table4 [--json]
-    python -m albert_core finetune --reference [--workers 2]
+    python -m albert_core finetune --reference [--experiments table4 table5 ...] [--workers 2]
 
 A trained run's encoder fine-tuned on movie-review sentences beside the same model from scratch, the
 bag-of-words regression and the majority class (`albert_core.lab.probe`). ``--twin`` shows the shipped probe
@@ -42,6 +42,8 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
                       help="probe every reference run and write albert_core/lab/reference/probe.json (slow)")
     p.add_argument("--measure", action="store_true", help="with --twin: fine-tune it again here")
     p.add_argument("--workers", type=whole, default=2, metavar="N", help="with --reference: processes (default 2)")
+    p.add_argument("--experiments", nargs="+", choices=EXPERIMENT_NAMES, metavar="NAME",
+                   help=f"with --reference: some of {', '.join(EXPERIMENT_NAMES)} (default all)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run_finetune)
 
@@ -135,13 +137,12 @@ def _experiment(name: str) -> tuple[dict[str, Any], str]:
 def _reference(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from albert_core.lab.probe_reference import build_probes
 
-    def on_group(i: int, n: int, rows: list[dict[str, Any]]) -> None:
-        for row in rows:
-            p = row["probe"]
-            print(f"{i}/{n} {row['label']} seed {row['seed']}: pretrained {_seeds(tuple(p['pretrained']))}, scratch "
-                  f"{_seeds(tuple(p['scratch']))} ({row['cpu_seconds']:.0f} CPU s)", file=sys.stderr, flush=True)
+    def on_run(i: int, n: int, row: dict[str, Any]) -> None:
+        print(f"{i}/{n} {row['label']} seed {row['seed']}: val MLM loss {row['val_mlm_loss_retrained']:.4f}, "
+              f"pretrained {_seeds(tuple(row['pretrained']))} ({row['cpu_seconds']:.0f} CPU s)",
+              file=sys.stderr, flush=True)
 
-    path = build_probes(workers=args.workers, on_group=on_group)
+    path = build_probes(args.experiments, workers=args.workers, on_run=on_run)
     return {"written": str(path)}, f"wrote {path}"
 
 

@@ -236,7 +236,7 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser, parallel: 
         nproc = parallel.check_nproc(args.nproc)
         world = int(os.environ.get("WORLD_SIZE", "1")) if parallel.under_launcher() else nproc
         if spec.probe and world > 1:
-            raise ValueError("--probe runs in one process: drop --nproc (or probe the run afterwards with finetune --run)")
+            raise ValueError("--probe runs in one process: drop --nproc (or probe the run afterwards: finetune --run)")
         if spec.batch_size % world:
             raise ValueError(f"--batch ({spec.batch_size}) must be a multiple of the number of processes ({world})")
         out = Path(args.out) if args.out else None

@@ -8,7 +8,7 @@ ships them (read with the csv module; see docs/lab.md for the data's terms).
 - **Split.** By content, deterministically: a sentence whose text hashes (sha256) to 0 modulo `DEV_EVERY`
   is a dev sentence (about one in five), the rest train. Every model is scored on the same dev sentences.
 - **Fine-tuning** (`finetune`): the run's encoder with its pooler (head "model") and a new two-way
-  classifier on the pooled [CLS], every weight trained: `RECIPE` (AdamW, 3 epochs at batch 32, warmup 10 %
+  classifier on the pooled [CLS], every weight trained: `RECIPE` (AdamW, 2 epochs at batch 32, warmup 10 %
   then linear decay, gradient clipping at 1.0), ``[CLS] sentence [SEP]`` truncated to the model's position
   table (128 pieces: 99 % of the sentences whole at V 512), padding per batch. The same model from random
   weights (the run's initialisation, the same recipe) is the baseline pretraining must beat; each is
@@ -25,6 +25,7 @@ ships them (read with the csv module; see docs/lab.md for the data's terms).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import hashlib
 import io
@@ -55,7 +56,7 @@ LABELS = ("negative", "positive")  # label 0, 1 as the data file has them
 class Recipe:
     """How every encoder is fine-tuned (pretrained and from scratch alike)."""
 
-    epochs: int = 3
+    epochs: int = 2
     batch_size: int = 32
     lr: float = 1e-3
     warmup_share: float = 0.1
@@ -428,6 +429,7 @@ class ProbeResult:
     dev_sentences: int
     seconds: float = 0.0
     scores: tuple[SeedScore, ...] = field(default=(), compare=False)
+    recipe: dict[str, Any] | None = field(default=None, compare=False)  # how it was fine-tuned (Recipe as a dict)
 
     @property
     def pretrained_mean(self) -> float:
@@ -458,14 +460,16 @@ class ProbeResult:
     def to_dict(self) -> dict[str, Any]:
         return {"pretrained": list(self.pretrained), "scratch": list(self.scratch), "seeds": list(self.seeds),
                 "majority": self.majority, "bag_of_words": self.bag_of_words, "dev_sentences": self.dev_sentences,
-                "seconds": self.seconds, "verdict": self.verdict}
+                "seconds": self.seconds, "verdict": self.verdict, "data": DATA_NAME,
+                "recipe": self.recipe if self.recipe is not None else dataclasses.asdict(RECIPE)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
         try:
             return cls(tuple(float(x) for x in data["pretrained"]), tuple(float(x) for x in data["scratch"]),
                        tuple(int(x) for x in data["seeds"]), float(data["majority"]), float(data["bag_of_words"]),
-                       int(data["dev_sentences"]), float(data.get("seconds", 0.0)))
+                       int(data["dev_sentences"]), float(data.get("seconds", 0.0)),
+                       recipe=data.get("recipe") if isinstance(data.get("recipe"), dict) else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a probe result: {exc}") from None
 
@@ -501,7 +505,12 @@ class ProbeResult:
                 f"bag-of-words {self.bag_of_words * 100:.1f} %, majority class {self.majority * 100:.1f} %.")
         verdict = {"helped": "Pretraining helped", "hurt": "Pretraining hurt",
                    "not separated yet": "Pretraining and scratch are not separated yet"}[self.verdict]
-        return f"{head} **{verdict}.**"
+        notes = []
+        if max(*self.pretrained, *self.scratch) < self.bag_of_words:
+            notes.append("Both are below the bag-of-words regression.")
+        if min(self.pretrained) <= self.majority + self.standard_error:
+            notes.append("The pretrained encoder is not above the majority class in every seed.")
+        return " ".join([f"{head} **{verdict}.**", *notes])
 
 
 def probe_model(model: torch.nn.Module, config: ModelConfig, tokenizer: Tokenizer, *, std: float,
@@ -517,7 +526,7 @@ def probe_model(model: torch.nn.Module, config: ModelConfig, tokenizer: Tokenize
     data = sentences()
     batch, seq_len = recipe.batch_size * 4, min(recipe.max_len, config.max_position_embeddings)
     per_seed = math.ceil(len(data.train_texts) / recipe.batch_size) * recipe.epochs
-    starts = ["pretrained"] + ([] if scratch is not None else ["scratch"])
+    starts = ["pretrained"] + ([] if scratch is not None else ["scratch"])  # scratch=(): only the pretrained
     total, done = per_seed * len(recipe.seeds) * len(starts), 0
     results: dict[str, list[SeedScore]] = {"pretrained": [], "scratch": []}
     for start in starts:
@@ -537,7 +546,8 @@ def probe_model(model: torch.nn.Module, config: ModelConfig, tokenizer: Tokenize
     scratch_acc = tuple(scratch) if scratch is not None else tuple(s.dev_accuracy for s in results["scratch"])
     return ProbeResult(tuple(s.dev_accuracy for s in results["pretrained"]), scratch_acc, tuple(recipe.seeds),
                        majority_accuracy(data), bag_of_words().accuracy, len(data.dev_texts),
-                       time.perf_counter() - t0, tuple(results["pretrained"] + results["scratch"]))
+                       time.perf_counter() - t0, tuple(results["pretrained"] + results["scratch"]),
+                       dataclasses.asdict(recipe))
 
 
 # The mean length of a probe sentence in pieces with [CLS] and [SEP] (measured: 58 with the lab's Unigram V 512,
@@ -555,10 +565,10 @@ def probe_cost(config: ModelConfig, recipe: Recipe | None = None) -> tuple[int, 
 
     recipe = RECIPE if recipe is None else recipe
     cfg = probe_config(config)
-    n_train = EXPECTED_SENTENCES * (DEV_EVERY - 1) // DEV_EVERY
-    steps = math.ceil(n_train / recipe.batch_size) * recipe.epochs * len(recipe.seeds) * 2
+    data = sentences()
+    steps = math.ceil(len(data.train_texts) / recipe.batch_size) * recipe.epochs * len(recipe.seeds) * 2
     per_step = count_flops(cfg, recipe.batch_size, COST_PIECES).training
-    scoring = count_flops(cfg, 1, COST_PIECES).forward * (EXPECTED_SENTENCES - n_train) * len(recipe.seeds) * 2
+    scoring = count_flops(cfg, 1, COST_PIECES).forward * len(data.dev_texts) * len(recipe.seeds) * 2
     seq = min(recipe.max_len, cfg.max_position_embeddings)
     memory = estimate_memory(cfg, recipe.batch_size, seq, "fp32", optimizer="adamw", training=True, dropout=0.0,
                              device="cpu").total

@@ -47,13 +47,15 @@ def data_fingerprint() -> dict[str, Any]:
     return {"name": probe.DATA_NAME, **data.counts, "sha256": h.hexdigest()[:16]}
 
 
-def reference_specs() -> list[RunSpec]:
-    """Every distinct run the probe file covers: the experiments' reference runs and the Live-model twins."""
+def reference_specs(names: list[str] | None = None) -> list[RunSpec]:
+    """Every distinct run the probe file covers: the named experiments' reference runs (default all) and the
+    Live-model twins."""
     from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
     from albert_core.lab.reference import live_twins
 
     out: dict[str, RunSpec] = {}
-    for ex in EXPERIMENTS.values():
+    for name in names if names is not None else list(EXPERIMENTS):
+        ex = EXPERIMENTS[name]
         for spec in ex.specs(steps=REFERENCE_STEPS):
             out.setdefault(spec.key, spec)
     for spec in live_twins().values():
@@ -66,43 +68,71 @@ def _architecture(spec: RunSpec) -> str:
     return json.dumps([spec.config.to_dict(), spec.tokenizer_kind, spec.vocab_size, spec.weight_std], sort_keys=True)
 
 
-def _probe_group(spec_dicts: list[dict[str, Any]], root: str, max_bytes: int) -> list[dict[str, Any]]:
-    """In a worker process (one torch thread): the runs of one architecture, scratch fine-tuned once."""
+def _trained(spec: RunSpec, cache: Any) -> tuple[Any, Path]:
+    """(RunResult, folder) of a reference run: a Live-model twin's shipped checkpoint, else the run cache's
+    (trained now when missing, as train-reference would)."""
+    from albert_core.lab.checkpoint import load_run
+    from albert_core.lab.reference import CHECKPOINTS_DIR
+    from albert_core.lab.runs import run_cached
+
+    shipped = CHECKPOINTS_DIR / spec.key
+    if (shipped / "run.json").is_file():
+        return load_run(shipped), shipped
+    result = run_cached(spec, cache, threads=1)
+    if result.cancelled or result.checkpoint is None:
+        raise ValueError(f"reference run {spec.name!r} (seed {spec.seed}) stopped: {result.message}")
+    return result, Path(result.checkpoint)
+
+
+def _probe_run(spec_dict: dict[str, Any], root: str, max_bytes: int) -> dict[str, Any]:
+    """In a worker process (one torch thread): one reference run, trained if missing, its encoder fine-tuned."""
     import torch
 
     from albert_core.lab import probe
     from albert_core.lab.checkpoint import load_model
-    from albert_core.lab.reference import live_limits, live_twins
-    from albert_core.lab.runs import RunCache, run_cached
+    from albert_core.lab.runs import RunCache
     from albert_core.lab.spec import RunSpec
     from albert_core.text.tokenizers import lab_tokenizer
 
     torch.set_num_threads(1)
-    cache = RunCache(root, max_bytes)
-    live = {s.key for s in live_twins().values()}
-    scratch = None
+    spec = RunSpec.from_dict(spec_dict)
+    result, folder = _trained(spec, RunCache(root, max_bytes))
+    tokenizer = lab_tokenizer(spec.tokenizer_kind, spec.vocab_size)
+    t0 = time.process_time()
+    probed = probe.probe_model(load_model(folder), spec.config, tokenizer, std=spec.weight_std, scratch=())
+    return {"key": spec.key, "label": spec.name, "seed": spec.seed,
+            "val_mlm_loss_retrained": float(result.final["val_mlm_loss"]),
+            "cpu_seconds": time.process_time() - t0, "pretrained": list(probed.pretrained)}
+
+
+def _probe_scratch(spec_dict: dict[str, Any]) -> list[float]:
+    """In a worker process: the from-scratch baseline of a run's architecture and tokenizer, per seed."""
+    import torch
+
+    from albert_core.lab import probe
+    from albert_core.lab.spec import RunSpec
+    from albert_core.text.tokenizers import lab_tokenizer
+
+    torch.set_num_threads(1)
+    spec = RunSpec.from_dict(spec_dict)
+    recipe = probe.RECIPE
+    seq_len = min(recipe.max_len, spec.config.max_position_embeddings)
     out = []
-    for data in spec_dicts:
-        spec = RunSpec.from_dict(data)
-        extra = {"limits": live_limits()} if spec.key in live else {}
-        result = run_cached(spec, cache, threads=1, **extra)
-        if result.cancelled or result.checkpoint is None:
-            raise ValueError(f"reference run {spec.name!r} (seed {spec.seed}) stopped: {result.message}")
-        model = load_model(result.checkpoint)
-        tokenizer = lab_tokenizer(spec.tokenizer_kind, spec.vocab_size)
-        t0 = time.process_time()
-        probed = probe.probe_model(model, spec.config, tokenizer, std=spec.weight_std, scratch=scratch)
-        if scratch is None:
-            scratch = probed.scratch
-        out.append({"key": spec.key, "label": spec.name, "seed": spec.seed,
-                    "val_mlm_loss_retrained": float(result.final["val_mlm_loss"]),
-                    "cpu_seconds": time.process_time() - t0, "probe": probed.to_dict()})
+    for seed in recipe.seeds:
+        encoder = probe.scratch_encoder(spec.config, std=spec.weight_std, seed=seed, batch=recipe.batch_size * 4,
+                                        seq_len=seq_len)
+        out.append(probe.finetune(encoder, "scratch", seed, lab_tokenizer(spec.tokenizer_kind, spec.vocab_size),
+                                  std=spec.weight_std).dev_accuracy)
     return out
 
 
-def build_probes(out_dir: Path | str | None = None, *, workers: int = 2,
-                 on_group: Callable[[int, int, list[dict[str, Any]]], object] | None = None) -> Path:
-    """Probe every reference run (module docstring) in ``workers`` processes; write and return probe.json."""
+def build_probes(names: list[str] | None = None, out_dir: Path | str | None = None, *, workers: int = 2,
+                 on_run: Callable[[int, int, dict[str, Any]], object] | None = None) -> Path:
+    """Probe every reference run of the named experiments (default all) and the Live-model twins (module
+    docstring) in ``workers`` processes, one task per run and one per architecture's from-scratch baseline;
+    write and return probe.json."""
+    from concurrent.futures import as_completed
+
     from albert_core.lab import probe
     from albert_core.lab.checkpoint import environment
     from albert_core.lab.reference import REFERENCE_DIR
@@ -110,24 +140,38 @@ def build_probes(out_dir: Path | str | None = None, *, workers: int = 2,
 
     out_dir = Path(out_dir) if out_dir is not None else REFERENCE_DIR
     cache = RunCache()
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for spec in reference_specs():
-        groups.setdefault(_architecture(spec), []).append(spec.to_dict())
-    ordered = sorted(groups.values(), key=len, reverse=True)  # the largest groups first: the pool ends together
+    specs = reference_specs(names)
+    archs: dict[str, RunSpec] = {}
+    for spec in specs:
+        archs.setdefault(_architecture(spec), spec)
     bow = probe.bag_of_words()
-    runs: dict[str, Any] = {}
+    data = probe.sentences()
+    rows: dict[str, dict[str, Any]] = {}
+    scratch: dict[str, list[float]] = {}
+    # the runs that must be trained first (the longest tasks) are submitted first, so the pool ends together
+    order = sorted(specs, key=lambda s: RunCache().get(s.key) is not None)
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_probe_group, g, str(cache.root), cache.max_bytes) for g in ordered]
-        for i, future in enumerate(futures, 1):
-            done = future.result()
-            for row in done:
-                runs[row.pop("key")] = row
-            if on_group is not None:
-                on_group(i, len(futures), done)
+        futures = {pool.submit(_probe_run, s.to_dict(), str(cache.root), cache.max_bytes): ("run", s) for s in order}
+        futures.update({pool.submit(_probe_scratch, s.to_dict()): ("scratch", a) for a, s in archs.items()})
+        for i, future in enumerate(as_completed(futures), 1):
+            kind, what = futures[future]
+            if kind == "scratch":
+                scratch[what] = future.result()
+                continue
+            row = future.result()
+            rows[row.pop("key")] = {**row, "architecture": _architecture(what)}
+            if on_run is not None:
+                on_run(i, len(futures), row)
+    runs = {}
+    for key, row in rows.items():
+        accs = scratch[row.pop("architecture")]
+        result = ProbeResult(tuple(row.pop("pretrained")), tuple(accs), tuple(RECIPE.seeds),
+                             probe.majority_accuracy(data), bow.accuracy, len(data.dev_texts))
+        runs[key] = {**row, "probe": result.to_dict()}
     doc = {
         "data": data_fingerprint(),
         "recipe": dataclasses.asdict(RECIPE),
-        "baselines": {"majority": probe.majority_accuracy(probe.sentences()), "bag_of_words": dataclasses.asdict(bow)},
+        "baselines": {"majority": probe.majority_accuracy(data), "bag_of_words": dataclasses.asdict(bow)},
         "environment": environment(),
         "threads": 1,
         "runs": runs,
