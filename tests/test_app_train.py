@@ -256,6 +256,108 @@ def test_the_mask_rate_select_starts_at_15_percent_and_a_30_percent_run_is_queue
     assert worker.wait(run_id, timeout=120).state == "cancelled"
 
 
+def test_the_probe_checkbox_is_off_by_default_and_a_probed_run_is_queued_with_it(worker):
+    from albert_core.format import fmt_flops
+    from albert_core.lab import probe
+    from albert_core.lab.trainer import run_cost
+
+    at = open_page()
+    box = at.checkbox(key="train_probe")
+    assert box.label == "Then fine-tune on movie reviews (downstream probe)" and box.value is False
+    counts = probe.sentences().counts  # the help's numbers are the probe's own split
+    assert f"{counts['train']:,} movie-review sentences" in box.help and f"{counts['dev']:,} held-out" in box.help
+    assert "bag-of-words" in box.help and "majority class" in box.help and "several minutes of CPU" in box.help
+    assert frame(at, "limits")["probe_flops"].isna().all()  # nothing probed: no probe cost planned
+    assert "downstream probe" not in queue_note(at)
+    box.check().run()
+    at.segmented_control(key="train_mode").set_value("custom").run()  # the custom runs are probed too
+    assert all(r.endswith(", probed") for r in frame(at, "limits")["run"])
+    at.segmented_control(key="train_mode").set_value("twins").run()
+    at = plan_twins(at, ["ALBERT"], steps=3000)
+    (planned,) = tr.twin_specs(TINY, ["ALBERT"], task="sop", steps=3000, seeds=[0], batch_size=4, seq_len=32,
+                               probe=True)
+    plan = frame(at, "limits")
+    assert list(plan["run"]) == ["ALBERT, probed"]
+    assert list(plan["probe_flops"]) == [fmt_flops(run_cost(planned).probe_flops)]  # its extra cost, planned
+    if load_reference():  # the time estimate counts the probe's FLOPs and says so
+        assert "in all (with the downstream probe's fine-tuning on movie reviews" in queue_note(at)
+    at.button(key="train_submit").click().run()
+    assert not at.exception, at.exception
+    (run_id,) = url_runs(at)
+    spec = worker.status(run_id).spec
+    assert spec.probe is True and spec == planned and run_id == spec.key
+    at.run()
+    at.button(key=f"train_cancel_{run_id}").click().run()
+    assert worker.wait(run_id, timeout=120).state == "cancelled"
+
+
+def test_a_probed_run_shows_its_fine_tuning_progress_then_its_probe_table_and_verdict(worker, monkeypatch):
+    import io
+    import threading
+    import time
+
+    import pandas as pd
+
+    from albert_core.lab import probe
+    from albert_core.lab.trainer import run_cost
+
+    monkeypatch.setattr(probe, "RECIPE", probe.Recipe(epochs=1, batch_size=128, lr=3e-3, seeds=(0, 1)))
+    # the baseline regression is not what this page test checks (computing it takes about 40 CPU-seconds)
+    monkeypatch.setattr(probe, "bag_of_words", lambda: probe.BagOfWords(0.7712, 1e-3, 20_000, 0.765))
+    gate, finetune = threading.Event(), probe.finetune
+
+    def held(*args, on_step=None, **kwargs):  # each fine-tuning waits after its first step until the page looked
+        def step(done, total):
+            on_step(done, total)
+            if done == 1:
+                gate.wait(120)
+        return finetune(*args, on_step=step, **kwargs)
+
+    monkeypatch.setattr(probe, "finetune", held)
+    at = open_page()
+    at.checkbox(key="train_probe").check().run()
+    at = plan_twins(at, ["ALBERT"])
+    at.button(key="train_submit").click().run()
+    (run_id,) = url_runs(at)
+    try:
+        deadline = time.monotonic() + 120
+        while not (s := worker.status(run_id)).probe_total and time.monotonic() < deadline and not s.finished:
+            time.sleep(0.05)
+        assert s.state == "running" and s.step == STEPS and 0 < s.probe_done < s.probe_total, s
+        at.run()
+        (line,) = [t for c in at.caption if "fine-tuning on movie reviews:" in (t := c.value.replace("\\", ""))]
+        assert line.startswith(f"step {STEPS}/{STEPS} · elapsed ") and "left" not in line  # training is done
+        assert f" · fine-tuning on movie reviews: {100 * s.probe_done / s.probe_total:.0f} %" in line
+    finally:
+        gate.set()
+    run_to_end(at, worker)
+    assert not at.exception, at.exception
+    status = worker.status(run_id)
+    result = status.probe
+    assert status.state == "done" and result is not None, status.message
+    assert status.probe_done == status.probe_total > 0  # the worker followed the probe to its last step
+    heads = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("**Downstream probe")]
+    assert heads == ["**Downstream probe (movie-review sentences): ALBERT, probed, seed 0**"]
+    table = frame(at, "model")
+    assert list(table["model"]) == ["pretrained (this run)", "same model from scratch", "bag-of-words",
+                                    "majority class"]
+    assert list(table.columns) == ["model", "seed 0", "seed 1", "mean"]
+    assert table["seed 0"].tolist()[:2] == pytest.approx([100 * result.pretrained[0], 100 * result.scratch[0]])
+    assert table["mean"].tolist() == pytest.approx([100 * result.pretrained_mean, 100 * result.scratch_mean, 77.12,
+                                                    100 * result.majority])
+    assert table["seed 1"].iloc[2:].isna().all()  # a baseline has no seed
+    sentence = result.sentence()
+    assert sentence in [m.value for m in at.markdown] and sentence.endswith(".**")  # the verdict in bold
+    runs = frame(at, "run_id")
+    assert runs["probe_pct"].tolist() == pytest.approx([100 * result.pretrained_mean])
+    assert runs["probe_scratch_pct"].tolist() == pytest.approx([100 * result.scratch_mean])
+    csv = pd.read_csv(io.StringIO(tr.runs_csv(runs)))
+    assert csv["downstream_dev_accuracy_percent"].tolist() == pytest.approx([100 * result.pretrained_mean])
+    # the pace this worker measured counts the probe's FLOPs: its seconds include the probe's
+    cost = run_cost(status.spec)
+    assert worker.pace() == pytest.approx(status.elapsed_s / (cost.flops_per_step * STEPS + cost.probe_flops))
+
+
 def test_a_shared_link_shows_a_running_run_read_only_and_its_own_copy_joins_the_training(worker):
     at = plan_twins(open_page(), ["BERT"], steps=3000)
     at.button(key="train_submit").click().run()
@@ -497,6 +599,46 @@ def test_table4_states_the_paper_beside_the_measured_losses_with_a_verdict(worke
     assert [s["y0"] for s in curves["layout"]["shapes"]] == pytest.approx([base.frequency_loss, base.neighbour_loss])
     assert re.search(r": (from )?\d\.\d\d(-\d\.\d\d)? nat (below|above) .*the frequency-only model", text)
     assert not re.search(r"[-+]\d\.\d\d nats? below", text)  # issue #34: "-0.04 nats below" read as a double negative
+
+
+def test_an_experiments_shipped_probes_show_its_variants_downstream_beside_their_loss(worker, monkeypatch):
+    from albert_core.lab import probe_reference, reference
+    from albert_core.lab.probe import ProbeResult
+    from ui.train import experiments as train_experiments
+
+    runs = json.loads((reference.REFERENCE_DIR / "table4.json").read_text(encoding="utf-8"))["runs"]
+    labels = list(dict.fromkeys(r["spec"]["label"] for r in runs))
+    probes = {r["key"]: ProbeResult((0.60 + 0.01 * labels.index(r["spec"]["label"]), 0.62), (0.55, 0.56), (0, 1),
+                                    0.486, 0.7712, 1694) for r in runs}
+    shipped = {"probes": probes}
+    monkeypatch.setattr(probe_reference, "load_probes", lambda folder=None: shipped["probes"])
+    train_experiments.references.clear()
+    try:
+        at = open_page({"exp": "table4"})
+        assert not at.exception, at.exception
+        table = frame(at, "probed")
+        assert list(table["variant"]) == labels and set(table["probed"]) == {2}
+        for row in table.itertuples():
+            mine = [r for r in runs if r["spec"]["label"] == row.variant]
+            assert row.probe_pct == pytest.approx(100 * (0.60 + 0.01 * labels.index(row.variant) + 0.62) / 2)
+            assert row.probe_scratch_pct == pytest.approx(55.5)
+            assert row.val_mlm_loss == pytest.approx(sum(r["final"]["val_mlm_loss"] for r in mine) / len(mine))
+        captions = " ".join(c.value for c in at.caption).replace("\\", "")
+        assert "dev accuracy on 1,694 held-out sentences of Rotten Tomatoes sentence polarity" in captions
+        assert "a bag-of-words regression scores 77.1 % and the majority class 48.6 %" in captions
+        text = " ".join(m.value for m in at.markdown).replace("\\", "")
+        assert "Here: movie-review dev accuracy after fine-tuning" in text  # the downstream findings render
+        assert frame(at, "run_id")["probe_pct"].notna().all()  # the reference runs table too
+
+        shipped["probes"] = {}  # nothing probed: nothing extra
+        train_experiments.references.clear()
+        at = open_page({"exp": "table4"})
+        assert not at.exception, at.exception
+        assert not [d for d in at.dataframe if "probed" in d.value.columns]
+        assert "Rotten Tomatoes" not in " ".join(c.value for c in at.caption)
+        assert "movie-review" not in " ".join(m.value for m in at.markdown)
+    finally:
+        train_experiments.references.clear()
 
 
 def test_the_runs_table_download_holds_numbers_with_units_in_the_column_names(worker, monkeypatch):

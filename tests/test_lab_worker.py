@@ -207,6 +207,26 @@ def test_a_queued_run_shows_an_estimated_wait_once_a_run_has_been_measured(worke
     worker.cancel(running)
 
 
+def test_a_probed_runs_time_left_counts_its_probe_at_the_runs_own_pace(worker):
+    from albert_core.lab import trainer
+
+    spec = tiny_spec(steps=100, probe=True)
+    cost = trainer.run_cost(spec)
+    assert cost.probe_flops > 0
+    job = lab_worker._Job(spec, state="running", step=50, elapsed_s=10.0)
+    # half its training in 10 s: the rest of its training and the whole probe at that pace (seconds per FLOP)
+    pace = 10.0 / (cost.flops_per_step * 50)
+    assert worker._left_s(job) == pytest.approx(pace * (cost.flops_per_step * 50 + cost.probe_flops))
+    job.step, job.elapsed_s, job.probe_done, job.probe_total = 100, 40.0, 30, 120  # a quarter through its probe
+    pace = 40.0 / (cost.flops_per_step * 100 + cost.probe_flops / 4)
+    assert worker._left_s(job) == pytest.approx(pace * cost.probe_flops * 3 / 4)
+    plain = lab_worker._Job(tiny_spec(steps=100), state="running", step=50, elapsed_s=10.0)
+    assert worker._left_s(plain) == pytest.approx(10.0)  # not probed: its own seconds per step, as before
+    worker._s_per_flop = 1e-9  # queued: its FLOPs, the probe's included, at the pace measured here
+    assert worker._left_s(lab_worker._Job(spec)) == pytest.approx(
+        (cost.flops_per_step * 100 + cost.probe_flops) * 1e-9)
+
+
 def test_a_new_worker_deletes_the_staging_folders_of_stopped_processes(runs_dir):
     import subprocess
     import sys

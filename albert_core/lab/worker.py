@@ -70,6 +70,9 @@ class RunStatus:
     checkpoint: Path | None
     baselines: Baselines | None = None  # of the held-out batches it is scored on (known once it trains)
     wait_s: float | None = None  # queued: estimated seconds until it starts (None: nothing measured yet)
+    probe_done: int = 0  # the downstream probe's fine-tuning steps done (after training) ...
+    probe_total: int = 0  # ... of this many (0: not probing, or not yet)
+    probe: Any = None  # a finished probed run's ProbeResult (albert_core.lab.probe)
 
     @property
     def finished(self) -> bool:
@@ -95,6 +98,9 @@ class _Job:
     watched_at: float = field(default_factory=time.monotonic)  # last status request
     stop_reason: str = ""  # why the worker stopped it (nobody wants it, nobody watches)
     claimed: bool = False  # taken from the queue by a worker thread (it may still wait for memory)
+    probe_done: int = 0
+    probe_total: int = 0
+    probe: Any = None
 
 
 class Worker:
@@ -168,7 +174,8 @@ class Worker:
             return max(0, min(self.share - self._held(owner), self.max_queue - len(self._queue)))
 
     def pace(self) -> float | None:
-        """Wall seconds per training FLOP measured on this worker's finished runs, None before the first."""
+        """Wall seconds per training FLOP measured on this worker's finished runs, None before the first (a
+        probed run's FLOPs include its probe's estimate: its seconds include the probe's)."""
         with self._cond:
             return self._s_per_flop
 
@@ -304,13 +311,18 @@ class Worker:
 
     def _left_s(self, job: _Job) -> float | None:
         """Estimated wall seconds until ``job`` finishes: its own pace when it is running, else its
-        training FLOPs at the pace measured on this worker's finished runs."""
+        training FLOPs (and its downstream probe's, an estimate) at the pace measured on this worker's
+        finished runs."""
         if job.state == "running" and job.step > 0:
-            return job.elapsed_s / job.step * (job.spec.steps - job.step)
+            cost = trainer.run_cost(job.spec)
+            probed = job.probe_done / job.probe_total if job.probe_total else 0.0
+            done = cost.flops_per_step * job.step + cost.probe_flops * probed
+            left = cost.flops_per_step * (job.spec.steps - job.step) + cost.probe_flops * (1 - probed)
+            return job.elapsed_s / done * left
         if self._s_per_flop is None:
             return None
         cost = trainer.run_cost(job.spec)
-        return cost.flops_per_step * job.spec.steps * self._s_per_flop
+        return (cost.flops_per_step * job.spec.steps + cost.probe_flops) * self._s_per_flop
 
     def _wait_for(self, ahead: int) -> float | None:
         """Estimated seconds until a run with ``ahead`` waiting runs before it starts: the running runs'
@@ -340,7 +352,7 @@ class Worker:
             run_id=run_id, spec=job.spec, state=job.state, position=position, step=job.step,
             steps=job.spec.steps, elapsed_s=job.elapsed_s, eta_s=job.eta_s, history=history.copy(),
             final=dict(job.final), message=job.message, checkpoint=job.checkpoint, baselines=job.baselines,
-            wait_s=wait,
+            wait_s=wait, probe_done=job.probe_done, probe_total=job.probe_total, probe=job.probe,
         )
 
     @staticmethod
@@ -349,7 +361,7 @@ class Worker:
             result.spec, state="done", step=int(result.final.get("steps", result.spec.steps)),
             elapsed_s=result.seconds, eta_s=0.0, final=dict(result.final), checkpoint=result.checkpoint,
             history=result.history, message="from the cache of finished runs", finished_at=time.time(),
-            baselines=result.baselines,
+            baselines=result.baselines, probe=result.probe,
         )
 
     def _remember(self, run_id: str, job: _Job) -> _Job:
@@ -392,6 +404,7 @@ class Worker:
                     job.rows.append(p.row)
                 if p.baselines is not None:
                     job.baselines = p.baselines
+                job.probe_done, job.probe_total = p.probe_done, p.probe_total
 
         def on_wait(message: str) -> None:
             with self._cond:
@@ -443,6 +456,7 @@ class Worker:
             job.history = result.history
             job.final = dict(result.final)
             job.baselines = result.baselines or job.baselines
+            job.probe = result.probe
             job.elapsed_s = result.seconds
             job.eta_s = 0.0
             job.finished_at = time.time()
@@ -450,7 +464,9 @@ class Worker:
                 job.state, job.message = "cancelled", job.stop_reason or result.message
             else:
                 job.state, job.checkpoint = "done", result.checkpoint
-                flops = trainer.run_cost(job.spec).flops_per_step * max(1, job.step or job.spec.steps)
+                cost = trainer.run_cost(job.spec)
+                flops = cost.flops_per_step * max(1, job.step or job.spec.steps)
+                flops += cost.probe_flops if result.probe is not None else 0  # its seconds include the probe's
                 pace = result.seconds / flops
                 self._s_per_flop = pace if self._s_per_flop is None else 0.5 * (self._s_per_flop + pace)
             self._cond.notify_all()

@@ -55,7 +55,7 @@ def _rows(results: Sequence[Any], state: str = "done") -> list[tr.RunRow]:
     for r in results:
         cost = run_cost(r.spec)
         rows.append(tr.RunRow(r.spec.key, r.spec.name, r.spec, state, r.history, r.final, cost.params,
-                              cost.flops_per_step, r.baselines))
+                              cost.flops_per_step, r.baselines, r.probe))
     return rows
 
 
@@ -79,6 +79,7 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
     """The experiment's figure: paper beside measured here (``who``: whose runs, in keys and titles)."""
     measured = f"{ft.MEASURED_LABEL} ({who} runs)"
     show_findings(name, results, ev, who)
+    show_variant_probes(name, results, who)
     if "cross_accuracy" in ev:
         c = st.columns(2)
         paper = (PAPER_TABLE5[["NSP", "SOP"]] / 100).rename(columns=str.lower)
@@ -110,12 +111,41 @@ def show_findings(name: str, results: Sequence[Any], ev: dict[str, Any], who: st
     found = findings.for_experiment(name, results, ev)
     if not found:
         return
+    probed = any(r.probe is not None for r in results)
+    ours = ("our held-out MLM loss and movie-review accuracy after fine-tuning, after minutes of CPU" if probed
+            else "our held-out MLM loss after minutes of CPU")
     st.markdown(f"**The paper beside the {who} runs** (which setting is better; the sizes are not comparable: "
-                "the paper's downstream averages after 125,000 steps at batch 4,096, our held-out MLM loss after "
-                "minutes of CPU):")
+                f"the paper's downstream averages after 125,000 steps at batch 4,096, {ours}):")
     st.markdown("\n".join(f"- {escape_markdown(f.question)} Paper: {escape_markdown(f.paper)}. Here: "
                            f"{escape_markdown(f.measured)}. **{escape_markdown(sentence_case(f.verdict))}.**"
                            for f in found))
+
+
+VARIANT_PROBE_COLUMNS = {
+    "variant": st.column_config.TextColumn("variant"),
+    "runs": st.column_config.NumberColumn("runs", format="%d", help="Runs of this variant (one per seed)."),
+    "probed": st.column_config.NumberColumn("probed", format="%d", help="How many of them were probed downstream."),
+    "val_mlm_loss": st.column_config.NumberColumn("val MLM loss", format="%.3f",
+                                                  help="Final validation MLM loss in nats, the mean over the runs."),
+    "probe_pct": st.column_config.NumberColumn(
+        "downstream %", format="%.1f", help="Dev accuracy after fine-tuning the variant's encoders on movie-review "
+        "sentences: the mean over the fine-tuning seeds and the probed runs."),
+    "probe_scratch_pct": st.column_config.NumberColumn(
+        "from scratch %", format="%.1f", help="The same model from random weights, fine-tuned and scored the same "
+        "way: what pretraining must beat."),
+}
+
+
+def show_variant_probes(name: str, results: Sequence[Any], who: str) -> None:
+    """The variants side by side on validation MLM loss and downstream accuracy, when runs were probed (else
+    nothing)."""
+    df = tr.variant_probes(results)
+    if df is None:
+        return
+    st.dataframe(df, hide_index=True, key=f"exp_{name}_{who}_probes", placeholder=train_view.MISSING,
+                 column_config=VARIANT_PROBE_COLUMNS)
+    first = next(r.probe for r in results if r.probe is not None)
+    st.caption(escape_markdown(tr.probe_note(first)))
 
 
 def render(cfg: ModelConfig) -> None:

@@ -64,6 +64,8 @@ steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limit
 seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
                              help="One run per seed (comma separated, at most 5): several seeds draw a band, and two "
                              "or more per run are what the page needs to say whether two runs have separated.")
+probe = st.checkbox("Then fine-tune on movie reviews (downstream probe)", value=False, key="train_probe",
+                    help=train_view.PROBE_HELP)
 
 base = tr.TINY if size == "tiny" else cfg.replace(head="pretraining")
 batch, seq = ((tr.RUN_DEFAULTS["batch_size"], tr.RUN_DEFAULTS["seq_len"]) if size == "tiny"
@@ -75,7 +77,7 @@ try:
         chosen = st.pills("Twins", tr.TWINS, selection_mode="multi", default=list(tr.DEFAULT_TWINS), key="train_twins",
                           help="; ".join(f"{k}: {v}" for k, v in tr.TWIN_HELP.items())) or []
         specs = tr.twin_specs(base, chosen, task=task, steps=int(steps), seeds=seeds, batch_size=batch,
-                              seq_len=seq, mask_rate=mask_rate)
+                              seq_len=seq, mask_rate=mask_rate, probe=probe)
     else:
         c = st.columns(4)
         sharing = c[0].selectbox("Sharing", ("none", "all", "attention", "ffn"), format_func=SHARING_LABELS.get,
@@ -88,7 +90,7 @@ try:
                                 embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1,
                                                               hi=base.hidden_size * 4),
                                 task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq,
-                                mask_rate=mask_rate)
+                                mask_rate=mask_rate, probe=probe)
 except ValueError as exc:
     st.error(escape_markdown(f"Cannot plan these runs: {exc}"))
     specs = []

@@ -5,7 +5,8 @@ Twins of a config (the paper's comparison, one click): BERT (E = H, no sharing),
 (ALBERT embeddings V x E + E -> H, every layer its own weights), shared only (E = H, layers shared)
 and ALBERT (factorized and shared). Every twin is trained with the same tokenizer and masking, so
 only the architecture differs between their curves. A mask rate other than 15 % is named in the runs'
-labels ("ALBERT, mask 30 %"), so the table, the progress lines and the curves tell such runs apart.
+labels ("ALBERT, mask 30 %"), and so is the downstream probe ("ALBERT, probed": then fine-tuned on movie-review
+sentences, `albert_core.lab.probe`), so the table, the progress lines and the curves tell such runs apart.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -49,28 +51,32 @@ def factorized_size(cfg: ModelConfig) -> int:
 
 
 def twin_specs(cfg: ModelConfig, names: Iterable[str], *, task: str, steps: int, seeds: Sequence[int],
-               batch_size: int, seq_len: int, mask_rate: float = DEFAULT_MASK_RATE) -> list[RunSpec]:
+               batch_size: int, seq_len: int, mask_rate: float = DEFAULT_MASK_RATE, probe: bool = False
+               ) -> list[RunSpec]:
     """One RunSpec per chosen twin (`albert_core.lab.experiments.twins`) and seed, labelled by the
-    twin's name; every twin with the same tokenizer and masking, so only the architecture differs."""
+    twin's name; every twin with the same tokenizer and masking, so only the architecture differs.
+    ``probe``: each then fine-tuned on movie-review sentences (`RunSpec.probe`)."""
     all_twins = experiments.twins(cfg)
     unknown = [n for n in names if n not in all_twins]
     if unknown:
         raise ValueError(f"twins must be among {', '.join(all_twins)}; got {', '.join(unknown)}")
-    return [_spec(all_twins[name], name, task, steps, seed, batch_size, seq_len, mask_rate)
+    return [_spec(all_twins[name], name, task, steps, seed, batch_size, seq_len, mask_rate, probe)
             for name in names for seed in seeds]
 
 
 def _spec(cfg: ModelConfig, label: str, task: str, steps: int, seed: int, batch_size: int, seq_len: int,
-          mask_rate: float = DEFAULT_MASK_RATE) -> RunSpec:
+          mask_rate: float = DEFAULT_MASK_RATE, probe: bool = False) -> RunSpec:
     fields = {**RUN_DEFAULTS, "batch_size": batch_size, "seq_len": seq_len}  # warmup, evaluations: the recipe's
     if mask_rate != DEFAULT_MASK_RATE:
         label = f"{label}, mask {mask_rate_text(mask_rate)}"
-    return RunSpec(cfg, task=task, steps=steps, seed=seed, label=label, mask_rate=mask_rate, **fields)
+    if probe:
+        label = f"{label}, probed"
+    return RunSpec(cfg, task=task, steps=steps, seed=seed, label=label, mask_rate=mask_rate, probe=probe, **fields)
 
 
 def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, embedding_sizes: Sequence[int],
                  task: str, steps: int, seeds: Sequence[int], batch_size: int, seq_len: int,
-                 mask_rate: float = DEFAULT_MASK_RATE) -> list[RunSpec]:
+                 mask_rate: float = DEFAULT_MASK_RATE, probe: bool = False) -> list[RunSpec]:
     """ALBERT runs of ``cfg`` in one sharing mode, one per embedding size and seed."""
     if not embedding_sizes:
         raise ValueError("E values must hold at least one value")
@@ -81,7 +87,7 @@ def custom_specs(cfg: ModelConfig, *, sharing: str, groups: int, inner: int, emb
                            num_hidden_groups=groups if sharing != "none" else 1, inner_group_num=inner)
         label = (f"E={e} {SHARING_LABELS[sharing]}" + (f" G={groups}" if sharing != "none" and groups > 1 else "")
                  + (f" K={inner}" if inner > 1 else ""))
-        specs += [_spec(c, label, task, steps, s, batch_size, seq_len, mask_rate) for s in seeds]
+        specs += [_spec(c, label, task, steps, s, batch_size, seq_len, mask_rate, probe) for s in seeds]
     return specs
 
 
@@ -139,6 +145,7 @@ class RunRow:
     params: int
     flops_per_step: int
     baselines: Baselines | None = None  # of the held-out batches it is scored on (None: not known yet)
+    probe: Any = None  # its downstream probe's ProbeResult (albert_core.lab.probe), None when not probed
 
 
 def measured_step_ms(history: pd.DataFrame) -> float:
@@ -182,6 +189,7 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
             "tokens": int(f.get("tokens", 0)),
             **{c: f.get(c, math.nan) for c in METRIC_COLUMNS},
             **best_columns(r.history),
+            **probe_columns(r.probe),
             **baseline_columns(r, f),
             "seconds": f.get("seconds", math.nan),
             "state": r.state,
@@ -193,6 +201,7 @@ def runs_frame(rows: Sequence[RunRow]) -> pd.DataFrame:
 # the results first (what a reader compares), then the baselines, then what the run cost, then what it was
 RUNS_COLUMNS = ["run", "seed", "state", "val_mlm_loss", "best_val_mlm_loss", "vs_frequency", "below_frequency",
                 "mlm_verdict", "val_mlm_acc", "val_order_acc", "best_val_order_acc", "order_verdict",
+                "probe_pct", "probe_scratch_pct",  # the downstream probe's (blank when not probed)
                 "frequency_loss", "neighbour_loss", "frequency_acc", "val_order_ones", "train_mlm_loss",
                 "params", "train_flops_per_step", "flops_per_step", "step_ms", "steps", "tokens", "seconds",
                 "config", "task", "run_id"]
@@ -203,7 +212,9 @@ WORD_COLUMNS = {"vs_frequency": "below_frequency", "flops_per_step": "train_flop
 CSV_NAMES = {"val_mlm_loss": "val_mlm_loss_nats", "best_val_mlm_loss": "best_val_mlm_loss_nats",
              "below_frequency": "below_frequency_nats", "frequency_loss": "frequency_loss_nats",
              "neighbour_loss": "neighbour_loss_nats", "train_mlm_loss": "train_mlm_loss_nats",
-             "train_flops_per_step": "training_flop_per_step"}
+             "train_flops_per_step": "training_flop_per_step",
+             "probe_pct": "downstream_dev_accuracy_percent", "probe_scratch_pct": "from_scratch_dev_accuracy_percent"}
+PROBE_COLUMNS = ("probe_pct", "probe_scratch_pct")
 
 
 def runs_csv(df: pd.DataFrame) -> str:
@@ -219,6 +230,59 @@ def best_columns(history: pd.DataFrame) -> dict[str, float]:
         return float(how(values)) if values else math.nan
 
     return {"best_val_mlm_loss": best("val_mlm_loss", min), "best_val_order_acc": best("val_order_acc", max)}
+
+
+def probe_columns(probe: Any) -> dict[str, float]:
+    """A probed run's downstream accuracies in percent (the means over its fine-tuning seeds): its encoder's and
+    the same model's from scratch; NaN when not probed."""
+    if probe is None:
+        return {"probe_pct": math.nan, "probe_scratch_pct": math.nan}
+    return {"probe_pct": 100 * probe.pretrained_mean, "probe_scratch_pct": 100 * probe.scratch_mean}
+
+
+def probe_frame(probe: Any) -> pd.DataFrame:
+    """A run's downstream probe as a table, in percent: its encoder and the same model from scratch (one column
+    per fine-tuning seed and their mean), the bag-of-words regression and the majority class (no seed: one
+    value, in the mean's column)."""
+    seeds = [f"seed {s}" for s in probe.seeds]
+    rows = [{"model": "pretrained (this run)", **dict(zip(seeds, probe.pretrained, strict=False)),
+             "mean": probe.pretrained_mean},
+            {"model": "same model from scratch", **dict(zip(seeds, probe.scratch, strict=False)),
+             "mean": probe.scratch_mean},
+            {"model": "bag-of-words", "mean": probe.bag_of_words},
+            {"model": "majority class", "mean": probe.majority}]
+    df = pd.DataFrame(rows, columns=["model", *seeds, "mean"])
+    df[[*seeds, "mean"]] = df[[*seeds, "mean"]].astype(float) * 100
+    return df
+
+
+def variant_probes(results: Sequence[Any]) -> pd.DataFrame | None:
+    """One row per variant (label) of an experiment's runs: its runs, the mean validation MLM loss, and, over its
+    probed runs, the mean downstream accuracy (percent) of its encoders and of the same model from scratch.
+    None when no run was probed."""
+    if not any(r.probe is not None for r in results):
+        return None
+    rows = []
+    for label in dict.fromkeys(r.spec.label for r in results):
+        runs = [r for r in results if r.spec.label == label]
+        probed = [r.probe for r in runs if r.probe is not None]
+        losses = [r.final["val_mlm_loss"] for r in runs if r.final.get("val_mlm_loss") is not None]
+        rows.append({"variant": label, "runs": len(runs), "probed": len(probed),
+                     "val_mlm_loss": sum(losses) / len(losses) if losses else math.nan,
+                     "probe_pct": 100 * sum(p.pretrained_mean for p in probed) / len(probed) if probed else math.nan,
+                     "probe_scratch_pct": (100 * sum(p.scratch_mean for p in probed) / len(probed) if probed
+                                           else math.nan)})
+    return pd.DataFrame(rows)
+
+
+def probe_note(probe: Any) -> str:
+    """What the downstream numbers are, in one line: the data, the fine-tuning seeds and the baselines."""
+    from albert_core.lab.probe import DATA_NAME
+
+    return (f"Downstream: dev accuracy on {probe.dev_sentences:,} held-out sentences of {DATA_NAME} after "
+            f"fine-tuning each encoder, and the same model from scratch, with {len(probe.seeds)} seeds (the mean "
+            f"over them and over the variant's probed runs). On the same sentences a bag-of-words regression "
+            f"scores {100 * probe.bag_of_words:.1f} % and the majority class {100 * probe.majority:.1f} %.")
 
 
 def differing_columns(df: pd.DataFrame) -> list[str]:

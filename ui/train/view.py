@@ -17,6 +17,7 @@ import streamlit as st
 from albert_core.format import escape_markdown, fmt_bytes, fmt_duration, fmt_flops, fmt_nat_gap, fmt_params
 from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
+from albert_core.lab.probe import RECIPE as probe_recipe
 from albert_core.lab.spec import RunSpec
 from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
 from albert_core.paper import SMOOTHNESS_FIGURE
@@ -60,8 +61,8 @@ def set_run_ids(ids: Sequence[str]) -> None:
 
 # ----------------------------------------------------------------------------- planning
 def plan_frame(specs: Sequence[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
-    """One row per planned run with its exact cost (params, training FLOPs per step, memory estimate)
-    and the plain-text problems of runs over a lab limit."""
+    """One row per planned run with its exact cost (params, training FLOPs per step, memory estimate; a probed
+    run's downstream probe FLOPs, an estimate) and the plain-text problems of runs over a lab limit."""
     rows, problems = [], []
     for s in specs:
         try:
@@ -75,23 +76,43 @@ def plan_frame(specs: Sequence[RunSpec]) -> tuple[pd.DataFrame, list[str]]:
         rows.append({"run": s.name, "seed": s.seed, "config": s.config.label, "task": s.task,
                      "params": cost.params, "train_flops_per_step": cost.flops_per_step,
                      "flops_per_step": fmt_flops(cost.flops_per_step), "tokens_per_step": s.tokens_per_step,
-                     "steps": s.steps, "memory_estimate": fmt_bytes(cost.memory_bytes), "limits": ok})
+                     "steps": s.steps, "probe_flops_estimate": cost.probe_flops,
+                     "probe_flops": fmt_flops(cost.probe_flops) if s.probe else None,
+                     "memory_estimate": fmt_bytes(cost.memory_bytes), "limits": ok})
     return pd.DataFrame(rows), problems
+
+
+# the probe's split of the Rotten Tomatoes sentences (`albert_core.lab.probe.sentences().counts`; a test checks)
+PROBE_TRAIN_SENTENCES, PROBE_DEV_SENTENCES = 6836, 1694
+PROBE_HELP = (
+    f"Once trained, the run's encoder and the same model from random weights are each fine-tuned on "
+    f"{PROBE_TRAIN_SENTENCES:,} movie-review sentences (Rotten Tomatoes sentence polarity), with "
+    f"{len(probe_recipe.seeds)} seeds each, and "
+    f"scored on {PROBE_DEV_SENTENCES:,} held-out sentences beside a bag-of-words regression and the majority class: "
+    "did pretraining help? Adds several minutes of CPU per run."
+)
 
 
 def show_plan(specs: Sequence[RunSpec]) -> list[str]:
     df, problems = plan_frame(specs)
-    st.dataframe(df, hide_index=True, key="train_plan", placeholder=MISSING, column_order=[c for c in df.columns
-                                                                      if c != "train_flops_per_step"],
+    hidden = {"train_flops_per_step", "probe_flops_estimate"} | ({"probe_flops"} if not any(s.probe for s in specs)
+                                                                  else set())
+    st.dataframe(df, hide_index=True, key="train_plan", placeholder=MISSING,
+                 column_order=[c for c in df.columns if c not in hidden],
                  column_config={
         "params": st.column_config.NumberColumn("params (exact)", format="localized"),
         "flops_per_step": st.column_config.TextColumn(
             "training FLOPs / step", help="count_flops(...).training: forward + backward matmul FLOPs of one "
             "batch (exact)."),
         "tokens_per_step": st.column_config.NumberColumn("tokens / step", format="localized"),
+        "probe_flops": st.column_config.TextColumn(
+            "downstream probe FLOPs (estimate)", help="probe_cost: every fine-tuning step of the probe (the trained "
+            "encoder and the same model from scratch) counted at 64 pieces a sentence, plus scoring the held-out "
+            "sentences; the run's training comes first. " + PROBE_HELP),
         "memory_estimate": st.column_config.TextColumn(
             "training memory (estimate)",
-            help="estimate_memory: weights, gradients, AdamW states (exact) + activations (estimate)."),
+            help="estimate_memory: weights, gradients, AdamW states (exact) + activations (estimate); for a probed "
+            "run the larger of pretraining and the probe's fine-tuning."),
     })
     for p in problems:
         st.error(escape_markdown(p))
@@ -149,15 +170,21 @@ def queue_note(specs: Sequence[RunSpec]) -> str:
     are queued or running before them."""
     worker = get_worker()
     n = len(specs)
-    flops_each = sum(trainer.run_cost(s).flops_per_step * s.steps for s in specs) / min(worker.workers, n)
+    costs = [trainer.run_cost(s) for s in specs]
+    # a probed run's time counts its probe's FLOPs (an estimate) at the same pace
+    flops_each = sum(c.flops_per_step * s.steps + c.probe_flops for c, s in zip(costs, specs, strict=True)) / min(
+        worker.workers, n)
     how = AT_ONCE.get(worker.workers, f"{worker.workers} at a time")
     text = f"The {n} runs join this server's queue and train {how}" if n > 1 else "The run joins this server's queue"
+    probe = (" (with the downstream probe's fine-tuning on movie reviews, counted from its estimated FLOPs)"
+             if any(s.probe for s in specs) else "")
     if (pace := worker.pace()) is not None:
-        text += f": about {about(flops_each * pace)} in all at the pace this server measured on its finished runs"
+        text += (f": about {about(flops_each * pace)} in all{probe} at the pace this server measured on its finished "
+                 "runs")
     elif (ref := reference_pace()) is not None:
         text += (f". This server has not finished a run yet to measure its pace: at {ref[1]}, "
-                 f"{'they' if n > 1 else 'it'} would take about {about(flops_each * ref[0])} in all (an estimate; a "
-                 "busy or slower machine takes longer)")
+                 f"{'they' if n > 1 else 'it'} would take about {about(flops_each * ref[0])} in all{probe} (an "
+                 "estimate; a busy or slower machine takes longer)")
     if busy := worker.busy():
         text += f". {busy} run{'s are' if busy > 1 else ' is'} queued or running before {'them' if n > 1 else 'it'}"
     return text + "."
@@ -202,7 +229,7 @@ def statuses(ids: Sequence[str]) -> tuple[list[RunStatus], list[str]]:
 def row_of(s: RunStatus) -> tr.RunRow:
     cost = trainer.run_cost(s.spec)
     return tr.RunRow(s.run_id, s.spec.name, s.spec, s.state, s.history, s.final if s.finished else {},
-                     cost.params, cost.flops_per_step, s.baselines)
+                     cost.params, cost.flops_per_step, s.baselines, s.probe if s.state == "done" else None)
 
 
 def about(seconds: float | None) -> str:
@@ -212,10 +239,19 @@ def about(seconds: float | None) -> str:
     return fmt_duration(seconds, digits=2)
 
 
+def probing(s: RunStatus) -> bool:
+    """Whether the run is in its downstream probe (training done, fine-tuning on movie reviews)."""
+    return s.state == "running" and s.probe_total > 0
+
+
 def progress_line(s: RunStatus) -> str:
     rate = s.history["tokens_per_s"].dropna()
     parts = [f"step {s.step}/{s.steps}", f"elapsed {about(s.elapsed_s)}"]
-    if s.state == "running":
+    if probing(s):
+        parts.append(f"fine-tuning on movie reviews: {100 * s.probe_done / s.probe_total:.0f} %")
+    elif s.state == "running" and s.spec.probe:
+        parts.append(f"about {about(s.eta_s)} of training left, then fine-tuning on movie reviews")
+    elif s.state == "running":
         parts.append(f"about {about(s.eta_s)} left")
     if len(rate):
         parts.append(f"{rate.iloc[-1]:,.0f} tokens/s")
@@ -239,8 +275,11 @@ def show_progress(rows: Sequence[RunStatus]) -> None:
         mine = worker.owns(s.run_id, me)
         c = st.columns([5, 1], vertical_alignment="center")
         with c[0]:
-            st.progress(min(1.0, s.step / max(1, s.steps)),
-                        text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {s.state}"
+            # the probe's own bar once training is done (a full bar for minutes would read as stuck)
+            done, state = ((s.probe_done / s.probe_total, "training done, fine-tuning on movie reviews")
+                           if probing(s) else (s.step / max(1, s.steps), s.state))
+            st.progress(min(1.0, done),
+                        text=f"**{escape_markdown(s.spec.name)}** (seed {s.spec.seed}): {state}"
                         + ("" if mine else " · read-only: another visitor started it"))
             st.caption(escape_markdown(progress_line(s)))
         if len(s.history):  # the CSV is made when clicked, not on every poll
@@ -356,6 +395,11 @@ RUNS_TABLE_COLUMNS = {
     "val_order_acc": _num("sentence-task accuracy", "%.4f", "NSP or SOP accuracy on the balanced held-out pairs."),
     "best_val_order_acc": _num("best sentence-task accuracy", "%.4f"),
     "order_verdict": st.column_config.TextColumn("sentence task", help=LEARNED_HELP),
+    "probe_pct": _num("downstream %", "%.1f", "Downstream probe: dev accuracy on the held-out movie-review "
+                      "sentences after fine-tuning this run's encoder (the mean over its fine-tuning seeds); blank "
+                      "when the run was not probed."),
+    "probe_scratch_pct": _num("from scratch %", "%.1f", "The same model from random weights, fine-tuned and scored "
+                              "the same way: what pretraining must beat."),
     "frequency_loss": _num("frequency-only loss", "%.4f", "The loss of a model that knows only how often each piece "
                            "occurs (training text), on the same held-out pairs: the level a run must go below."),
     "neighbour_loss": _num("neighbour loss", "%.4f", "A bigram model of the masked piece's left and right "
@@ -387,6 +431,8 @@ def runs_table(rows: Sequence[tr.RunRow], key: str) -> None:
                        help="Hide every column whose value is the same for all runs (the run, its seed, state and "
                        "the key results stay).")
     shown = tr.differing_columns(df) if differ else list(df.columns)
+    if df[list(tr.PROBE_COLUMNS)].isna().all().all():  # no run probed: no empty columns
+        shown = [c for c in shown if c not in tr.PROBE_COLUMNS]
     st.dataframe(df, hide_index=True, key=f"{key}_table", placeholder=MISSING,
                  column_order=[c for c in shown if c not in tr.WORD_COLUMNS.values()],
                  column_config=RUNS_TABLE_COLUMNS)
@@ -425,8 +471,8 @@ def live_panel(ids: Sequence[str]) -> None:
         # three keyed boxes in a fixed order: the progress lines come and go as runs finish, and without the
         # boxes they would shift the chart's place on the page, and the browser would mount a new chart there;
         # in its place the chart is a live one (ui/train/live_chart.py) that redraws in place on every poll
-        progress_box, chart_box, table_box = (st.container(key=k) for k in ("train_progress", "train_curves",
-                                                                             "train_table"))
+        progress_box, chart_box, table_box, probe_box = (
+            st.container(key=k) for k in ("train_progress", "train_curves", "train_table", "train_probes"))
         rows = [row_of(s) for s in now]
         with progress_box:
             show_progress(now)
@@ -440,6 +486,8 @@ def live_panel(ids: Sequence[str]) -> None:
                     st.markdown("\n".join(f"- {escape_markdown(x)}" for x in lines), help=LEARNED_HELP)
         with table_box:
             runs_table(rows, "train_runs")
+        with probe_box:
+            show_probes(rows)
         if active and not any(not s.finished for s in now):
             st.rerun()  # all finished: one full run draws the final state and stops the polling
 
@@ -447,6 +495,30 @@ def live_panel(ids: Sequence[str]) -> None:
     if found and not active:
         show_downloads(found)
         show_smoothness(found)
+
+
+PROBE_TABLE_HELP = (
+    "Dev accuracy on the same held-out movie-review sentences, in percent. Pretrained: this run's encoder "
+    "fine-tuned with each seed (the seed draws the new classifier's weights and the batch order); from scratch: the "
+    "same model from random weights, fine-tuned the same way. The bag-of-words regression and the majority class "
+    "have no seed: one value each. Pretraining helped when every pretrained seed scores above every from-scratch "
+    "seed and the means differ by at least one standard error of the dev accuracy."
+)
+
+
+def show_probes(rows: Sequence[tr.RunRow]) -> None:
+    """Under the runs table, each finished probed run's downstream probe: a table and its verdict in words."""
+    for r in rows:
+        if r.probe is None:
+            continue
+        st.markdown(f"**Downstream probe (movie-review sentences): {escape_markdown(r.label)}, seed {r.spec.seed}**",
+                    help=PROBE_TABLE_HELP)
+        df = tr.probe_frame(r.probe)
+        pct = st.column_config.NumberColumn(format="%.1f %%")
+        st.dataframe(df, hide_index=True, placeholder=MISSING, key=f"train_probe_{r.run_id}",
+                     column_config={"model": st.column_config.TextColumn("model"),
+                                    **{c: pct for c in df.columns if c != "model"}})
+        st.markdown(r.probe.sentence())
 
 
 def history_csv(run_id: str) -> str:
