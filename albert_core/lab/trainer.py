@@ -187,7 +187,9 @@ def check_run(spec: RunSpec, limits: LabLimits | None = None) -> RunCost:
     if cost.flops > limits.max_flops:
         raise LabLimitError(
             f"the run needs {fmt_flops(cost.flops)} of compute ({fmt_flops(cost.flops_per_step)} per "
-            f"step x {spec.steps:,} steps, plus at most {fmt_flops(cost.eval_flops)} for its evaluations), "
+            f"step x {spec.steps:,} steps, plus at most {fmt_flops(cost.eval_flops)} for its evaluations"
+            + (f" and about {fmt_flops(cost.probe_flops)} for its downstream probe" if cost.probe_flops else "")
+            + "), "
             f"over the lab's limit of {fmt_flops(limits.max_flops)} per run "
             f"on this server; use fewer steps or a smaller model, batch or sequence"
         )
