@@ -23,6 +23,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+def _train(spec_dict: dict) -> str:
+    import torch
+
+    from albert_core.lab.runs import run_cached
+    from albert_core.lab.spec import RunSpec
+
+    torch.set_num_threads(1)
+    return run_cached(RunSpec.from_dict(spec_dict), threads=1).spec.key
+
+
 def _train_and_probe(spec_dict: dict, scratch: list[float] | None) -> dict:
     import torch
 
@@ -57,6 +67,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=0.3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--train-only", action="store_true", help="train the runs into the cache and stop")
     args = parser.parse_args()
 
     from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
@@ -68,6 +79,10 @@ def main() -> int:
     probe_doc = load_probe_file(str(REFERENCE_DIR)).get("runs", {})
     scratch = {r.spec.label: probe_doc[r.spec.key]["probe"]["scratch"] for r in shipped if r.spec.key in probe_doc}
     specs = [s.replace(mask_rate=args.rate) for s in EXPERIMENTS["figure2"].specs(steps=REFERENCE_STEPS)]
+    if args.train_only:
+        with ProcessPoolExecutor(max_workers=args.workers, mp_context=get_context("spawn")) as pool:
+            print(list(pool.map(_train, [s.to_dict() for s in specs])))
+        return 0
     with ProcessPoolExecutor(max_workers=args.workers, mp_context=get_context("spawn")) as pool:
         rows = list(pool.map(_train_and_probe, [s.to_dict() for s in specs], [scratch.get(s.label) for s in specs]))
     for r in shipped:

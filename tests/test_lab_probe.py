@@ -187,3 +187,38 @@ def test_a_probed_runs_cost_counts_its_fine_tuning_and_its_key_leaves_unprobed_r
     assert RunSpec(LAB_BASE, probe=True).key != RunSpec(LAB_BASE).key
     with pytest.raises(ValueError, match="probe must be true or false"):
         RunSpec(LAB_BASE, probe="yes")
+
+
+# ----------------------------------------------------------------------------- the shipped probes
+def test_the_shipped_probes_are_of_the_shipped_runs_and_their_numbers():
+    from albert_core.lab.probe_reference import data_fingerprint, load_probes
+    from albert_core.lab.reference import REFERENCE_DIR, live_twins, load_runs
+
+    doc = json.loads((REFERENCE_DIR / "probe.json").read_text(encoding="utf-8"))
+    assert doc["data"] == data_fingerprint()  # probed on the sentences this install reads
+    probes = load_probes()
+    for name in ("table4", "table5", "figure2", "depth"):
+        for run in load_runs(name):
+            assert run.probe == probes[run.spec.key]
+            # the run retrained for the probe is the shipped one: the same validation loss up to the CPUs' kernels
+            assert abs(doc["runs"][run.spec.key]["val_mlm_loss_retrained"] - run.final["val_mlm_loss"]) < 0.05
+    assert {spec.key for spec in live_twins().values()} <= set(probes)
+    bow, majority = doc["baselines"]["bag_of_words"]["accuracy"], doc["baselines"]["majority"]
+    for p in probes.values():
+        assert len(p.pretrained) == len(p.scratch) == len(p.seeds) == 2
+        assert p.dev_sentences == 1694 and p.bag_of_words == bow and p.majority == majority
+        assert all(0.45 < a < 0.9 for a in p.pretrained + p.scratch)
+    # one from-scratch baseline per architecture: the ALBERT twin and the all-shared reference runs share it
+    twin = probes[live_twins()["ALBERT"].key]
+    all_shared = [r for r in load_runs("table4") if r.spec.label == "all-shared"]
+    assert all(r.probe.scratch == twin.scratch for r in all_shared)
+
+
+def test_finetune_shows_a_twins_shipped_probe(capsys):
+    from albert_core.lab.probe_reference import load_probes
+    from albert_core.lab.reference import live_twins
+    from tests.helpers.cli import run_json
+
+    shipped = load_probes()[live_twins()["BERT"].key]
+    data = run_json(capsys, "finetune", "--twin", "bert")
+    assert data["shipped"] is True and ProbeResult.from_dict(data["probe"]) == shipped

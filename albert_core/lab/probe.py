@@ -228,26 +228,25 @@ def bag_of_words() -> BagOfWords:
 def compute_bag_of_words() -> BagOfWords:
     """`bag_of_words`, computed."""
     data = sentences()
-    if True:
-        best = (-1.0, BOW_L2_GRID[0])
-        n = len(data.train_texts)
-        folds = [i % BOW_FOLDS for i in range(n)]
-        for l2 in BOW_L2_GRID:
-            right = 0
-            for k in range(BOW_FOLDS):
-                fit = [i for i in range(n) if folds[i] != k]
-                held = [i for i in range(n) if folds[i] == k]
-                index = _vocabulary([data.train_texts[i] for i in fit])
-                model = _fit_logistic(_bags([data.train_texts[i] for i in fit], index),
-                                      torch.tensor([data.train_labels[i] for i in fit]), len(index), l2)
-                pred = _predict(model, _bags([data.train_texts[i] for i in held], index))
-                right += int((pred == torch.tensor([data.train_labels[i] for i in held])).sum())
-            if right / n > best[0]:
-                best = (right / n, l2)
-        index = _vocabulary(data.train_texts)
-        model = _fit_logistic(_bags(data.train_texts, index), torch.tensor(data.train_labels), len(index), best[1])
-        pred = _predict(model, _bags(data.dev_texts, index))
-        acc = float((pred == torch.tensor(data.dev_labels)).float().mean())
+    best = (-1.0, BOW_L2_GRID[0])
+    n = len(data.train_texts)
+    folds = [i % BOW_FOLDS for i in range(n)]
+    for l2 in BOW_L2_GRID:
+        right = 0
+        for k in range(BOW_FOLDS):
+            fit = [i for i in range(n) if folds[i] != k]
+            held = [i for i in range(n) if folds[i] == k]
+            index = _vocabulary([data.train_texts[i] for i in fit])
+            model = _fit_logistic(_bags([data.train_texts[i] for i in fit], index),
+                                  torch.tensor([data.train_labels[i] for i in fit]), len(index), l2)
+            pred = _predict(model, _bags([data.train_texts[i] for i in held], index))
+            right += int((pred == torch.tensor([data.train_labels[i] for i in held])).sum())
+        if right / n > best[0]:
+            best = (right / n, l2)
+    index = _vocabulary(data.train_texts)
+    model = _fit_logistic(_bags(data.train_texts, index), torch.tensor(data.train_labels), len(index), best[1])
+    pred = _predict(model, _bags(data.dev_texts, index))
+    acc = float((pred == torch.tensor(data.dev_labels)).float().mean())
     return BagOfWords(acc, best[1], len(index), best[0])
 
 
