@@ -118,3 +118,15 @@ def test_table5_compares_the_sentence_tasks_downstream_against_the_papers_averag
     down = [f for f in findings.table5(results) if "fine-tuning" in f.measured]
     assert len(down) == 1 and "SOP 80.1 vs NSP 79.2" in down[0].paper
     assert down[0].verdict == "disagrees with the paper"  # NSP better here, SOP better in the paper
+
+
+def test_the_depth_dial_downstream_names_the_best_depth_only_when_apart():
+    table = pd.DataFrame({"depth": [2, 4, 8], "trained_depth": [4, 4, 4], "val_mlm_loss": [4.8, 4.6, 4.9]})
+    down = pd.DataFrame({"depth": [2, 2, 4, 4, 8, 8], "seed": [0, 1] * 3,
+                         "downstream": [0.60, 0.61, 0.65, 0.66, 0.62, 0.63], "scratch": [0.6] * 6})
+    found = findings.depth(table, [], down)
+    assert len(found) == 2 and "movie-review dev accuracy after fine-tuning" in found[1].measured
+    assert "L=4: 65.5 % (scratch 60.0 %)" in found[1].measured and found[1].verdict == "the trained depth is best"
+    down.loc[5, "downstream"] = 0.655  # L=8's range now reaches into L=4's
+    assert findings.depth(table, [], down)[1].verdict == "the trained depth is highest but not separated"
+    assert len(findings.depth(table, [], None)) == 1

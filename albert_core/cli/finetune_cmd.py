@@ -143,6 +143,10 @@ def _reference(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
               file=sys.stderr, flush=True)
 
     path = build_probes(args.experiments, workers=args.workers, on_run=on_run)
+    if args.experiments is None or "depth" in args.experiments:  # the depth dial at L/2 and 2L too
+        from albert_core.lab.probe_reference import build_depth_probes
+
+        build_depth_probes(workers=args.workers)
     return {"written": str(path)}, f"wrote {path}"
 
 

@@ -223,8 +223,9 @@ def figure2(smoothness: dict[str, Any]) -> list[Finding]:
                     "over the seeds)", verdict)]
 
 
-def depth(table: pd.DataFrame, results: Sequence[RunResult]) -> list[Finding]:
-    """The depth dial in words: the shared layer run at L/2, L and 2L (not in the paper)."""
+def depth(table: pd.DataFrame, results: Sequence[RunResult], downstream: pd.DataFrame | None = None) -> list[Finding]:
+    """The depth dial in words: the shared layer run at L/2, L and 2L (not in the paper); with ``downstream``
+    (depth, seed, downstream, scratch) the same depths fine-tuned on the downstream probe."""
     if table is None or not len(table):
         return []
     trained = int(table["trained_depth"].iloc[0])
@@ -238,9 +239,27 @@ def depth(table: pd.DataFrame, results: Sequence[RunResult]) -> list[Finding]:
         above = [d for d, v in losses.items() if v >= base.frequency_loss]
         if above:
             verdict += "; at " + ", ".join(f"L={d}" for d in above) + " it is no better than the frequency-only model"
-    return [Finding("Does one shared layer still work when run fewer or more times than it was trained?",
-                    "not in the paper (each depth is trained separately there)",
-                    "validation MLM loss " + ", ".join(parts) + " nats (mean over seeds)", verdict)]
+    out = [Finding("Does one shared layer still work when run fewer or more times than it was trained?",
+                   "not in the paper (each depth is trained separately there)",
+                   "validation MLM loss " + ", ".join(parts) + " nats (mean over seeds)", verdict)]
+    if downstream is not None and len(downstream):
+        means = downstream.groupby("depth")[["downstream", "scratch"]].mean()
+        lows = downstream.groupby("depth")["downstream"].min()
+        highs = downstream.groupby("depth")["downstream"].max()
+        parts = [f"L={d}: {100 * means.loc[d, 'downstream']:.1f} % (scratch {100 * means.loc[d, 'scratch']:.1f} %)"
+                 for d in means.index]
+        best = int(means["downstream"].idxmax())
+        apart = all(lows[best] > highs[d] for d in means.index if d != best)
+        if best == trained:
+            word = "the trained depth is best" if apart else "the trained depth is highest but not separated"
+        else:
+            word = (f"L={best} beats the trained depth (L={trained})" if apart else
+                    f"L={best} is highest but not separated from the others")
+        out.append(Finding("Does the unrolled shared layer keep its downstream accuracy?",
+                           "not in the paper (each depth is trained separately there)",
+                           "movie-review dev accuracy after fine-tuning " + ", ".join(parts)
+                           + " (mean over seeds)", word))
+    return out
 
 
 def for_experiment(name: str, results: Sequence[RunResult], evaluation: dict[str, Any] | None = None) -> list[Finding]:
@@ -255,5 +274,5 @@ def for_experiment(name: str, results: Sequence[RunResult], evaluation: dict[str
     if name == "figure2" and "smoothness" in evaluation:
         return figure2(evaluation["smoothness"])
     if name == "depth" and "depth" in evaluation:
-        return depth(evaluation["depth"], results)
+        return depth(evaluation["depth"], results, evaluation.get("downstream"))
     return []

@@ -204,3 +204,80 @@ def shipped_bag_of_words(folder: Path | str | None = None) -> dict[str, Any] | N
     if not doc or doc.get("data", {}).get("sha256") != data_fingerprint()["sha256"]:
         return None
     return doc.get("baselines", {}).get("bag_of_words")
+
+
+# ----------------------------------------------------------------------------- the depth dial downstream
+def _probe_depth(spec_dict: dict[str, Any], depth: int, root: str, max_bytes: int) -> dict[str, Any]:
+    """In a worker process: a depth-dial run's shared weights unrolled to ``depth`` layers, fine-tuned."""
+    import torch
+
+    from albert_core.lab import probe
+    from albert_core.lab.checkpoint import load_model
+    from albert_core.lab.runs import RunCache
+    from albert_core.lab.spec import RunSpec
+    from albert_core.text.tokenizers import lab_tokenizer
+
+    torch.set_num_threads(1)
+    spec = RunSpec.from_dict(spec_dict)
+    _, folder = _trained(spec, RunCache(root, max_bytes))
+    config = spec.config.replace(num_layers=depth)
+    model = load_model(folder, config)
+    tokenizer = lab_tokenizer(spec.tokenizer_kind, spec.vocab_size)
+    probed = probe.probe_model(model, config, tokenizer, std=spec.weight_std, scratch=())
+    return {"key": spec.key, "seed": spec.seed, "depth": depth, "pretrained": list(probed.pretrained)}
+
+
+def _probe_depth_scratch(spec_dict: dict[str, Any], depth: int) -> list[float]:
+    from albert_core.lab.spec import RunSpec
+
+    spec = RunSpec.from_dict(spec_dict)
+    return _probe_scratch(spec.replace(config=spec.config.replace(num_layers=depth)).to_dict())
+
+
+def build_depth_probes(*, workers: int = 2) -> Path:
+    """The depth dial on the downstream axis: each depth run's trained weights at L/2 and 2L layers fine-tuned,
+    beside the same depth from scratch (the trained depth L is the run's own probe); added to probe.json as
+    "depth" rows."""
+    from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
+    from albert_core.lab.reference import REFERENCE_DIR
+    from albert_core.lab.runs import RunCache
+
+    path = REFERENCE_DIR / PROBE_FILE
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    specs = EXPERIMENTS["depth"].specs(steps=REFERENCE_STEPS)
+    layers = specs[0].config.num_layers
+    depths = [d for d in (max(1, layers // 2), 2 * layers) if d != layers]
+    cache = RunCache()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        runs = [pool.submit(_probe_depth, s.to_dict(), d, str(cache.root), cache.max_bytes)
+                for s in specs for d in depths]
+        scratch = {d: pool.submit(_probe_depth_scratch, specs[0].to_dict(), d) for d in depths}
+        rows = [f.result() for f in runs]
+        scratch_acc = {d: f.result() for d, f in scratch.items()}
+    doc["depth"] = [{**row, "scratch": scratch_acc[row["depth"]]} for row in rows]
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    load_probe_file.cache_clear()
+    return path
+
+
+def depth_downstream(folder: Path | str | None = None) -> Any:
+    """The depth dial's downstream rows (depth, seed, pretrained mean, scratch mean; the trained depth from the
+    runs' own probes) as a DataFrame, None without them."""
+    import pandas as pd
+
+    from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
+    from albert_core.lab.reference import REFERENCE_DIR
+
+    doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
+    if not doc.get("depth"):
+        return None
+    rows = [{"depth": r["depth"], "seed": r["seed"], "downstream": sum(r["pretrained"]) / len(r["pretrained"]),
+             "scratch": sum(r["scratch"]) / len(r["scratch"])} for r in doc["depth"]]
+    for spec in EXPERIMENTS["depth"].specs(steps=REFERENCE_STEPS):
+        own = doc.get("runs", {}).get(spec.key)
+        if own is not None:
+            p = own["probe"]
+            rows.append({"depth": spec.config.num_layers, "seed": spec.seed,
+                         "downstream": sum(p["pretrained"]) / len(p["pretrained"]),
+                         "scratch": sum(p["scratch"]) / len(p["scratch"])})
+    return pd.DataFrame(rows).sort_values(["depth", "seed"]).reset_index(drop=True)

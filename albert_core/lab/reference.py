@@ -255,4 +255,11 @@ def reference_cpus(folder: Path | str = REFERENCE_DIR) -> list[str]:
 def load_evaluation(name: str, folder: Path | str = REFERENCE_DIR) -> dict[str, Any]:
     """The stored evaluation of a shipped experiment (DataFrames, or a dict of them), {} if none."""
     path = _path(name, Path(folder))
-    return from_plain(_read(path)["evaluation"]) if path.is_file() else {}
+    evaluation = from_plain(_read(path)["evaluation"]) if path.is_file() else {}
+    if name == "depth" and isinstance(evaluation, dict):
+        from albert_core.lab.probe_reference import depth_downstream
+
+        downstream = depth_downstream(folder)
+        if downstream is not None:
+            evaluation["downstream"] = downstream  # the depth dial fine-tuned (probe.json)
+    return evaluation
