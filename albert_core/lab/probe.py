@@ -371,9 +371,10 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
     model.eval()
     right = 0
     with torch.no_grad():
-        for s in range(0, len(dev_rows), 128):
-            pred = model(**_batch(dev_rows[s : s + 128])).argmax(-1)
-            right += int((pred == torch.tensor(data.dev_labels[s : s + 128])).sum())
+        step = recipe.batch_size
+        for s in range(0, len(dev_rows), step):
+            pred = model(**_batch(dev_rows[s : s + step])).argmax(-1)
+            right += int((pred == torch.tensor(data.dev_labels[s : s + step])).sum())
     return SeedScore(seed, start, right / len(dev_rows), sum(last_losses) / len(last_losses), step,
                      time.perf_counter() - t0)
 
@@ -523,7 +524,8 @@ def probe_model(model: torch.nn.Module, config: ModelConfig, tokenizer: Tokenize
     t0 = time.perf_counter()
     recipe = RECIPE if recipe is None else recipe
     data = sentences()
-    batch, seq_len = recipe.batch_size * 4, min(recipe.max_len, config.max_position_embeddings)
+    # built for one fine-tuning batch: the memory check (and the budget it reserves) is of a training step there
+    batch, seq_len = recipe.batch_size, min(recipe.max_len, config.max_position_embeddings)
     per_seed = math.ceil(len(data.train_texts) / recipe.batch_size) * recipe.epochs
     starts = ["pretrained"] + ([] if scratch is not None else ["scratch"])  # scratch=(): only the pretrained
     total, done = per_seed * len(recipe.seeds) * len(starts), 0
@@ -558,7 +560,7 @@ def probe_cost(config: ModelConfig, recipe: Recipe | None = None) -> tuple[int, 
     """(FLOPs, memory bytes) of probing a run of ``config``, an estimate known before any work: every
     fine-tuning step (both starts, every seed) counted as a training step of ``batch_size`` sentences of
     `COST_PIECES` pieces, plus scoring the dev sentences; the memory of one fine-tuning step at the recipe's
-    longest sentences (AdamW, fp32)."""
+    longest sentences (AdamW, fp32), which covers the live model's own memory check of that step."""
     from albert_core.counting.flops import count_flops
     from albert_core.counting.memory import estimate_memory
 
@@ -569,6 +571,8 @@ def probe_cost(config: ModelConfig, recipe: Recipe | None = None) -> tuple[int, 
     per_step = count_flops(cfg, recipe.batch_size, COST_PIECES).training
     scoring = count_flops(cfg, 1, COST_PIECES).forward * len(data.dev_texts) * len(recipe.seeds) * 2
     seq = min(recipe.max_len, cfg.max_position_embeddings)
+    # a fine-tuning step with AdamW: at least what the live model's memory check of that step asks for (the
+    # encoder is built for one batch of the recipe's longest sentences)
     memory = estimate_memory(cfg, recipe.batch_size, seq, "fp32", optimizer="adamw", training=True, dropout=0.0,
                              device="cpu").total
     return per_step * steps + scoring, memory

@@ -119,7 +119,7 @@ def _probe_scratch(spec_dict: dict[str, Any]) -> list[float]:
     seq_len = min(recipe.max_len, spec.config.max_position_embeddings)
     out = []
     for seed in recipe.seeds:
-        encoder = probe.scratch_encoder(spec.config, std=spec.weight_std, seed=seed, batch=recipe.batch_size * 4,
+        encoder = probe.scratch_encoder(spec.config, std=spec.weight_std, seed=seed, batch=recipe.batch_size,
                                         seq_len=seq_len)
         out.append(probe.finetune(encoder, "scratch", seed, lab_tokenizer(spec.tokenizer_kind, spec.vocab_size),
                                   std=spec.weight_std).dev_accuracy)
