@@ -130,3 +130,13 @@ def test_the_depth_dial_downstream_names_the_best_depth_only_when_apart():
     down.loc[5, "downstream"] = 0.655  # L=8's range now reaches into L=4's
     assert findings.depth(table, [], down)[1].verdict == "the trained depth is highest but not separated"
     assert len(findings.depth(table, [], None)) == 1
+
+
+def test_downstream_ranges_apart_by_less_than_a_dev_standard_error_are_not_separated():
+    # means 65.0 and 64.2: ranges apart, 0.8 points < sqrt(0.642 * 0.358 / 1694) = 1.16 points
+    results = [run("not shared", 5.60, "none", seed=0, downstream=(0.645, 0.655)),
+               run("not shared", 5.61, "none", seed=1, downstream=(0.645, 0.655)),
+               run("all-shared", 5.70, "all", seed=0, downstream=(0.640, 0.644)),
+               run("all-shared", 5.71, "all", seed=1, downstream=(0.640, 0.644))]
+    verdict = findings.table4(results)[1].verdict
+    assert verdict.startswith("not separated yet") and "0.8 points" in verdict and "1.2)" in verdict

@@ -5,7 +5,9 @@ Each experiment's comparisons are pairs of variants. The paper's side is its dow
 settings; ours is, in one sentence each, (1) the final validation MLM loss of the same two settings here, on
 identical held-out batches, and (2) where the runs were probed (`albert_core.lab.probe`), their downstream
 dev accuracy on movie-review sentences after fine-tuning (the mean over fine-tuning seeds, one value per
-pretraining seed), each with its seed range. Every sentence names the quantity it compares. Only the direction
+pretraining seed), each with its seed range (downstream, two variants whose means differ by less than one
+standard error of a dev accuracy are not separated either: all are scored on the same dev sentences). Every
+sentence names the quantity it compares. Only the direction
 is compared (which of the two is better), never the size: the paper trains ALBERT-base for 125,000 steps at
 batch 4,096, the lab trains a 64-wide model for minutes.
 
@@ -123,6 +125,16 @@ def compare_probes(results: Sequence[RunResult], a: str, b: str, paper_a: float,
     ours = _directions(la, lb, lower_is_better=False)
     if ours is None:
         return Finding(question, paper, measured, f"not separated yet ({not_separated(len(la), len(lb))})")
+    # every model is scored on the same dev sentences: a gap under one standard error of a dev accuracy is within
+    # what another sample of sentences could reverse (the probe's own rule, `ProbeResult.verdict`)
+    from albert_core.lab.probe import dev_standard_error  # (probe imports torch; findings need not)
+
+    gap = abs(sum(la) / len(la) - sum(lb) / len(lb))
+    se = 100 * dev_standard_error(min(sum(la) / len(la), sum(lb) / len(lb)) / 100, probed[0].dev_sentences)
+    if gap < se:
+        return Finding(question, paper, measured,
+                       f"not separated yet (the means differ by {gap:.1f} points, under one standard error of the "
+                       f"dev sentences, {se:.1f})")
     return Finding(question, paper, measured, _verdict(ours, a, b, paper_a, paper_b))
 
 
