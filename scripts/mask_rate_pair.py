@@ -71,8 +71,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
-    from albert_core.lab.probe_reference import load_probe_file
-    from albert_core.lab.reference import REFERENCE_DIR, load_runs
+    from albert_core.lab.reference import REFERENCE_DIR, load_probe_file, load_runs
     from albert_core.lab.spec import mask_rate_text
 
     shipped = load_runs("figure2")

@@ -191,8 +191,8 @@ def test_a_probed_runs_cost_counts_its_fine_tuning_and_its_key_leaves_unprobed_r
 
 # ----------------------------------------------------------------------------- the shipped probes
 def test_the_shipped_probes_are_of_the_shipped_runs_and_their_numbers():
-    from albert_core.lab.probe_reference import data_fingerprint, load_probes
-    from albert_core.lab.reference import REFERENCE_DIR, live_twins, load_runs
+    from albert_core.lab.probe import data_fingerprint
+    from albert_core.lab.reference import REFERENCE_DIR, live_twins, load_probes, load_runs
 
     doc = json.loads((REFERENCE_DIR / "probe.json").read_text(encoding="utf-8"))
     assert doc["data"] == data_fingerprint()  # probed on the sentences this install reads
@@ -215,8 +215,7 @@ def test_the_shipped_probes_are_of_the_shipped_runs_and_their_numbers():
 
 
 def test_finetune_shows_a_twins_shipped_probe(capsys):
-    from albert_core.lab.probe_reference import load_probes
-    from albert_core.lab.reference import live_twins
+    from albert_core.lab.reference import live_twins, load_probes
     from tests.helpers.cli import run_json
 
     shipped = load_probes()[live_twins()["BERT"].key]

@@ -64,8 +64,7 @@ def probe_text(name: str, probe: Any, where: str) -> str:
 
 
 def _twin(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from albert_core.lab.probe_reference import load_probe_file
-    from albert_core.lab.reference import CHECKPOINTS_DIR, REFERENCE_DIR, live_twins
+    from albert_core.lab.reference import CHECKPOINTS_DIR, REFERENCE_DIR, live_twins, load_probe_file
 
     spec = live_twins()["BERT" if args.twin == "bert" else "ALBERT"]
     if args.measure:

@@ -29,10 +29,12 @@ import dataclasses
 import functools
 import hashlib
 import io
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -217,12 +219,35 @@ def bag_of_words() -> BagOfWords:
     """The bag-of-words logistic regression's dev accuracy (L2 strength by cross-validation on train): as the
     shipped probe file stores it when computed on these very sentences (`probe_reference`), else computed
     (about 40 CPU-seconds)."""
-    from albert_core.lab.probe_reference import shipped_bag_of_words
-
     shipped = shipped_bag_of_words()
     if shipped is not None:
         return BagOfWords(**shipped)
     return compute_bag_of_words()
+
+
+SHIPPED_FILE = Path(__file__).resolve().parent / "reference" / "probe.json"  # `probe_reference` writes it
+
+
+def data_fingerprint() -> dict[str, Any]:
+    """Counts and a content hash of the probe's split sentences."""
+    data = sentences()
+    h = hashlib.sha256()
+    for part in (data.train_texts, data.train_labels, data.dev_texts, data.dev_labels):
+        for x in part:
+            h.update(str(x).encode())
+            h.update(b"\x00")
+        h.update(b"\x01")
+    return {"name": DATA_NAME, **data.counts, "sha256": h.hexdigest()[:16]}
+
+
+def shipped_bag_of_words(path: Path = SHIPPED_FILE) -> dict[str, Any] | None:
+    """The bag-of-words baseline as the shipped probe file stores it, when computed on these very sentences."""
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if doc.get("data", {}).get("sha256") != data_fingerprint()["sha256"]:
+        return None
+    return doc.get("baselines", {}).get("bag_of_words")
 
 
 def compute_bag_of_words() -> BagOfWords:
@@ -331,7 +356,7 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
     """Fine-tune ``encoder`` (an EncoderModel with head "model"; trained in place) with a new classifier
     initialised from ``seed`` with standard deviation ``std``, then score it on the dev sentences.
     None when ``should_stop`` said so."""
-    from albert_core.lab.trainer import ADAM_BETAS, ADAM_EPS, GRAD_CLIP
+    from albert_core.lab.spec import ADAM_BETAS, ADAM_EPS, GRAD_CLIP
 
     t0 = time.perf_counter()
     recipe = RECIPE if recipe is None else recipe
@@ -371,10 +396,10 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
     model.eval()
     right = 0
     with torch.no_grad():
-        step = recipe.batch_size
-        for s in range(0, len(dev_rows), step):
-            pred = model(**_batch(dev_rows[s : s + step])).argmax(-1)
-            right += int((pred == torch.tensor(data.dev_labels[s : s + step])).sum())
+        width = recipe.batch_size
+        for s in range(0, len(dev_rows), width):
+            pred = model(**_batch(dev_rows[s : s + width])).argmax(-1)
+            right += int((pred == torch.tensor(data.dev_labels[s : s + width])).sum())
     return SeedScore(seed, start, right / len(dev_rows), sum(last_losses) / len(last_losses), step,
                      time.perf_counter() - t0)
 

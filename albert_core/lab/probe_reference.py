@@ -9,14 +9,13 @@ the data's counts and fingerprint, the recipe, the baselines (majority class, ba
 run key its probe with the run's label, seed and validation MLM loss as retrained here (the shipped histories
 were trained on another CPU: the loss shows whether the retrained run is the shipped one).
 
-`load_probes()` -> {run key: ProbeResult}; `albert_core.lab.reference.load_runs` attaches them to the shipped runs.
+`albert_core.lab.reference` reads the file (`load_probes`, `depth_downstream`) and attaches the probes to the
+shipped runs (`load_runs`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -25,26 +24,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from albert_core.lab.probe import RECIPE, ProbeResult
+from albert_core.lab.probe import RECIPE, ProbeResult, data_fingerprint
+from albert_core.lab.reference import PROBE_FILE, load_probe_file
 
 if TYPE_CHECKING:
     from albert_core.lab.spec import RunSpec
 
-PROBE_FILE = "probe.json"
-
-
-def data_fingerprint() -> dict[str, Any]:
-    """Counts and a content hash of the probe's split sentences."""
-    from albert_core.lab import probe
-
-    data = probe.sentences()
-    h = hashlib.sha256()
-    for part in (data.train_texts, data.train_labels, data.dev_texts, data.dev_labels):
-        for x in part:
-            h.update(str(x).encode())
-            h.update(b"\x00")
-        h.update(b"\x01")
-    return {"name": probe.DATA_NAME, **data.counts, "sha256": h.hexdigest()[:16]}
 
 
 def reference_specs(names: list[str] | None = None) -> list[RunSpec]:
@@ -182,30 +167,6 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
     return path
 
 
-@functools.lru_cache(maxsize=2)
-def load_probe_file(folder: str) -> dict[str, Any]:
-    path = Path(folder) / PROBE_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
-def load_probes(folder: Path | str | None = None) -> dict[str, ProbeResult]:
-    """{run key: ProbeResult} of the shipped probes ({} without the file)."""
-    from albert_core.lab.reference import REFERENCE_DIR
-
-    doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
-    return {key: ProbeResult.from_dict(row["probe"]) for key, row in doc.get("runs", {}).items()}
-
-
-def shipped_bag_of_words(folder: Path | str | None = None) -> dict[str, Any] | None:
-    """The bag-of-words baseline as the probe file stores it, when it was computed on these very sentences."""
-    from albert_core.lab.reference import REFERENCE_DIR
-
-    doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
-    if not doc or doc.get("data", {}).get("sha256") != data_fingerprint()["sha256"]:
-        return None
-    return doc.get("baselines", {}).get("bag_of_words")
-
-
 # ----------------------------------------------------------------------------- the depth dial downstream
 def _probe_depth(spec_dict: dict[str, Any], depth: int, root: str, max_bytes: int) -> dict[str, Any]:
     """In a worker process: a depth-dial run's shared weights unrolled to ``depth`` layers, fine-tuned."""
@@ -258,26 +219,3 @@ def build_depth_probes(*, workers: int = 2) -> Path:
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     load_probe_file.cache_clear()
     return path
-
-
-def depth_downstream(folder: Path | str | None = None) -> Any:
-    """The depth dial's downstream rows (depth, seed, pretrained mean, scratch mean; the trained depth from the
-    runs' own probes) as a DataFrame, None without them."""
-    import pandas as pd
-
-    from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
-    from albert_core.lab.reference import REFERENCE_DIR
-
-    doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
-    if not doc.get("depth"):
-        return None
-    rows = [{"depth": r["depth"], "seed": r["seed"], "downstream": sum(r["pretrained"]) / len(r["pretrained"]),
-             "scratch": sum(r["scratch"]) / len(r["scratch"])} for r in doc["depth"]]
-    for spec in EXPERIMENTS["depth"].specs(steps=REFERENCE_STEPS):
-        own = doc.get("runs", {}).get(spec.key)
-        if own is not None:
-            p = own["probe"]
-            rows.append({"depth": spec.config.num_layers, "seed": spec.seed,
-                         "downstream": sum(p["pretrained"]) / len(p["pretrained"]),
-                         "scratch": sum(p["scratch"]) / len(p["scratch"])})
-    return pd.DataFrame(rows).sort_values(["depth", "seed"]).reset_index(drop=True)

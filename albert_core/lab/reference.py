@@ -224,8 +224,6 @@ def load_runs(name: str, folder: Path | str = REFERENCE_DIR) -> list[RunResult]:
     path = _path(name, Path(folder))
     if not path.is_file():
         return []
-    from albert_core.lab.probe_reference import load_probes
-
     probes = load_probes(folder)
     out = []
     for run in _read(path)["runs"]:
@@ -257,9 +255,45 @@ def load_evaluation(name: str, folder: Path | str = REFERENCE_DIR) -> dict[str, 
     path = _path(name, Path(folder))
     evaluation = from_plain(_read(path)["evaluation"]) if path.is_file() else {}
     if name == "depth" and isinstance(evaluation, dict):
-        from albert_core.lab.probe_reference import depth_downstream
-
         downstream = depth_downstream(folder)
         if downstream is not None:
             evaluation["downstream"] = downstream  # the depth dial fine-tuned (probe.json)
     return evaluation
+
+
+# ----------------------------------------------------------------------------- the shipped downstream probes
+PROBE_FILE = "probe.json"  # written by `albert_core.lab.probe_reference.build_probes` (finetune --reference)
+
+
+@functools.lru_cache(maxsize=2)
+def load_probe_file(folder: str) -> dict[str, Any]:
+    path = Path(folder) / PROBE_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def load_probes(folder: Path | str | None = None) -> dict[str, Any]:
+    """{run key: ProbeResult} of the shipped probes ({} without the file)."""
+    from albert_core.lab.probe import ProbeResult
+
+    doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
+    return {key: ProbeResult.from_dict(row["probe"]) for key, row in doc.get("runs", {}).items()}
+
+
+def depth_downstream(folder: Path | str | None = None) -> pd.DataFrame | None:
+    """The depth dial's downstream rows (depth, seed, pretrained mean, scratch mean; the trained depth from the
+    runs' own probes) as a DataFrame, None without them."""
+    from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
+
+    doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
+    if not doc.get("depth"):
+        return None
+    rows = [{"depth": r["depth"], "seed": r["seed"], "downstream": sum(r["pretrained"]) / len(r["pretrained"]),
+             "scratch": sum(r["scratch"]) / len(r["scratch"])} for r in doc["depth"]]
+    for spec in EXPERIMENTS["depth"].specs(steps=REFERENCE_STEPS):
+        own = doc.get("runs", {}).get(spec.key)
+        if own is not None:
+            p = own["probe"]
+            rows.append({"depth": spec.config.num_layers, "seed": spec.seed,
+                         "downstream": sum(p["pretrained"]) / len(p["pretrained"]),
+                         "scratch": sum(p["scratch"]) / len(p["scratch"])})
+    return pd.DataFrame(rows).sort_values(["depth", "seed"]).reset_index(drop=True)

@@ -92,6 +92,11 @@ def default_eval_every(steps: int) -> int:
     return max(1, steps // evaluations)
 
 
+# The optimizer settings every lab training shares (pretraining and the downstream probe's fine-tuning).
+GRAD_CLIP = 1.0
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-6  # BERT's and ALBERT's
+
 EXPERIMENT_NAMES = ("table3", "table4", "table5", "figure2", "depth")
 
 

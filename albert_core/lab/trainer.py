@@ -41,16 +41,13 @@ from albert_core.lab.outcome import (
     baseline_fields,
     final_metrics,
 )
-from albert_core.lab.spec import DEFAULT_MASK_RATE, LAB_BASE, RunSpec
+from albert_core.lab.spec import ADAM_BETAS, ADAM_EPS, DEFAULT_MASK_RATE, GRAD_CLIP, LAB_BASE, RunSpec
 from albert_core.live.losses import masked_logits, shard_losses
 
 EVAL_BATCH = 64  # examples per evaluation forward (independent of the run's batch)
 MAX_EVAL_EXAMPLES = 2048  # a bound; the lab corpus holds 1,070 SOP and 1,242 NSP held-out pairs at V 512, sequence 32
 # (1,567 and 1,974 at sequence 64)
 VALIDATION_SEED = 0
-GRAD_CLIP = 1.0
-ADAM_BETAS = (0.9, 0.999)
-ADAM_EPS = 1e-6  # BERT's and ALBERT's
 
 
 # ----------------------------------------------------------------------------- limits
