@@ -30,7 +30,7 @@ from albert_core.hardware.profiles import (
     profile_from_probe,
 )
 from albert_core.hardware.time_model import estimate_time
-from albert_core.lab.trainer import GRAD_CLIP
+from albert_core.lab.spec import GRAD_CLIP
 from albert_core.live.budget import check_budget, memory_budget
 from albert_core.live.losses import losses
 from albert_core.live.model import build_model

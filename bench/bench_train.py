@@ -32,8 +32,7 @@ from albert_core.configuration.coerce import bert_twin
 from albert_core.configuration.config import ModelConfig
 from albert_core.counting.flops import count_flops
 from albert_core.lab import trainer
-from albert_core.lab.spec import LAB_BASE, RUN_DEFAULTS, RunSpec
-from albert_core.lab.trainer import ADAM_BETAS, ADAM_EPS, GRAD_CLIP
+from albert_core.lab.spec import ADAM_BETAS, ADAM_EPS, GRAD_CLIP, LAB_BASE, RUN_DEFAULTS, RunSpec
 from albert_core.live import losses as lab_losses
 from albert_core.live.analysis import PROBE_SHAPES
 from albert_core.live.interop import to_transformers
