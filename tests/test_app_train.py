@@ -627,6 +627,8 @@ def test_an_experiments_shipped_probes_show_its_variants_downstream_beside_their
         captions = " ".join(c.value for c in at.caption).replace("\\", "")
         assert "dev accuracy on 1,694 held-out sentences of Rotten Tomatoes sentence polarity" in captions
         assert "a bag-of-words regression scores 77.1 % and the majority class 48.6 %" in captions
+        cpu = json.loads((reference.REFERENCE_DIR / "probe.json").read_text(encoding="utf-8"))["environment"]["cpu"]
+        assert f"Measured on {cpu}, one torch thread" in captions  # the shipped probes' own CPU
         text = " ".join(m.value for m in at.markdown).replace("\\", "")
         assert "Here: movie-review dev accuracy after fine-tuning" in text  # the downstream findings render
         assert frame(at, "run_id")["probe_pct"].notna().all()  # the reference runs table too

@@ -58,6 +58,10 @@ def test_batches_cover_every_sentence_once_per_epoch():
     # length buckets: a batch's longest sentence is much closer to its shortest than in random batches
     spread = sum(max(len(rows[i]) for i in b) - min(len(rows[i]) for i in b) for b in batches) / len(batches)
     assert spread < 10
+    # the schedule's and the progress's step count is the number of batches _batches makes, whatever the size
+    for n, size in ((1000, 32), (6836, 32), (6836, 128), (6401, 128), (5, 32)):
+        rows = [[0] * (1 + i % 7) for i in range(n)]
+        assert probe.batch_count(n, size) == len(probe._batches(rows, size, torch.Generator().manual_seed(1)))
 
 
 # ----------------------------------------------------------------------------- verdict

@@ -356,7 +356,8 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
     """Fine-tune ``encoder`` (an EncoderModel with head "model"; trained in place) with a new classifier
     initialised from ``seed`` with standard deviation ``std``, then score it on the dev sentences.
     None when ``should_stop`` said so."""
-    from albert_core.lab.spec import ADAM_BETAS, ADAM_EPS, GRAD_CLIP
+    from albert_core.lab.optim import adamw, warmup_then_linear
+    from albert_core.lab.spec import GRAD_CLIP
 
     t0 = time.perf_counter()
     recipe = RECIPE if recipe is None else recipe
@@ -365,16 +366,10 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
     train_rows, dev_rows = _encoded(tokenizer, max_len)
     labels = torch.tensor(data.train_labels)
     model = Classifier(encoder, std, seed)
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if p.dim() < 2 or "LayerNorm" in name else decay).append(p)
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=recipe.lr, betas=ADAM_BETAS, eps=ADAM_EPS)
-    per_epoch = math.ceil(len(train_rows) / recipe.batch_size)
-    total = per_epoch * recipe.epochs
+    opt = adamw(model, recipe.lr, recipe.weight_decay)
+    total = batch_count(len(train_rows), recipe.batch_size) * recipe.epochs
     warmup = max(1, round(total * recipe.warmup_share))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / warmup if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: warmup_then_linear(s, warmup, total))
     gen = torch.Generator().manual_seed(seed)
     model.train()
     step, last_losses = 0, []
@@ -405,6 +400,13 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
 
 
 BUCKET = 50  # batches per bucket: sentences of similar length are batched together (less padding)
+
+
+def batch_count(rows: int, batch_size: int) -> int:
+    """Batches per epoch of ``rows`` sentences (`_batches`: whole buckets, each cut into batches)."""
+    span = batch_size * BUCKET
+    full, rest = divmod(rows, span)
+    return full * BUCKET + math.ceil(rest / batch_size)
 
 
 def _batches(rows: Sequence[list[int]], batch_size: int, gen: torch.Generator) -> list[list[int]]:
@@ -551,7 +553,7 @@ def probe_model(model: torch.nn.Module, config: ModelConfig, tokenizer: Tokenize
     data = sentences()
     # built for one fine-tuning batch: the memory check (and the budget it reserves) is of a training step there
     batch, seq_len = recipe.batch_size, min(recipe.max_len, config.max_position_embeddings)
-    per_seed = math.ceil(len(data.train_texts) / recipe.batch_size) * recipe.epochs
+    per_seed = batch_count(len(data.train_texts), recipe.batch_size) * recipe.epochs
     starts = ["pretrained"] + ([] if scratch is not None else ["scratch"])  # scratch=(): only the pretrained
     total, done = per_seed * len(recipe.seeds) * len(starts), 0
     results: dict[str, list[SeedScore]] = {"pretrained": [], "scratch": []}
@@ -592,7 +594,7 @@ def probe_cost(config: ModelConfig, recipe: Recipe | None = None) -> tuple[int, 
     recipe = RECIPE if recipe is None else recipe
     cfg = probe_config(config)
     data = sentences()
-    steps = math.ceil(len(data.train_texts) / recipe.batch_size) * recipe.epochs * len(recipe.seeds) * 2
+    steps = batch_count(len(data.train_texts), recipe.batch_size) * recipe.epochs * len(recipe.seeds) * 2
     per_step = count_flops(cfg, recipe.batch_size, COST_PIECES).training
     scoring = count_flops(cfg, 1, COST_PIECES).forward * len(data.dev_texts) * len(recipe.seeds) * 2
     seq = min(recipe.max_len, cfg.max_position_embeddings)

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from albert_core import settings
 from albert_core.format import fmt_bytes, fmt_flops
 from albert_core.lab.baselines import Baselines
+from albert_core.lab.optim import adamw, warmup_then_linear
 from albert_core.lab.outcome import (
     HISTORY_COLUMNS,
     Progress,
@@ -41,7 +42,7 @@ from albert_core.lab.outcome import (
     baseline_fields,
     final_metrics,
 )
-from albert_core.lab.spec import ADAM_BETAS, ADAM_EPS, DEFAULT_MASK_RATE, GRAD_CLIP, LAB_BASE, RunSpec
+from albert_core.lab.spec import DEFAULT_MASK_RATE, GRAD_CLIP, LAB_BASE, RunSpec
 from albert_core.live.losses import masked_logits, shard_losses
 
 EVAL_BATCH = 64  # examples per evaluation forward (independent of the run's batch)
@@ -349,20 +350,14 @@ def start_output_bias(model: torch.nn.Module, spec: RunSpec) -> None:
 
 
 def _optimizer(model: torch.nn.Module, spec: RunSpec) -> torch.optim.Optimizer:
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if p.dim() < 2 or "LayerNorm" in name else decay).append(p)
-    groups = [{"params": decay, "weight_decay": spec.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     # fused: one kernel per parameter group instead of a dozen element-wise passes (the step's AdamW
     # cost falls from about 9 % of a base-size step; docs/benchmarks.md, "Training")
-    return torch.optim.AdamW(groups, lr=spec.lr, betas=ADAM_BETAS, eps=ADAM_EPS, fused=True)
+    return adamw(model, spec.lr, spec.weight_decay, fused=True)
 
 
 def lr_factor(spec: RunSpec, step: int) -> float:
     """Linear warmup over ``warmup`` steps, then linear decay to 0 at ``steps`` (step counts from 0)."""
-    if spec.warmup and step < spec.warmup:
-        return (step + 1) / spec.warmup
-    return max(0.0, (spec.steps - step) / max(1, spec.steps - spec.warmup))
+    return warmup_then_linear(step, spec.warmup, spec.steps)
 
 
 def log_every(spec: RunSpec) -> int:

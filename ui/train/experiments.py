@@ -145,7 +145,14 @@ def show_variant_probes(name: str, results: Sequence[Any], who: str) -> None:
     st.dataframe(df, hide_index=True, key=f"exp_{name}_{who}_probes", placeholder=train_view.MISSING,
                  column_config=VARIANT_PROBE_COLUMNS)
     first = next(r.probe for r in results if r.probe is not None)
-    st.caption(escape_markdown(tr.probe_note(first)))
+    where = ""
+    if who == "reference":  # the shipped probes: measured where `finetune --reference` ran (probe.json)
+        from albert_core.lab.reference import REFERENCE_DIR, load_probe_file
+
+        env = load_probe_file(str(REFERENCE_DIR)).get("environment", {})
+        where = (f" Measured on {env.get('cpu') or 'an unrecorded CPU'}, one torch thread, on the reference runs "
+                 "retrained there for their weights (validation loss within 0.05 nat of the shipped runs').")
+    st.caption(escape_markdown(tr.probe_note(first) + where))
 
 
 def render(cfg: ModelConfig) -> None:
