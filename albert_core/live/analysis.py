@@ -225,6 +225,12 @@ def saved_activation_bytes(model: torch.nn.Module, inputs: Any) -> int:
     distinct storage are counted once (views and tensors saved by two ops share a storage), and the
     model's parameters are left out (they are weights, not activations). Comparable with
     `estimate_memory(...).activations` (training=True). The model's mode is restored afterwards.
+
+    The pass leaves nothing behind: the pack hook hands autograd a plain number, not the tensor (a saved
+    output packed as itself makes a cycle through autograd's C++ graph that Python's collector cannot see,
+    so the graph, and with it every parameter, would outlive the model), the storages are held in a local
+    list only until the forward's output has been counted, and the graph is dropped before returning.
+    The graph cannot be used for a backward pass.
     """
     kwargs = _model_kwargs(inputs, model)
     params = list(model.parameters())
@@ -232,26 +238,33 @@ def saved_activation_bytes(model: torch.nn.Module, inputs: Any) -> int:
         raise ValueError("a model on the meta device has no activations to measure")
     param_storages = {p.untyped_storage().data_ptr() for p in params}
     saved: dict[int, int] = {}
+    # held until counted, so no saved storage is freed and its address reused by another within the pass
+    storages: list[torch.UntypedStorage] = []
 
-    def pack(t: torch.Tensor) -> torch.Tensor:
+    def pack(t: torch.Tensor) -> int:
         storage = t.untyped_storage()
         ptr = storage.data_ptr()
         if ptr not in param_storages:
             saved[ptr] = max(saved.get(ptr, 0), storage.nbytes())
-        return t
+            storages.append(storage)
+        return len(storages)
+
+    def unpack(_: int) -> torch.Tensor:
+        raise RuntimeError("the saved-activation pass keeps no tensors: its graph has no backward")
 
     was_training = model.training
     grads = [p.requires_grad for p in params]
+    out = None
     try:
         model.train()
         for p in params:
             p.requires_grad_(True)
-        with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            out = model(**kwargs)  # kept alive until counted: no saved storage is freed and reused
-        total = sum(saved.values())
-        del out
+        with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            out = model(**kwargs)
+        return sum(saved.values())
     finally:
+        del out  # the graph, and its references to the parameters, go with the output
+        storages.clear()
         model.train(was_training)
         for p, g in zip(params, grads, strict=True):
             p.requires_grad_(g)
-    return total
