@@ -16,12 +16,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "albert_core"
 # paper's printed figures, the whole-number rule); the package itself and `__main__` sit above everything.
 LAYERS = (
     ("base", ("albert_core.format", "albert_core.settings", "albert_core.paper", "albert_core.checks",
-               "albert_core.disk_cache")),
+               "albert_core.disk_cache", "albert_core.quality")),
     ("configuration", ("albert_core.configuration",)),
     ("counting", ("albert_core.counting",)),
     ("text", ("albert_core.text",)),
     ("live model", ("albert_core.live",)),
-    ("hardware", ("albert_core.hardware",)),
+    ("hardware", ("albert_core.hardware", "albert_core.quality_cost")),
     ("lab", ("albert_core.lab",)),
     ("review", ("albert_core.review",)),
     ("cli", ("albert_core.cli",)),

@@ -1,5 +1,5 @@
 """Command line: `albert-explorer` or `python -m albert_core` `presets | params | flops | memory | albertize |
-export-hf` (and the commands of `COMMAND_MODULES`: train, time, audit, doctor).
+export-hf` (and the commands of `COMMAND_MODULES`: train, time, audit, doctor, quality).
 
 A model is a `--preset` or a transformers `--hf-config` file plus overrides, turned into a config by
 `albert_core.configuration.coerce` (the same rule as the app's sidebar and URL). Output is a readable table by
@@ -47,7 +47,7 @@ from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_
 
 # Modules that add commands (see the module docstring); a missing one is skipped.
 COMMAND_MODULES = ("albert_core.cli.train_cmd", "albert_core.cli.finetune_cmd", "albert_core.cli.time_cmd",
-                   "albert_core.cli.review_cmd")
+                   "albert_core.cli.review_cmd", "albert_core.cli.quality_cmd")
 
 
 def _params_report(cfg: ModelConfig) -> tuple[dict[str, Any], str]:
