@@ -3,8 +3,11 @@ the library's estimates (labelled as estimates), Table 2 is recomputed beside th
 
 from __future__ import annotations
 
+import pytest
+
 from albert_core import PRESETS, Workload, count_params, estimate_memory
 from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.presets import ALL_PRESETS
 from albert_core.format import fmt_bytes, fmt_count, fmt_duration
 from albert_core.hardware.time_model import TABLE2_CHIPS, estimate_time, paper_table2
 from tests.helpers.app import charts
@@ -171,3 +174,30 @@ def test_a_measured_row_is_marked_as_the_sidebars_only_when_it_is_the_sidebars_c
     assert "the sidebar's albert-base has the head" in notes
     pretraining = app(config_to_query(PRESETS["albert-base"].replace(head="pretraining")), page=PAGE)
     assert [p for p in table(pretraining, col)[col] if "(sidebar)" in p] == ["albert-base (sidebar)"]
+
+
+@pytest.mark.parametrize("name", ["electra-small-discriminator", "electra-base-discriminator"])
+def test_an_electra_preset_opens_the_data_parallel_panel(app, name):
+    """Issue 39, item 3: ELECTRA's discriminator head is no head of the measured BERT and ALBERT rows, and giving it
+    to them raised a ValueError out of the data-parallel panel (ui/hardware/figures.py:366)."""
+    at = app(config_to_query(ALL_PRESETS[name]), page=PAGE)
+    assert not at.exception, at.exception
+    col = "preset, pre-training heads"
+    assert not any("(sidebar)" in p for p in table(at, col)[col])
+    notes = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "DDP all-reduces" in notes and "has the head" not in notes  # no measured row is ELECTRA with another head
+
+
+@pytest.mark.parametrize("head", ["model", "masked-lm"])
+def test_a_measured_preset_with_another_head_is_named_whatever_the_head(head):
+    from albert_core.hardware.profiles import load_measured
+    from ui.hardware.figures import measured_takeaway, same_but_head
+
+    measured = load_measured()
+    cfg = PRESETS["bert-base"].replace(head=head)
+    assert same_but_head(PRESETS["bert-base"], cfg) and not same_but_head(PRESETS["bert-large"], cfg)
+    assert not same_but_head(PRESETS["bert-base"], cfg.replace(vocab_size=30_000))
+    assert f"has the head \"{cfg.head_label}\" instead" in measured_takeaway(measured, cfg)
+    electra = ALL_PRESETS["electra-base-discriminator"]
+    assert not any(same_but_head(PRESETS[r["preset"]], electra) for r in measured["rows"])
+    assert "has the head" not in measured_takeaway(measured, electra)

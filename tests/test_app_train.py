@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from albert_core import count_flops, count_params
 from albert_core.configuration.coerce import bert_twin
-from albert_core.configuration.presets import PRESETS
+from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.presets import ALL_PRESETS, PRESETS
 from albert_core.format import fmt_params
 from albert_core.lab import worker as lab_worker
 from albert_core.lab.experiments import EXPERIMENTS
@@ -187,6 +188,49 @@ def test_too_big_sidebar_config_is_refused_with_the_limit_named(worker):
     assert "over the memory budget" in errors and "ALBERT_EXPLORER" not in errors
     assert at.button(key="train_submit").disabled
     assert any("Tiny twins" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("name", [n for n, c in ALL_PRESETS.items() if c.family not in ("albert", "bert")])
+def test_the_sidebars_size_of_every_family_after_bert_plans_its_paper_layout_twins(worker, name):
+    """Issue 39, item 3: "The sidebar's size" with a family after BERT raised "head 'pretraining' exists for
+    albert and bert only" (ui/train/page.py:70). The lab trains BERT and ALBERT: the twins take the preset's size
+    in the paper's layout, and the page says so."""
+    preset = ALL_PRESETS[name]
+    at = open_page({**config_to_query(preset), "seq": "32"})
+    at.radio(key="train_size").set_value("sidebar").run()
+    assert not at.exception, at.exception
+    infos = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "The lab pretrains BERT and ALBERT only" in infos and f"H {preset.hidden_size:,}" in infos
+    plan = frame(at, "limits")
+    assert list(plan["run"]) == [n for n in tr.DEFAULT_TWINS for _ in (0, 1)]  # two seeds each
+    assert all(c.startswith(("ALBERT", "BERT")) for c in plan["config"])
+    # an over-limit plan names its limit (the presets are far beyond the lab's), never an exception
+    errors = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "Cannot plan" not in errors
+
+
+def test_a_small_roberta_at_the_sidebars_size_plans_albert_and_bert_of_its_size(worker):
+    cfg = ALL_PRESETS["roberta-base"].replace(vocab_size=512, embedding_size=64, hidden_size=64, num_layers=2,
+                                              num_heads=2, intermediate_size=256, max_position_embeddings=130)
+    assert cfg.type_vocab_size == 1 and cfg.position_offset == 2
+    at = open_page({**config_to_query(cfg), "seq": "32", "batch": "4"})
+    at.radio(key="train_size").set_value("sidebar").run()
+    at.text_input(key="train_seeds").set_value("0").run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    infos = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "RoBERTa's size" in infos and "the runs have 2, one per segment" in infos
+    # written out by hand: the paper's ALBERT of this size (RoBERTa's GELU kept, two token types)
+    albert = ModelConfig(family="albert", vocab_size=512, embedding_size=64, hidden_size=64, num_layers=2,
+                         num_heads=2, intermediate_size=256, max_position_embeddings=130, type_vocab_size=2,
+                         hidden_act="gelu", sharing="all", head="pretraining")
+    expected = {"BERT": bert_twin(albert), "ALBERT": albert.replace(embedding_size=16)}  # E = H / 4
+    plan = frame(at, "limits")
+    assert list(plan["run"]) == list(tr.DEFAULT_TWINS)
+    for row in plan.itertuples():
+        assert row.params == count_params(expected[row.run]).total
+        assert row.train_flops_per_step == count_flops(expected[row.run], 4, 32).training
+    assert not at.button(key="train_submit").disabled
 
 
 def test_a_tiny_run_finishes_its_curve_appears_and_the_url_restores_it(worker):

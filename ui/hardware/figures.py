@@ -350,6 +350,12 @@ def measured_allreduce_frame(measured: Mapping, sidebar: ModelConfig | None = No
     return pd.DataFrame(out)
 
 
+def same_but_head(preset: ModelConfig, cfg: ModelConfig) -> bool:
+    """``cfg`` is ``preset`` with another head: compared field by field, never by giving the preset ``cfg``'s head,
+    which its family may not have (ELECTRA's discriminator, a head the paper's BERT and ALBERT lack)."""
+    return {**preset.to_dict(), "head": None} == {**cfg.to_dict(), "head": None}
+
+
 def measured_takeaway(measured: Mapping, sidebar: ModelConfig | None = None) -> str:
     got = {r["preset"]: int(r["allreduce_bytes_per_step"]) for r in measured["rows"]}
     per = sorted({got[r["preset"]] / int(r["unique_params"]) for r in measured["rows"]})
@@ -363,7 +369,7 @@ def measured_takeaway(measured: Mapping, sidebar: ModelConfig | None = None) -> 
         text += (f" ALBERT-base moves {fmt_bytes(got['albert-base'])} per step against BERT-base's "
                  f"{fmt_bytes(got['bert-base'])}, {got['bert-base'] / got['albert-base']:.1f} times less.")
     if sidebar is not None and sidebar.head != MEASURED_HEAD and any(
-            PRESETS[r["preset"]].replace(head=sidebar.head) == sidebar for r in measured["rows"]):
+            same_but_head(PRESETS[r["preset"]], sidebar) for r in measured["rows"]):
         text += (f" Every row carries the pre-training heads; the sidebar's {config_name(sidebar)} has the head "
                  f"\"{sidebar.head_label}\" instead: {fmt_bytes(gradient_bytes(sidebar, 'fp32'))} of fp32 "
                  "gradients by the time model.")

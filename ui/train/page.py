@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core.configuration.config import SHARING_LABELS
+from albert_core.configuration.coerce import coerce
+from albert_core.configuration.config import FAMILY_NAMES, PAPER_FAMILIES, SHARING_LABELS, ModelConfig
 from albert_core.format import escape_markdown
 from albert_core.lab import trainer
 from albert_core.lab.spec import DEFAULT_MASK_RATE, DEFAULT_STEPS, TASKS, mask_rate_text
@@ -18,6 +19,30 @@ from ui.train import view as train_view
 TASK_LABELS = {"sop": "SOP (sentence order, ALBERT)", "nsp": "NSP (next sentence, BERT)", "none": "none (MLM only)"}
 SIZE_LABELS = {"tiny": f"Tiny twins ({tr.TINY.label.split(' ', 1)[1]}, V {tr.TINY.vocab_size:,})",
                "sidebar": "The sidebar's size (bounded by the lab's limits)"}
+
+
+def lab_base(sidebar: ModelConfig) -> tuple[ModelConfig, list[str]]:
+    """The sidebar's config as the lab trains it, and a sentence for each change. The lab pretrains BERT and ALBERT
+    only (their pre-training heads MLM + SOP/NSP, their tokenizers, two segments): a family after BERT is taken at
+    its size (V, E, H, L, heads, I, P) in the paper's layout, by the coerce rule of a family switch."""
+    notes = []
+    if sidebar.family in PAPER_FAMILIES:
+        cfg = sidebar
+    else:
+        cfg = coerce({"family": "albert", "embedding_size": sidebar.embedding_size}, sidebar).config
+        name = FAMILY_NAMES[sidebar.family]
+        notes.append(
+            f"The lab pretrains BERT and ALBERT only (MLM + SOP/NSP heads, their tokenizers): these runs take {name}'s "
+            f"size from the sidebar (V {cfg.vocab_size:,}, E {cfg.embedding_size:,}, H {cfg.hidden_size:,}, "
+            f"L {cfg.num_layers}, {cfg.num_heads} heads, I {cfg.intermediate_size:,}, "
+            f"P {cfg.max_position_embeddings:,}) in the paper's layout (dense FFN, learned positions, post-LayerNorm, "
+            f"{cfg.hidden_act}), not {name}'s own.")
+    if cfg.type_vocab_size < 2:
+        notes.append(f"Token types T = {cfg.type_vocab_size} in the sidebar; the runs have 2, one per segment of the "
+                     "sentence task.")
+        cfg = cfg.replace(type_vocab_size=2)
+    return cfg.replace(head="pretraining"), notes
+
 
 cfg, wl = current()
 limits = trainer.LabLimits.from_env()
@@ -67,7 +92,9 @@ seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
 probe = st.checkbox("Then fine-tune on movie reviews (downstream probe)", value=False, key="train_probe",
                     help=train_view.PROBE_HELP)
 
-base = tr.TINY if size == "tiny" else cfg.replace(head="pretraining")
+base, base_notes = (tr.TINY, []) if size == "tiny" else lab_base(cfg)
+for note in base_notes:
+    st.info(escape_markdown(note))
 batch, seq = ((tr.RUN_DEFAULTS["batch_size"], tr.RUN_DEFAULTS["seq_len"]) if size == "tiny"
               else (wl.batch, wl.seq_len))
 specs = []
