@@ -7,10 +7,13 @@ import json
 
 import pytest
 
-from albert_core import PRESETS, Workload
+from albert_core import PRESETS, ModelConfig, Workload, count_flops
+from albert_core.counting.report import analyze
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params
+from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from tests.helpers.facts import SHARING_COUNTS, albert_model_closed_form, forward_flops_closed_form
+from ui.explorer.figures import twin_metrics
 from ui.urls import config_to_query
 
 # a 4 x 2 grid sent column by column: the first row is the top of each column
@@ -240,3 +243,27 @@ def test_the_workload_line_of_scaling_and_compare_names_precision_and_checkpoint
     at = app({"dtype": "bf16", "prec": "mixed", "ckpt": "1"}, page=page)
     assert not at.exception
     assert any("bf16 mixed precision" in c.value and "gradient checkpointing" in c.value for c in at.main.caption)
+
+
+# The largest sizes the sidebar takes from a link (H and L at their sliders' ends, every other field at its limit),
+# all-shared with K = 64: L x K = 8,192 executed layers over 65,536 tokens.
+LARGEST_QUERY = {"family": "albert", "V": "1000000", "E": "65536", "H": "8192", "L": "128", "heads": "64",
+                 "I": "262144", "P": "65536", "sharing": "all", "K": "64", "batch": "4096", "seq": "65536"}
+LARGEST = ModelConfig(vocab_size=1_000_000, embedding_size=65_536, hidden_size=8192, num_layers=128, num_heads=64,
+                      intermediate_size=262_144, max_position_embeddings=65_536, inner_group_num=64)
+
+
+def test_the_largest_sizes_draw_every_chart_with_counts_past_2_to_the_63(app):
+    """Issue 39, item 3: Plotly's JSON writer cannot hold an integer past 2^63, and the twin chart sent the exact
+    FLOP count as one (an uncaught TypeError). Figures get such counts as floats."""
+    at = app(LARGEST_QUERY)
+    assert not at.exception, at.exception
+    assert not at.warning  # the link was taken as it is
+    result = analyze(LARGEST, Workload(batch=4096, seq_len=65_536))
+    assert result.own.memory.activations > 2**63  # the edge this test is about: 4.9e19 bytes
+    twin = next(spec for title, spec in charts(at).items() if title.endswith("= 100%)"))
+    assert [r[0] for r in twin_metrics(result)] == ["Parameters", "Forward FLOPs", "Activations", "Weights memory"]
+    assert twin["data"][0]["customdata"] == [float(r[1]) for r in twin_metrics(result)]
+    assert twin["data"][0]["customdata"][1] == float(count_flops(LARGEST, 1, 65_536).forward)
+    flops = charts(at)["Forward FLOPs per sequence by component"]
+    assert max(flops["data"][0]["x"]) > 2**53 and all(isinstance(v, float) for v in flops["data"][0]["x"])

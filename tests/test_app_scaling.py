@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory
+from albert_core import PRESETS, ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.format import fmt_params
 from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS
@@ -118,3 +118,18 @@ def test_heatmap_takeaway_quotes_the_grid_numbers():
     top = count_params(cfg.replace(hidden_size=4096, num_heads=16, intermediate_size=4 * 4096)).total
     assert f"takes the total from {fmt_params(lo)} to {fmt_params(hi)}" in text
     assert f"to {fmt_params(top)}:" in text  # H = 4,096 at E = 128, I = 4H
+
+
+def test_the_largest_sizes_draw_every_chart_with_counts_past_2_to_the_63(app):
+    """Issue 39, item 3: training FLOPs and memory past 2^63 at the largest sizes; Plotly's JSON writer holds no
+    integer that large, so the charts get them as floats (every chart drawn, no exception)."""
+    from tests.test_app_explorer import LARGEST, LARGEST_QUERY
+
+    at = app(LARGEST_QUERY, page=PAGE)
+    assert not at.exception, at.exception
+    specs = charts(at)
+    assert len(specs) == N_CHARTS
+    by_batch = specs["Training FLOPs per step vs batch"]
+    bars = by_batch["data"][0]  # then the outline's legend key
+    top = float(count_flops(LARGEST, 4096, 65_536).training)
+    assert top > 2**63 and bars["x"][-1] == "4096" and bars["y"][-1] == top

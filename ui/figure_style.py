@@ -38,7 +38,7 @@ def si_ticks(vmax: float, fmt: Callable[..., str], n: int = 5) -> tuple[list[flo
     if vmax <= 0:
         return [0.0], [fmt(0)]
     raw = vmax / n
-    mag = 10 ** math.floor(math.log10(raw))
+    mag = 10.0 ** math.floor(math.log10(raw))  # floats: a tick past 2^63 (an exact count) is no JSON integer
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     vals = [i * step for i in range(int(vmax / step) + 2)]
     return vals, [_trim(fmt(v, 2)) for v in vals]

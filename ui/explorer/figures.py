@@ -81,14 +81,15 @@ def flops_bars(components: Mapping[str, int]) -> go.Figure:
     """Horizontal bars of forward FLOPs per component (one sequence), largest first."""
     items = sorted(((n, v) for n, v in components.items() if v), key=lambda kv: kv[1])
     names = [wrap_label(COMPONENT_INFO.get(n, (n, ""))[0]) for n, _ in items]
-    values = [v for _, v in items]
-    total = sum(values) or 1
+    # floats: an exact count may pass 2^63 (the largest sizes), which a chart's JSON cannot hold as an integer
+    values = [float(v) for _, v in items]
+    total = sum(v for _, v in items) or 1
     colors = [GROUP_COLORS.get(COMPONENT_INFO.get(n, ("", "encoder"))[1], "#999999") for n, _ in items]
     bars = [dict(
         type="bar", x=values, y=names, orientation="h", marker=dict(color=colors),
         showlegend=False,  # the key below names the colours
-        text=[fmt_flops(v) for v in values], textposition="auto",
-        customdata=[v / total for v in values],
+        text=[fmt_flops(v) for _, v in items], textposition="auto",
+        customdata=[v / total for _, v in items],
         hovertemplate="<b>%{y}</b><br>%{x:,} FLOP<br>%{customdata:.1%} of the forward pass<extra></extra>",
     )]
     present = sorted({COMPONENT_INFO.get(n, ("", "encoder"))[1] for n, _ in items}, key=list(GROUP_COLORS).index)
@@ -139,7 +140,7 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
         dict(
             type="bar", name=label, y=labels, x=[r[idx] / r[2] for r in rows], orientation="h",
             marker=dict(color=color), text=[r[3](r[idx]) for r in rows], textposition="outside", cliponaxis=False,
-            textfont=dict(size=12), customdata=[r[idx] for r in rows],
+            textfont=dict(size=12), customdata=[float(r[idx]) for r in rows],  # a count may pass 2^63
             hovertemplate="%{y}: %{customdata:,} (%{x:.1%} of the " + names[1] + ")<extra>" + label + "</extra>",
         )
         for label, idx, color in ((names[0], 1, CONFIG_COLOR), (names[1], 2, TWIN_COLOR))

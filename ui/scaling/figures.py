@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -72,6 +72,12 @@ def log_ticks(lo: float, hi: float, fmt: Callable[..., str]) -> dict:
                 range=[math.log10(lo) - pad, math.log10(hi) + pad])
 
 
+def floats(values: Iterable[float]) -> list[float]:
+    """A chart's values as floats: an exact count (FLOPs, bytes) may pass 2^63 at the largest sizes, which a
+    chart's JSON cannot hold as an integer (and a browser draws no integer past 2^53 exactly anyway)."""
+    return [float(v) for v in values]
+
+
 def linear_ticks(vmax: float, fmt: Callable[..., str]) -> dict:
     """Round linear ticks from 0, labelled with ``fmt`` ("1 GB", "50 MB")."""
     vals, text = si_ticks(vmax, fmt)
@@ -94,7 +100,7 @@ def _outline_marks(labels: list[str], tops: list[float], current_label: str | No
     if current_label not in labels:
         return [], []
     i = labels.index(current_label)
-    rect = dict(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=tops[i],
+    rect = dict(type="rect", xref="x", yref="y", x0=i - 0.46, x1=i + 0.46, y0=0, y1=float(tops[i]),
                 line=dict(color=CURRENT_COLOR, width=3), fillcolor="rgba(0,0,0,0)", layer="above")
     key = dict(type="scatter", x=[None], y=[None], mode="markers", name=f"{CURRENT_NAME} (outlined)",
                hoverinfo="skip", marker=dict(symbol="square-open", size=14, color=CURRENT_COLOR, line=dict(width=3)))
@@ -273,7 +279,7 @@ def embedding_reduction(df: pd.DataFrame, current_label: str | None = None) -> g
 def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
     """Scatter of forward FLOPs against total params for named configs (columns label, model, params,
     forward_flops); the current config: `mark_flops_vs_params`."""
-    data = [dict(type="scatter", x=part["params"].tolist(), y=part["forward_flops"].tolist(), mode="markers+text",
+    data = [dict(type="scatter", x=floats(part["params"]), y=floats(part["forward_flops"]), mode="markers+text",
                  name=str(model), text=part["label"].tolist(), textposition="top center", cliponaxis=False,
                  marker=dict(size=12, color=FAMILY_COLORS.get(str(model))),
                  customdata=[[fmt_params(p), fmt_flops(f)]
@@ -285,7 +291,7 @@ def flops_vs_params_base(df: pd.DataFrame) -> go.Figure:
 
 def mark_flops_vs_params(base: go.Figure, current: Mapping[str, float | str]) -> go.Figure:
     point = star_point(
-        current["params"], current["forward_flops"],
+        float(current["params"]), float(current["forward_flops"]),
         f"{current['label']}: {fmt_params(current['params'])}, {fmt_flops(current['forward_flops'])}",
     )
     xs, ys = [*_extent(base, "x"), current["params"]], [*_extent(base, "y"), current["forward_flops"]]
@@ -386,14 +392,14 @@ def memory_bars(df: pd.DataFrame, current_label: str, kind: str = "training",
     for part, values in parts.items():
         sizes = [fmt_bytes(v) for v in values]
         data.append(dict(
-            type="bar", x=labels, y=values, name=names[part], marker=dict(color=MEMORY_COLORS[part]),
+            type="bar", x=labels, y=floats(values), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
             # a label only on a segment tall enough to hold it; hover has every value
             text=[t if v >= 0.06 * top else "" for t, v in zip(sizes, values, strict=True)],
             textposition="inside", insidetextanchor="middle", customdata=sizes,
             hovertemplate="%{x}<br>" + names[part] + ": %{customdata}<extra></extra>",
         ))
     data.append(dict(
-        type="scatter", x=labels, y=totals, mode="text", name="total", showlegend=False,
+        type="scatter", x=labels, y=floats(totals), mode="text", name="total", showlegend=False,
         text=[f"total {fmt_bytes(v)}" for v in totals], textposition="top center", hoverinfo="skip",
     ))
     shapes, marks = _outline_marks(labels, totals, current_label)
@@ -565,13 +571,13 @@ def flops_vs_seq(df: pd.DataFrame, current: int) -> go.Figure:
     """Stacked forward FLOPs per batch vs sequence length: the weight matmuls (linear in S) and the
     attention scores (4·B·S²·H per layer), each bar labelled with the attention share."""
     x = [str(v) for v in df["seq_len"]]
-    data = [dict(type="bar", x=x, y=df[col].tolist(), name=name, marker=dict(color=color),
+    data = [dict(type="bar", x=x, y=floats(df[col]), name=name, marker=dict(color=color),
                  customdata=[fmt_flops(v) for v in df[col]],
                  hovertemplate="S=%{x}<br>" + name + ": %{customdata}<extra></extra>")
             for col, name, color in (("other_flops", "weight matmuls (∝ S)", "#4c78a8"),
                                      ("attention_scores_flops", "attention scores (∝ S²)", "#e45756"))]
     data.append(dict(
-        type="scatter", x=x, y=df["forward_flops"].tolist(), mode="text", showlegend=False, hoverinfo="skip",
+        type="scatter", x=x, y=floats(df["forward_flops"]), mode="text", showlegend=False, hoverinfo="skip",
         text=[fmt_pct(s, 0) for s in df["attention_share"]], textposition="top center", textfont=dict(size=10),
     ))
     return _workload_figure(data, x, df["forward_flops"].tolist(), current, fmt_flops, (
@@ -594,7 +600,7 @@ def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
     and the activations that grow with it."""
     x = [str(v) for v in df[field]]
     names = {**{p: p for p in MEMORY_PARTS}, **df.attrs.get("names", {})}
-    data = [dict(type="bar", x=x, y=df[part].tolist(), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
+    data = [dict(type="bar", x=x, y=floats(df[part]), name=names[part], marker=dict(color=MEMORY_COLORS[part]),
                  customdata=[fmt_bytes(v) for v in df[part]],
                  hovertemplate=field + "=%{x}<br>" + names[part] + ": %{customdata}<extra></extra>")
             for part in MEMORY_PARTS if df[part].any()]
@@ -608,7 +614,7 @@ def memory_vs_workload(df: pd.DataFrame, field: str, current: int) -> go.Figure:
 def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
     """Training FLOPs per step vs batch (linear in B: the per-sequence cost times B)."""
     x = [str(v) for v in df["batch"]]
-    data = [dict(type="bar", x=x, y=df["training_flops"].tolist(), name="training FLOPs per step",
+    data = [dict(type="bar", x=x, y=floats(df["training_flops"]), name="training FLOPs per step",
                  marker=dict(color="#54a24b"), customdata=[fmt_flops(v) for v in df["training_flops"]],
                  hovertemplate="B=%{x}<br>%{customdata}<extra></extra>")]
     return _workload_figure(data, x, df["training_flops"].tolist(), current, fmt_flops, (
