@@ -1,9 +1,13 @@
 """The shared config sidebar: preset, architecture and workload widgets, bound to the URL.
 
-Every run turns the widgets into a config with `albert_core.configuration.coerce.coerce` (the rule shared with the
-URL decoder and the CLI): the fields whose widget differs from the last valid config are the explicit
-changes, the rule derives the rest (heads that fit H, I = 4H while kept, the family's fields), and the
-widgets are set to the result before they are drawn.
+One source of truth: the config and workload the page computes with (`_CURRENT`). A whole configuration (a preset,
+an upload, a link, Reset) replaces it whole, never as an edit of the previous one (`_replace_whole`). An edit of one
+widget is turned into a config with `albert_core.configuration.coerce.coerce` (the rule shared with the URL decoder
+and the CLI): the fields whose widget differs from the current config are the explicit changes, the rule derives the
+rest (heads that fit H, I = 4H while kept, the family's fields). An edit that cannot form a model is not applied:
+the widgets go back to the current config and the message names the rule. Every widget is then drawn from that
+config and workload (its value / index given on every render, never a widget default, which the browser would paint
+first), and the URL is written from it: what a visitor sees is what the pages compute and what the link reopens.
 
 URL codec (`ui.urls`): on the first run of a session the query string is decoded with
 `parse_query` / `parse_workload_query` into the widgets' session state (bad values fall back to the defaults with a
@@ -16,13 +20,14 @@ Widget keys are `cfg_<URL key>` (see `QUERY_KEYS`) and `wl_<URL key>` (see `WORK
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from albert_core import HEADS, LIMITS, SHARING_MODES, ModelConfig, Workload
-from albert_core.configuration.coerce import coerce, divisors, fit_heads
+from albert_core.configuration.coerce import coerce, divisors
 from albert_core.configuration.config import (
     ACTIVATIONS,
     AXIS_FIELDS,
@@ -64,7 +69,7 @@ _UPLOAD_MESSAGE = "_sb_upload_message"  # (ok, text) of the last upload
 DOCTOR_KEY = "_sb_doctor"  # (file name, albert_core.review.doctor.Diagnosis) of the last upload, shown on the Explorer
 _SEEDED = "_sb_seeded"
 _PROBLEMS = "_sb_url_problems"
-_LAST_VALID = "_sb_last_valid"
+_CURRENT = "_sb_last_valid"  # (ModelConfig, Workload): what every page computes with
 _STASH = "_sb_albert_stash"  # ALBERT-only fields kept while the family is BERT
 _AXES = "cfg_axes"  # the architecture axes of the current config (no widget: a preset, an upload or the URL set them)
 
@@ -163,13 +168,17 @@ def decode_url(params: Mapping[str, str]) -> tuple[ModelConfig, Workload, list[s
     return cfg, wl, problems + extra + wl_problems
 
 
-def _show_config(cfg: ModelConfig) -> None:
-    """Set the model widgets and the preset box from a config (before the widgets are drawn)."""
-    ss = st.session_state
-    for key, name in QUERY_KEYS.items():
-        ss[_key(key)] = getattr(cfg, name)
-    ss[_AXES] = axes_of(cfg)
-    ss[PRESET_KEY] = preset_name(cfg)
+_LINK_REASONS = {"layer_norm_eps": "no count depends on it; the Live model's outputs do"}
+
+
+def link_losses(cfg: ModelConfig) -> list[str]:
+    """What a link to ``cfg`` cannot carry (one sentence per field, with the value a reopened link uses): the URL
+    holds whole numbers and words, so a float such as an uploaded ``layer_norm_eps`` is said, not dropped
+    silently."""
+    reopened = decode_url(share_query(cfg, Workload()))[0]
+    return [f"The link cannot carry {f.name} = {getattr(cfg, f.name)!r} ({_LINK_REASONS.get(f.name, 'no URL key')}): "
+            f"it reopens with {getattr(reopened, f.name)!r}." for f in dataclasses.fields(cfg)
+            if getattr(reopened, f.name) != getattr(cfg, f.name)]
 
 
 def axes_of(cfg: ModelConfig) -> dict[str, object]:
@@ -186,9 +195,14 @@ def _state_values(cfg: ModelConfig, wl: Workload) -> dict[str, object]:
     return values
 
 
-def _write_state(cfg: ModelConfig, wl: Workload) -> None:
-    """Set every widget from a config and workload (before the widgets are drawn)."""
+def _replace_whole(cfg: ModelConfig, wl: Workload) -> None:
+    """A whole configuration (a preset, an upload, a link, Reset) becomes the current one, whole: every widget is
+    set from it (before the widgets are drawn) and it is what the next edit is compared with, so no field of the
+    previous config survives by being equal to a widget's value (the family switch rule would rewrite it)."""
+    if wl.seq_len > cfg.max_seq_len:
+        wl = wl.replace(seq_len=cfg.max_seq_len)
     st.session_state.update(_state_values(cfg, wl))
+    st.session_state[_CURRENT] = (cfg, wl)
     st.session_state.pop(_STASH, None)
 
 
@@ -198,7 +212,7 @@ def _refill_missing() -> None:
     ss = st.session_state
     if not ss.get(_SEEDED):
         return
-    cfg, wl = ss.get(_LAST_VALID) or (ModelConfig(), Workload())
+    cfg, wl = ss.get(_CURRENT) or (ModelConfig(), Workload())
     for key, value in _state_values(cfg, wl).items():
         if key not in ss:
             ss[key] = value
@@ -207,9 +221,8 @@ def _refill_missing() -> None:
 def _seed_once() -> None:
     def seed(query: dict[str, str]) -> list[str]:
         cfg, wl, problems = decode_url(query)
-        _write_state(cfg, wl)
+        _replace_whole(cfg, wl)
         st.session_state[_PROBLEMS] = problems  # shown under the sidebar's link, not as page warnings
-        st.session_state[_LAST_VALID] = (cfg, wl)
         return problems
 
     if st.session_state.get(_SEEDED):
@@ -226,7 +239,7 @@ def widget_changes(state: Mapping[str, object], last: ModelConfig) -> dict[str, 
 
 def _config_from_state() -> ModelConfig:
     ss = st.session_state
-    last = ss[_LAST_VALID][0]
+    last = ss[_CURRENT][0]
     changes = widget_changes(ss, last)
     # the axes a preset or an upload set (no widget edits them; a family switch derives them unless given)
     changes |= {name: value for name, value in (ss.get(_AXES) or {}).items() if getattr(last, name) != value}
@@ -260,11 +273,7 @@ def _on_preset_change() -> None:
     _refill_missing()
     name = st.session_state[PRESET_KEY]
     if name in ALL_PRESETS:
-        cfg = ALL_PRESETS[name]
-        wl = _workload_from_state()
-        if wl.seq_len > cfg.max_seq_len:
-            wl = wl.replace(seq_len=cfg.max_seq_len)
-        _write_state(cfg, wl)
+        _replace_whole(ALL_PRESETS[name], st.session_state[_CURRENT][1])
     st.session_state[_PROBLEMS] = []
 
 
@@ -306,12 +315,11 @@ def _on_upload() -> None:
     except ValueError as exc:
         ss[_UPLOAD_MESSAGE] = (False, f"Not loaded: {exc}.")
         return
-    wl = ss[_LAST_VALID][1]
-    if wl.seq_len > cfg.max_seq_len:
-        wl = wl.replace(seq_len=cfg.max_seq_len)
-    _write_state(cfg, wl)
+    _replace_whole(cfg, ss[_CURRENT][1])
     ss[_PROBLEMS] = []
-    ss[_UPLOAD_MESSAGE] = (True, f"Loaded {upload.name[:60]}: {cfg.label}. Its traps: Config doctor on the Explorer.")
+    lost = " ".join(link_losses(cfg))
+    ss[_UPLOAD_MESSAGE] = (True, f"Loaded {upload.name[:60]}: {cfg.label}. {lost + ' ' if lost else ''}"
+                                 "Its traps: Config doctor on the Explorer.")
 
 
 def _diagnosis(raw: bytes, name: str):
@@ -335,23 +343,27 @@ def _upload_widget() -> None:
 
 
 def _on_reset() -> None:
-    _write_state(ModelConfig(), Workload())
+    _replace_whole(ModelConfig(), Workload())
     st.session_state[_PROBLEMS] = []
 
 
 # ----------------------------------------------------------------------------- widgets
-def _start_value(key: str) -> object:
-    """A number input's value as its default too: the browser draws a new number input with its default for
-    one paint before the value from the session (it showed V 1, E 1, batch 1 and P 1 for 0.3 s on every fresh
-    load). Only the default of a new widget; the value stays the session's (the widget's identity is its key)."""
-    return st.session_state.get(key, "min")
+def _index(options: Sequence[object], key: str) -> int:
+    """The position of the session's value among a box's options. Every box is drawn with it: a box drawn without
+    ``index`` is painted with option 0 first, and a fresh browser kept showing it (Optimizer "none" while the page
+    computed AdamW) until the next edit sent that 0 back."""
+    return list(options).index(st.session_state[key])
 
 
 def _number(label: str, key: str, lo: int, hi: int, *, disabled: bool = False, help_key: str = "") -> None:
     st.number_input(
-        label, min_value=lo, max_value=hi, value=_start_value(_key(key)), step=_STEPS.get(key, 1), key=_key(key),
+        label, min_value=lo, max_value=hi, value=st.session_state[_key(key)], step=_STEPS.get(key, 1), key=_key(key),
         help=HELP[help_key or key], on_change=_on_field_change, disabled=disabled,
     )
+
+
+def _select(label: str, options: Sequence[object], key: str, **kwargs: object) -> None:
+    st.selectbox(label, options, index=_index(options, key), key=key, on_change=_on_field_change, **kwargs)
 
 
 def _pair():
@@ -361,42 +373,43 @@ def _pair():
 
 
 def _model_widgets() -> None:
+    """The model's widgets, each drawn with the current config's value (see `_index`)."""
     ss = st.session_state
     bert = ss[_key("family")] == "bert"
     paper = ss[_key("family")] in PAPER_FAMILIES
-    st.selectbox("Preset", [*ALL_PRESETS, CUSTOM], key=PRESET_KEY, help=HELP["preset"],
+    presets = [*ALL_PRESETS, CUSTOM]
+    st.selectbox("Preset", presets, index=_index(presets, PRESET_KEY), key=PRESET_KEY, help=HELP["preset"],
                  format_func=_preset_label, on_change=_on_preset_change)
-    st.radio("Family", FAMILIES, key=_key("family"), horizontal=True, format_func=FAMILY_NAMES.__getitem__,
-             help=HELP["family"], on_change=_on_family_change)
+    st.radio("Family", FAMILIES, index=_index(FAMILIES, _key("family")), key=_key("family"), horizontal=True,
+             format_func=FAMILY_NAMES.__getitem__, help=HELP["family"], on_change=_on_family_change)
     if not paper:
         st.caption(escape_markdown(layout_summary(ss.get(_AXES) or {})))
     _number("Vocabulary size V", "V", *LIMITS["vocab_size"])
     h = ss[_key("H")]
     _number("Embedding size E", "E", *LIMITS["embedding_size"], disabled=bert)
-    lo, hi, step = SLIDER_RANGES["H"]
-    st.slider("Hidden size H", lo, hi, step=step, key=_key("H"), help=HELP["H"], on_change=_on_field_change)
-    lo, hi, step = SLIDER_RANGES["L"]
-    st.slider("Layers L", lo, hi, step=step, key=_key("L"), help=HELP["L"], on_change=_on_field_change)
-    ss[_key("heads")] = fit_heads(h, ss[_key("heads")])  # only changes anything while the state is invalid
-    st.selectbox("Attention heads", divisors(h), key=_key("heads"), help=HELP["heads"],
-                 format_func=lambda n: f"{n} (head dim {h // n})", on_change=_on_field_change)
-    keep = st.toggle("Keep I = 4H", key=_key("keep4h"), help=HELP["keep4h"], on_change=_on_field_change)
+    for key, label in (("H", "Hidden size H"), ("L", "Layers L")):
+        lo, hi, step = SLIDER_RANGES[key]
+        st.slider(label, lo, hi, value=ss[_key(key)], step=step, key=_key(key), help=HELP[key],
+                  on_change=_on_field_change)
+    _select("Attention heads", divisors(h), _key("heads"), help=HELP["heads"],
+            format_func=lambda n: f"{n} (head dim {h // n})")
+    keep = st.toggle("Keep I = 4H", value=ss[_key("keep4h")], key=_key("keep4h"), help=HELP["keep4h"],
+                     on_change=_on_field_change)
     _number("Intermediate size I", "I", *LIMITS["intermediate_size"], disabled=keep)
     _number("Max positions P", "P", *LIMITS["max_position_embeddings"])
-    st.selectbox("Cross-layer sharing", SHARING_MODES, key=_key("sharing"), disabled=bert,
-                 format_func=SHARING_LABELS.__getitem__, help=HELP["sharing"], on_change=_on_field_change)
+    _select("Cross-layer sharing", SHARING_MODES, _key("sharing"), disabled=bert,
+            format_func=SHARING_LABELS.__getitem__, help=HELP["sharing"])
     unshared = bert or ss[_key("sharing")] == "none"
     with _pair():
         _number("Groups G", "G", *LIMITS["num_hidden_groups"], disabled=unshared)
         _number("Inner repeats K", "K", *LIMITS["inner_group_num"], disabled=bert)
-    st.selectbox("Head", HEADS if paper else tuple(h for h in ENCODER_HEADS if h != "pretraining"), key=_key("head"),
-                 format_func=HEAD_LABELS.__getitem__, help=HELP["head"], on_change=_on_field_change)
-    st.checkbox("Tie MLM decoder to word embeddings", key=_key("tied"), help=HELP["tied"],
+    _select("Head", HEADS if paper else tuple(h for h in ENCODER_HEADS if h != "pretraining"), _key("head"),
+            format_func=HEAD_LABELS.__getitem__, help=HELP["head"])
+    st.checkbox("Tie MLM decoder to word embeddings", value=ss[_key("tied")], key=_key("tied"), help=HELP["tied"],
                 on_change=_on_field_change, disabled=ss[_key("head")] == "model")
     with st.expander("More fields"):
         _number("Token types T", "T", LIMITS["type_vocab_size"][0] if paper else 0, LIMITS["type_vocab_size"][1])
-        st.selectbox("Activation", ACTIVATIONS if paper else ENCODER_ACTIVATIONS, key=_key("act"), help=HELP["act"],
-                     on_change=_on_field_change)
+        _select("Activation", ACTIVATIONS if paper else ENCODER_ACTIVATIONS, _key("act"), help=HELP["act"])
 
 
 def _preset_label(name: str) -> str:
@@ -419,30 +432,39 @@ def layout_summary(axes: Mapping[str, object]) -> str:
     return "Layout: " + ", ".join(p for p in parts if p) + "."
 
 
-def _workload_widgets(max_positions: int) -> None:
+def _fit_workload(max_positions: int) -> str | None:
+    """The workload widgets' values the config and the dtype allow (before the workload is read): a sequence no
+    longer than the longest input, mixed precision only with a 16-bit dtype, no checkpointing for int8. Returns
+    the note for a lowered sequence length."""
     ss = st.session_state
-    st.subheader("Workload")
-    if ss[_wkey("seq")] > max_positions:
-        ss[_wkey("seq")] = max_positions
-        st.caption(f"Sequence length lowered to the longest input, {max_positions}.")
-    with _pair():  # the longer label wraps: the boxes aligned at the bottom
-        st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], value=_start_value(_wkey("batch")), step=1,
-                        key=_wkey("batch"), help=HELP["batch"], on_change=_on_field_change)
-        st.number_input("Sequence length S", 1, WORKLOAD_LIMITS["seq_len"][1], value=_start_value(_wkey("seq")),
-                        step=64, key=_wkey("seq"), help=HELP["seq"], on_change=_on_field_change)
-    with _pair():
-        st.selectbox("dtype", tuple(DTYPE_BYTES), key=_wkey("dtype"), help=HELP["dtype"],
-                     on_change=_on_field_change)
-        st.selectbox("Optimizer", OPTIMIZERS, key=_wkey("opt"), help=HELP["opt"], on_change=_on_field_change)
-    sixteen = ss[_wkey("dtype")] in MIXED_DTYPES
-    if not sixteen:
+    if ss[_wkey("dtype")] not in MIXED_DTYPES:
         ss[_wkey("prec")] = "pure"  # mixed precision needs a 16-bit compute dtype
     if ss[_wkey("dtype")] == "int8":
         ss[_wkey("ckpt")] = False  # int8 is inference-only
+    if ss[_wkey("seq")] > max_positions:
+        ss[_wkey("seq")] = max_positions
+        return f"Sequence length lowered to the longest input, {max_positions}."
+    return None
+
+
+def _workload_widgets(note: str | None) -> None:
+    """The workload's widgets, each drawn with the current workload's value."""
+    ss = st.session_state
+    st.subheader("Workload")
+    if note:
+        st.caption(note)
+    with _pair():  # the longer label wraps: the boxes aligned at the bottom
+        st.number_input("Batch B", *WORKLOAD_LIMITS["batch"], value=ss[_wkey("batch")], step=1,
+                        key=_wkey("batch"), help=HELP["batch"], on_change=_on_field_change)
+        st.number_input("Sequence length S", 1, WORKLOAD_LIMITS["seq_len"][1], value=ss[_wkey("seq")],
+                        step=64, key=_wkey("seq"), help=HELP["seq"], on_change=_on_field_change)
+    with _pair():
+        _select("dtype", tuple(DTYPE_BYTES), _wkey("dtype"), help=HELP["dtype"])
+        _select("Optimizer", OPTIMIZERS, _wkey("opt"), help=HELP["opt"])
     # each on its own row: side by side in the sidebar they read "pure (all in" and "Gradi…"
-    st.selectbox("Precision", PRECISIONS, key=_wkey("prec"), help=HELP["prec"], disabled=not sixteen,
-                 format_func=PRECISION_LABELS.__getitem__, on_change=_on_field_change)
-    st.toggle("Gradient checkpointing", key=_wkey("ckpt"), help=HELP["ckpt"],
+    _select("Precision", PRECISIONS, _wkey("prec"), help=HELP["prec"], disabled=ss[_wkey("dtype")] not in MIXED_DTYPES,
+            format_func=PRECISION_LABELS.__getitem__)
+    st.toggle("Gradient checkpointing", value=ss[_wkey("ckpt")], key=_wkey("ckpt"), help=HELP["ckpt"],
               disabled=ss[_wkey("dtype")] == "int8", on_change=_on_field_change)
 
 
@@ -474,35 +496,42 @@ def share_link() -> None:
         st.caption(HELP["share"])
 
 
+def _show(cfg: ModelConfig, wl: Workload) -> None:
+    """Set every widget from the config and workload this run computes with (before the widgets are drawn). The
+    "Keep I = 4H" toggle is the visitor's own setting, not a field: it keeps its state."""
+    keep = st.session_state[_key("keep4h")]
+    st.session_state.update(_state_values(cfg, wl))
+    st.session_state[_key("keep4h")] = keep
+
+
 def render() -> tuple[ModelConfig, Workload]:
-    """Draw the sidebar; return the config and workload of this run (the last valid ones on error)."""
+    """Draw the sidebar; return the config and workload of this run, the ones every widget shows and the URL
+    carries (an edit that cannot form a model is not applied: the message names the rule)."""
     _seed_once()
     ss = st.session_state
     for problem in ss.get(_PROBLEMS, []):  # a reset names the value used; other problems fall back to the default
         tail = "" if " reset " in problem else " \\- using the default instead."
         st.warning(escape_markdown(problem) + tail, icon="⚠️")
-    problem, clamped = None, _clamp_groups()
+    clamped, refused, lowered = _clamp_groups(), None, None
     try:
         cfg = _config_from_state()
-        _show_config(cfg)  # the derived fields, before the widgets are drawn
+        lowered = _fit_workload(cfg.max_seq_len)
+        wl = _workload_from_state()
+        wl.check_fits(cfg)
     except ValueError as exc:
-        problem = exc
+        refused = exc
+        cfg, wl = ss[_CURRENT]
+    ss[_CURRENT] = (cfg, wl)
+    _show(cfg, wl)
     with st.sidebar:
         st.header("Model")
         _upload_widget()
         _model_widgets()
         if clamped:
             st.warning(clamped, icon="⚠️")
-        _workload_widgets(ss[_key("P")] - (ss.get(_AXES) or {}).get("position_offset", 0))
-    try:
-        if problem is not None:
-            raise problem
-        wl = _workload_from_state()
-        wl.check_fits(cfg)
-        ss[_LAST_VALID] = (cfg, wl)
-    except ValueError as exc:
-        cfg, wl = ss[_LAST_VALID]
-        st.error(escape_markdown(f"This configuration cannot exist: {exc}. Showing the last valid one: "
+        _workload_widgets(lowered)
+    if refused is not None:
+        st.error(escape_markdown(f"Not applied: {refused}. The sidebar is back at the last valid configuration, "
                                  f"{cfg.label}."), icon="🚫")
     _sync_url(cfg, wl)
     with st.sidebar:

@@ -29,18 +29,19 @@ def seed_from_url_once(flag: str, seed: Callable[[dict[str, str]], Iterable[str]
 
 
 def seed_widget(param: str, key: str, default: str, valid: Callable[[str], bool] | None = None,
-                max_chars: int = 2000) -> None:
+                max_chars: int = 2000) -> str:
     """A widget whose value travels in the URL as ``param``: the first time a session draws it, it starts
     from the URL's value when there is one that ``valid`` accepts and that fits the widget (``max_chars``,
     the widget's own limit: a value seeded through session state is not cut by it), else from ``default``;
-    after that the session's value stands. Call before drawing the widget (``key``), and draw it without a
-    default value of its own."""
+    after that the session's value stands. Returns that value: call before drawing the widget (``key``) and draw
+    it with the value (a box: its index), never a default of its own, which the browser paints first (the Live
+    model's text box came up empty, and the next edit ran the model on no text)."""
     ss = st.session_state
-    if key in ss:
-        return
-    raw = st.query_params.get(param)
-    ok = raw is not None and len(raw) <= max_chars and (valid is None or valid(raw))
-    ss[key] = raw if ok else default
+    if key not in ss:
+        raw = st.query_params.get(param)
+        ok = raw is not None and len(raw) <= max_chars and (valid is None or valid(raw))
+        ss[key] = raw if ok else default
+    return ss[key]
 
 
 def sync_widget(param: str, value: str | None, default: str) -> None:

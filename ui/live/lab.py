@@ -127,7 +127,9 @@ def render_source(max_tokens: int) -> tuple[ModelRef, LabRun]:
     seed_widget(URL_RUN, PICK_KEY, next(iter(by_folder)), by_name.__contains__)
     if st.session_state[PICK_KEY] in by_name:
         st.session_state[PICK_KEY] = by_name[st.session_state[PICK_KEY]]
-    choice = st.selectbox("Lab run", list(by_folder), format_func=lambda f: by_folder[f].title, key=PICK_KEY,
+    folders = list(by_folder)
+    choice = st.selectbox("Lab run", folders, index=folders.index(st.session_state[PICK_KEY]),
+                          format_func=lambda f: by_folder[f].title, key=PICK_KEY,
                           help="Finished runs of the Train page (cached on this server) and the shipped "
                           "reference runs: trained weights and the run's own tokenizer.")
     sync_widget(URL_RUN, Path(choice).name, "")

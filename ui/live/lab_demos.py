@@ -123,8 +123,8 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     st.subheader("Fill the mask")
     if expectation := mask_expectation(run.final, sum(p.numel() for p in model.parameters()), run.steps):
         st.caption(escape_markdown(expectation))
-    seed_widget(URL_MASK, MASK_TEXT_KEY, DEFAULT_MASK_TEXT, max_chars=MASK_MAX_CHARS)
-    text = st.text_input("Text with [MASK] where a word should be guessed", max_chars=MASK_MAX_CHARS,
+    seeded = seed_widget(URL_MASK, MASK_TEXT_KEY, DEFAULT_MASK_TEXT, max_chars=MASK_MAX_CHARS)
+    text = st.text_input("Text with [MASK] where a word should be guessed", seeded, max_chars=MASK_MAX_CHARS,
                          key=MASK_TEXT_KEY)
     sync_widget(URL_MASK, text, DEFAULT_MASK_TEXT)
     try:
@@ -150,10 +150,10 @@ def render_demos(model: Any, folder: str, run: LabRun, max_tokens: int) -> None:
     task = {"sop": "sentence order (SOP)", "nsp": "next sentence (NSP)"}.get(run.task)
     st.subheader("Sentence order" if run.task != "nsp" else "Next sentence")
     c = st.columns(2)
-    seed_widget(URL_SEG_A, SEG_A_KEY, DEFAULT_A, max_chars=SEGMENT_MAX_CHARS)
-    seed_widget(URL_SEG_B, SEG_B_KEY, DEFAULT_B, max_chars=SEGMENT_MAX_CHARS)
-    a = c[0].text_input("Segment A", max_chars=SEGMENT_MAX_CHARS, key=SEG_A_KEY)
-    b = c[1].text_input("Segment B", max_chars=SEGMENT_MAX_CHARS, key=SEG_B_KEY)
+    seeded_a = seed_widget(URL_SEG_A, SEG_A_KEY, DEFAULT_A, max_chars=SEGMENT_MAX_CHARS)
+    seeded_b = seed_widget(URL_SEG_B, SEG_B_KEY, DEFAULT_B, max_chars=SEGMENT_MAX_CHARS)
+    a = c[0].text_input("Segment A", seeded_a, max_chars=SEGMENT_MAX_CHARS, key=SEG_A_KEY)
+    b = c[1].text_input("Segment B", seeded_b, max_chars=SEGMENT_MAX_CHARS, key=SEG_B_KEY)
     sync_widget(URL_SEG_A, a, DEFAULT_A)
     sync_widget(URL_SEG_B, b, DEFAULT_B)
     if not a.strip() or not b.strip():

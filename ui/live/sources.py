@@ -47,8 +47,9 @@ class Source:
 def pick() -> str:
     """The "Model" radio, its value seeded from and written back to the URL."""
     options = sources()
-    seed_widget(URL_SOURCE, SOURCE_KEY, "config", options.__contains__)
-    source = st.radio("Model", list(options), format_func=options.get, horizontal=True, key=SOURCE_KEY,
+    seeded = seed_widget(URL_SOURCE, SOURCE_KEY, "config", options.__contains__)
+    source = st.radio("Model", list(options), index=list(options).index(seeded), format_func=options.get,
+                      horizontal=True, key=SOURCE_KEY,
                       help="The sidebar's config (random weights, seeded), or trained weights from a folder "
                       "saved with transformers' save_pretrained.")
     sync_widget(URL_SOURCE, source, "config")
