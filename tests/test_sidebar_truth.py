@@ -311,3 +311,29 @@ def test_every_preset_file_reads_back_as_the_preset():
         assert config_from_hf(data) == ALL_PRESETS[name], name
     assert {f.name for f in dataclasses.fields(ModelConfig)} - set(QUERY_KEYS.values()) - set(
         AXIS_QUERY_KEYS.values()) == {"layer_norm_eps"}  # the one field no link carries (said on upload)
+
+
+# Every page opened from a link that sets its own boxes away from their first option (and the sidebar's).
+_PAGE_LINKS = {
+    "ui/explorer/page.py": {}, "ui/scaling/page.py": {}, "ui/compare/page.py": {}, "ui/paper/page.py": {},
+    "ui/hardware/page.py": {"hw": "h200", "chips": "8"},
+    "ui/train/page.py": {"exp": "table4"},
+    "ui/live/page.py": {"text": "A visitor's own words.\nAnd a second segment."},
+}
+
+
+def test_every_box_on_every_page_is_drawn_with_its_value(app):
+    """A box drawn without its index is painted with option 0 first, whatever the session holds; a text box
+    without its value comes up empty. Every page, from a link that sets non-default values."""
+    sidebar_link = {"opt": "adamw", "dtype": "bf16", "sharing": "ffn", "act": "relu"}
+    for page, own in _PAGE_LINKS.items():
+        at = app({**sidebar_link, **own}, page=page)
+        assert not at.exception, (page, [e.value for e in at.exception])
+        boxes = [*at.selectbox, *at.radio]
+        assert boxes, page
+        for box in boxes:
+            assert box.proto.HasField("default") and box.proto.default == box.index, (page, box.label)
+        for area in [*at.text_area, *at.text_input]:
+            assert area.proto.default == area.value, (page, area.label)
+        for key, value in own.items():
+            assert at.query_params.get(key) == value, (page, key)

@@ -56,12 +56,13 @@ st.caption("Time per training step and per inference batch on real accelerators.
 
 c1, c2, c3 = st.columns([3, 2, 2], vertical_alignment="bottom")
 with c1:
-    st.selectbox("Hardware", HARDWARE_NAMES, key=HW_KEY,
+    # drawn with the session's value (seeded from the link): a box without index is painted with option 0 first
+    st.selectbox("Hardware", HARDWARE_NAMES, index=list(HARDWARE_NAMES).index(ss[HW_KEY]), key=HW_KEY,
                  format_func=lambda n: DATASHEET_PROFILES[n].label if n in DATASHEET_PROFILES else
                  "this machine (probed once, cached)",
                  help="Datasheet profiles use dense peaks only; this machine is measured.")
 with c2:
-    st.selectbox("Chips (data parallel)", CHIP_CHOICES, key=CHIPS_KEY,
+    st.selectbox("Chips (data parallel)", CHIP_CHOICES, index=list(CHIP_CHOICES).index(ss[CHIPS_KEY]), key=CHIPS_KEY,
                  help="The global batch (sidebar) is split over the chips; each holds the whole model.")
 with c3:
     overlap = st.toggle("Overlap all-reduce with backward", value=True, key=OVERLAP_KEY)

@@ -70,7 +70,9 @@ def chosen_experiment() -> str:
         return [f"URL value exp={raw[:24]} is not an experiment"] if raw and raw not in EXPERIMENTS else []
 
     seed_from_url_once(_SEEDED, seed, "showing the first one")
-    name = st.selectbox("Experiment", list(EXPERIMENTS), format_func=lambda n: EXPERIMENTS[n].title, key=EXP_KEY)
+    names = list(EXPERIMENTS)
+    name = st.selectbox("Experiment", names, index=names.index(ss.get(EXP_KEY, names[0])),
+                        format_func=lambda n: EXPERIMENTS[n].title, key=EXP_KEY)
     st.query_params[train_view.URL_EXP] = name
     return name
 
