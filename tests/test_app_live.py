@@ -5,6 +5,7 @@ widgets, and checkpoint folders confined to the allowed roots."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from albert_core import PRESETS, ModelConfig, Workload, count_params, estimate_memory, settings
 from albert_core.configuration.config import HEAD_LABELS
+from albert_core.configuration.presets import ALL_PRESETS
 from albert_core.format import fmt_bytes
 from albert_core.live.count_proof import MATCH
 from albert_core.settings import MEMORY_BUDGET
@@ -342,3 +344,78 @@ def test_a_linked_text_longer_than_the_box_allows_opens_the_default():
     run_page(TINY, at=at)
     assert not at.exception
     assert at.text_area(key="live_text").value == run_page(TINY).text_area(key="live_text").value  # the default
+
+
+def _small(preset: str, max_positions: int) -> ModelConfig:
+    """A family after BERT with a position offset (RoBERTa, XLM-R: 2), at a size the page builds at once."""
+    return ALL_PRESETS[preset].replace(vocab_size=300, embedding_size=64, hidden_size=64, num_layers=2, num_heads=2,
+                                       intermediate_size=128, max_position_embeddings=max_positions)
+
+
+@pytest.mark.parametrize(("preset", "max_positions"), [("roberta-base", 129), ("xlm-roberta-base", 64)])
+def test_the_token_cap_leaves_out_the_position_offset(app, preset, max_positions):
+    """Issue 39, item 3: RoBERTa's table holds P rows of which the first 2 are no position (padding_idx + 1), so
+    the longest input is P - 2; below P = 130 the page capped the tokens at min(128, P) and failed its own budget
+    check (ui/live/page.py:34)."""
+    from albert_core.live.budget import check_budget
+
+    cfg = _small(preset, max_positions)
+    cap = min(live_models.MAX_TOKENS, max_positions - 2)
+    assert cfg.position_offset == 2 and cfg.max_seq_len == max_positions - 2
+    at = app({**config_to_query(cfg), "seq": "32"}, page=PAGE)
+    assert not at.exception, at.exception
+    assert not at.warning  # the link was taken as it is
+    assert any(f"runs one sequence of up to {cap} tokens" in c.value for c in at.caption)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Estimated memory"] == fmt_bytes(check_budget(cfg, 1, cap).estimate)
+    df = match_table(at)
+    assert (df["match"] == MATCH).all() and df.iloc[-1]["live"] == count_params(cfg).total
+
+
+@pytest.mark.xfail(strict=True, reason="ui/live/runs.py:67 `_encode` still tokenizes to min(128, P) tokens, not "
+                   "min(128, P - offset) (cfg.max_seq_len): its owner's change; remove this mark with it")
+def test_a_long_text_is_cut_to_the_positions_after_the_offset(app):
+    cfg = _small("roberta-base", 129)
+    at = app({**config_to_query(cfg), "seq": "32"}, page=PAGE)
+    at.text_area(key="live_text").input("word " * 400).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(at.dataframe[1].value) == 127  # [CLS] ... [SEP] at every position the table has
+
+
+def test_a_busy_server_after_the_first_pass_is_a_message_in_every_section(monkeypatch):
+    """Issue 39, item 3, under three concurrent visitors: a visitor's cached forward pass expires (or is reclaimed)
+    while others hold the live-work gate; the attention map and the saved-activation pass each fetch the run again
+    and met BusyError uncaught (ui/live/text.py:64, :176). Each now says the server is busy."""
+    from albert_core.live import budget
+    from ui.live import runs as live_runs
+    from ui.live import text as live_text
+
+    monkeypatch.setattr(live_models, "WAIT_S", 0.0)
+    held = []
+    show_smoothness = live_text._show_smoothness
+
+    def others_arrive(*args, **kwargs):
+        show_smoothness(*args, **kwargs)
+        live_runs._RUNS.expire(time.monotonic() + live_models.MODEL_TTL_S + 1)  # this visitor's run is gone
+        gate = budget.LIVE_WORK.enter("another visitor's forward pass")
+        gate.__enter__()  # and another visitor's work holds the gate
+        held.append(gate)
+
+    monkeypatch.setattr(live_text, "_show_smoothness", others_arrive)
+    cfg = TINY.replace(vocab_size=302)  # a config no other test has run
+    try:
+        at = run_page(cfg)
+    finally:
+        for gate in held:
+            gate.__exit__(None, None, None)
+    assert held and budget.LIVE_WORK.waiting == 0
+    assert not at.exception, at.exception
+    warnings = [w.value.replace("\\", "") for w in at.warning]
+    for what in ("draw the attention map", "measure saved activations here"):
+        assert any(w.startswith(f"Cannot {what} right now: the server is busy: 1 visitor ahead") for w in warnings)
+    assert "Attention weights, executed layer 1, head 1" not in charts(at)
+    assert "Activations saved for backward, one sequence" not in charts(at)
+    assert (match_table(at)["match"] == MATCH).all()  # what came before the busy sections is shown
+    monkeypatch.setattr(live_text, "_show_smoothness", show_smoothness)  # the others have gone
+    again = run_page(cfg, at=at)  # the next run draws everything
+    assert not again.warning and "Attention weights, executed layer 1, head 1" in charts(again)

@@ -40,8 +40,9 @@ def refusal(cfg: ModelConfig, seq_cap: int, dtype: str, check: budget.BudgetChec
         if alt.field == "dtype":
             offers.append(f"dtype bf16 or fp16 in the sidebar: about {size}")
         elif alt.field == "seq_len":
-            offers.append(f"a shorter sequence: max positions P = {alt.value} or less in the sidebar "
-                          f"(the page runs up to P tokens): about {size}")
+            runs = f"P - {cfg.position_offset}" if cfg.position_offset else "P"  # the table's rows after its offset
+            offers.append(f"a shorter sequence: max positions P = {alt.value + cfg.position_offset} or less in the "
+                          f"sidebar (the page runs up to {runs} tokens): about {size}")
         else:
             offers.append(f"fewer layers: L = {alt.value} or less in the sidebar: about {size}")
     return text, offers
@@ -105,9 +106,14 @@ def build_and_count(cfg: ModelConfig, dtype: str, seq_cap: int, ref: ModelRef | 
     build_error, fits_instead = None, []
     over_cap = forward_cap_problem(cfg, seq_cap)
     analytic = count_params(cfg)
-    model = None if ref is None else model_of(ref)  # a loaded model: already in its cache
+    model = None
     with st.status(f"Preparing {cfg.label}…", expanded=False) as status:
-        if model is None and check.ok and not over_cap:
+        if ref is not None:  # a loaded model: in its cache, unless the cache freed it since
+            try:
+                model = model_of(ref)
+            except budget.MemoryBudgetError as exc:  # BusyError included: reloading it does not fit now
+                build_error = str(exc)
+        elif check.ok and not over_cap:
             status.update(
                 label=f"Building {cfg.label} ({fmt_params(analytic.total)} parameters, {dtype}) on the CPU…")
             try:
@@ -115,9 +121,9 @@ def build_and_count(cfg: ModelConfig, dtype: str, seq_cap: int, ref: ModelRef | 
                 ref = ModelRef(cfg, dtype, seq_cap)
             except budget.MemoryBudgetError as exc:  # BusyError included
                 build_error = str(exc)
-        elif model is None and not check.ok:
+        elif not check.ok:
             build_error, fits_instead = refusal(cfg, seq_cap, dtype, check)
-        elif model is None:
+        else:
             build_error = f"Too costly to run here: {over_cap}."
         proof_model = model
         if model is None:

@@ -107,7 +107,7 @@ def checkpoint_model(folder: str, mtime_ns: int, roots: tuple[str, ...]):
     def load():
         # the same confinement load_pretrained_folder applies, before config.json is read
         cfg = config_from_hf(confine_folder(folder, roots))
-        seq_len = min(MAX_TOKENS, cfg.max_position_embeddings)
+        seq_len = min(MAX_TOKENS, cfg.max_seq_len)
         with budget.LIVE_WORK.enter("checkpoint load", wait_s=WAIT_S):
             return load_pretrained_folder(folder, allowed_roots=roots, batch=1, seq_len=seq_len, wait_s=WAIT_S)
 
@@ -124,7 +124,7 @@ def hub_folder(repo_id: str, seq_len: int) -> Path:
 
     repo_id = check_hub_id(repo_id)
     cfg = config_from_hf(hf_hub_download(repo_id, "config.json"))
-    check = check_budget(cfg, 1, min(seq_len, cfg.max_position_embeddings),
+    check = check_budget(cfg, 1, min(seq_len, cfg.max_seq_len),
                          extra_bytes=4 * count_params(cfg).total)
     if not check.ok:
         raise MemoryBudgetError(check.message)

@@ -12,6 +12,7 @@ from ui.live import build as live_build
 from ui.live import lab_demos as live_lab_demos
 from ui.live import sources as live_sources
 from ui.live import text as live_text
+from ui.live.gate import busy_or_error
 from ui.live.models import MAX_TOKENS, model_of
 from ui.state import current
 
@@ -26,7 +27,7 @@ st.caption(
 source = live_sources.pick()
 dtype = live_sources.compute_dtype(wl.dtype)
 chosen = live_sources.load(source, cfg, dtype)  # stops the page when nothing can be loaded
-seq_cap = min(MAX_TOKENS, chosen.cfg.max_position_embeddings)
+seq_cap = min(MAX_TOKENS, chosen.cfg.max_seq_len)  # the position table's rows after its offset (RoBERTa: P - 2)
 st.subheader(f"{escape_markdown(chosen.cfg.label)} · {HEAD_LABELS[chosen.cfg.head]} · {chosen.dtype}")
 if chosen.ref is None:  # the sidebar's config
     st.caption(live_build.used_fields_note(seq_cap))
@@ -41,4 +42,9 @@ if not proof.runnable:
 # ----------------------------------------------------------------------------- run on text
 live_text.text_section(proof.ref, seq_cap)
 if chosen.lab_run is not None:
-    live_lab_demos.render_demos(model_of(proof.ref), proof.ref.folder, chosen.lab_run, seq_cap)
+    try:
+        trained = model_of(proof.ref)  # cached, unless the cache freed it since
+    except ValueError as exc:  # MemoryBudgetError / BusyError: reloading it does not fit now
+        busy_or_error("run the trained model's demos", exc)
+    else:
+        live_lab_demos.render_demos(trained, proof.ref.folder, chosen.lab_run, seq_cap)

@@ -61,9 +61,13 @@ def bounded(where: Any, label: str, top: int, key: str, rule: str, help: str) ->
 @st.fragment
 def attention_section(ref: ModelRef, first: str, pair: str | None) -> None:
     cfg = ref.cfg
-    run = run_text(ref, first, pair)  # cached: no forward pass here
-    enc = run.encoded
     st.subheader("Attention map")
+    try:
+        run = run_text(ref, first, pair)  # cached: no forward pass here, unless the cache freed it since
+    except ValueError as exc:  # MemoryBudgetError / BusyError: the pass is redone and the server is full
+        busy_or_error("draw the attention map", exc)
+        return
+    enc = run.encoded
     c = st.columns(2)
     # Bounded by the config with a message (a widget maximum only turns the box red without saying why).
     layer = bounded(c[0], "Executed layer", cfg.executed_layers, "live_layer",
@@ -101,9 +105,9 @@ def text_section(ref: ModelRef, seq_cap: int) -> None:
 
 def _read_text(seq_cap: int) -> tuple[str, str | None]:
     """The text box (seeded from and written back to the URL): segment A and segment B (None if empty)."""
-    seed_widget(URL_TEXT, "live_text", DEFAULT_TEXT, max_chars=TEXT_MAX_CHARS)
+    seeded = seed_widget(URL_TEXT, "live_text", DEFAULT_TEXT, max_chars=TEXT_MAX_CHARS)
     text = st.text_area(
-        "Text (first line: segment A; the rest: segment B)", max_chars=TEXT_MAX_CHARS, key="live_text",
+        "Text (first line: segment A; the rest: segment B)", seeded, max_chars=TEXT_MAX_CHARS, key="live_text",
         help=f"Tokenized to at most {seq_cap} tokens as [CLS] A [SEP] B [SEP]. Unless a checkpoint is loaded "
         "the weights are random (seeded): the outputs mean nothing, the shapes, costs and timings are real.",
     )
@@ -193,7 +197,11 @@ def _show_saved_activations(ref: ModelRef, first: str, pair: str | None, T: int,
     cfg, dtype = ref.cfg, ref.dtype
     st.subheader("Saved activations: measured vs estimate")
     est = estimate_memory(cfg, 1, T, dtype, optimizer="none", training=True, dropout=0.0, device="cpu").activations
-    forward_s = run_text(ref, first, pair).seconds
+    try:
+        forward_s = run_text(ref, first, pair).seconds  # cached, unless the cache freed it since
+    except ValueError as exc:  # MemoryBudgetError / BusyError: the pass is redone and the server is full
+        busy_or_error("measure saved activations here", exc)
+        return
     if not clicked_or_fast("measure the saved activations", forward_s, 2, flops, "live_saved_button",
                            ("saved", (ref, first, pair))):
         return
