@@ -132,17 +132,31 @@ def _family_json(name: str, **extra):
 
 
 def test_modernbert_traps_with_their_numbers():
-    found = {f.code: f for f in diagnose(_family_json("modernbert-base", sliding_window=128,
-                                                      position_embedding_type="absolute"), 1024).findings}
-    assert {"intermediate-size-meaning", "local-window", "sliding-window-mismatch", "absolute-without-table"} <= set(found)
-    assert "ffn-not-4h" not in found  # a GLU's I is not a dense FFN's
+    found = {f.code: f for f in diagnose(_family_json("modernbert-base", position_embedding_type="absolute"),
+                                         1024).findings}
+    assert {"intermediate-size-meaning", "local-window", "absolute-without-table"} <= set(found)
+    assert "ffn-not-4h" not in found and "sliding-window-mismatch" not in found  # a GLU's I is not a dense FFN's
     # the GLU's three matrices: 3 x 768 x 1152 per layer = 2,654,208
     assert "2.65M" in found["intermediate-size-meaning"].number
     assert "sliding_window is half of it, 64" in found["local-window"].what
     assert "14 of 22 layers are local" in found["local-window"].what  # layers 0, 3, ..., 21 are global: 8
-    assert found["sliding-window-mismatch"].severity == "warning"
-    assert "local_attention = 256" in found["sliding-window-mismatch"].fix
     assert "8,192 x 768" in found["absolute-without-table"].number
+
+
+def test_a_sliding_window_key_is_read_as_transformers_5_reads_it():
+    """transformers 5's ModernBertConfig sets local_attention = 2 x sliding_window when a file writes it (4 ignored
+    the key): the window counted is 256 for sliding_window 128 beside local_attention 128, and the doctor says so."""
+    transformers = pytest.importorskip("transformers")
+    data = _family_json("modernbert-base", sliding_window=128)
+    assert data["local_attention"] == 128
+    assert transformers.ModernBertConfig(**data).local_attention == 256  # the oracle: transformers 5 itself
+    result = diagnose(data, 1024)
+    assert result.config.local_window == 256
+    found = {f.code: f for f in result.findings}
+    assert "sliding_window is half of it, 128" in found["local-window"].what
+    mismatch = found["sliding-window-mismatch"]
+    assert mismatch.severity == "warning" and "local_attention = 2 x sliding_window = 256" in mismatch.what
+    assert "local_attention = 256" in mismatch.fix and "local_attention = 128" in mismatch.fix
 
 
 def test_eurobert_untied_and_grouped_query_numbers():

@@ -1,7 +1,14 @@
 """transformers configuration codec: `config.json` (or a config object) <-> `ModelConfig`.
 
-`config_from_hf` reads a config (the sidebar upload, the CLI's ``--hf-config``, the config doctor, a pretrained
-folder), `config_to_hf` writes one (the Explorer's download, the live model's transformers export, the audit).
+`config_from_hf` is the one strict reader of a config, shared by the sidebar upload (`config_from_json_bytes`), the
+Explorer's paste box and the config doctor (`albert_core.review.doctor`), the CLI's ``--hf-config`` and ``doctor``,
+and a pretrained folder: the bytes are bounded and parsed (`parse_config_json`), every key the family's reader uses
+is checked for its type and range before any value is used (`albert_core.configuration.hf_schema`), the keys are
+read as transformers reads them (DeBERTa-v3's ``"p2c|c2p"``, transformers 4's and 5's rotary spellings, NomicBERT's
+GPT-2-style keys as nomic's own class reads them), and a layout that is not modelled is refused naming the key and
+the reason. Every problem is one ValueError: ``<key> must be <rule>, got <excerpt>``.
+
+`config_to_hf` writes one (the Explorer's download, the live model's transformers export, the audit).
 No torch or transformers import.
 """
 
@@ -10,13 +17,21 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from albert_core.checks import short_repr
-from albert_core.configuration.config import FAMILIES, LIMITS, PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.config import ENCODER_HEADS, FAMILIES, LIMITS, PAPER_FAMILIES, ModelConfig
 from albert_core.configuration.families import FAMILY_LAYOUTS
+from albert_core.configuration.hf_schema import (
+    NOMIC_CODE_DEFAULTS,
+    NOMIC_CODE_KEYS,
+    check_keys,
+    choice,
+    excerpt,
+    problem,
+)
 
 
 def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:
@@ -25,160 +40,265 @@ def config_from_hf(source: Any, head: str | None = None) -> ModelConfig:
 
     ``source``: a path to ``config.json`` (or to a folder holding one), a dict, or a transformers
     config object. ``head``: one of ENCODER_HEADS; by default it is inferred from ``architectures``
-    (``*ForPreTraining`` -> pretraining, ELECTRA's -> discriminator, ``*ForMaskedLM`` -> masked-lm, otherwise
-    model). A key this family leaves out takes transformers' own default for it (`_HF_DEFAULTS`).
+    (``*ForPreTraining`` -> pretraining, ELECTRA's -> discriminator, NomicBERT's -> masked-lm, ``*ForMaskedLM`` ->
+    masked-lm, otherwise model). A key the file leaves out takes transformers' own default for it (`_HF_DEFAULTS`).
+    ValueError naming the key and its rule for anything else.
     """
-    data = _hf_dict(source)
+    return config_from_fields(read_fields(_hf_dict(source)), head)
+
+
+@dataclass(frozen=True)
+class HfFields:
+    """A config.json as the reader takes it: its ``family``, every key the family's reader uses with its checked
+    value (the file's, or the default it means; NomicBERT's GPT-2-style keys already in transformers' spelling), and
+    the keys the file ``given``."""
+
+    family: str
+    values: Mapping[str, Any]
+    given: frozenset[str]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def replace(self, **changes: Any) -> HfFields:
+        """A copy with some values changed (the doctor's fixed head count), counted as given."""
+        return HfFields(self.family, {**self.values, **changes}, self.given | frozenset(changes))
+
+
+_FAMILY_RULE = choice(*FAMILIES).rule
+
+
+def hf_family(data: Mapping[str, Any]) -> str:
+    """The family a config names in ``model_type`` (ValueError: none of `FAMILIES`, i.e. no config read here)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"a config must be a JSON object, got {excerpt(data)}")
     model_type = data.get("model_type")
-    if model_type not in FAMILIES:
-        raise ValueError(f"model_type must be one of {', '.join(repr(f) for f in FAMILIES)}, got "
-                         f"{short_repr(model_type)}")
-    if head is None:
-        head = _head_from_architectures(data.get("architectures"), model_type)
-    defaults = _HF_DEFAULTS[model_type]
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
+        raise ValueError(problem("model_type", _FAMILY_RULE, model_type) if "model_type" in data
+                         else problem("model_type", _FAMILY_RULE))
+    return model_type
 
-    def get(key: str) -> Any:
-        return data.get(key, defaults.get(key))
 
+def read_fields(data: Mapping[str, Any]) -> HfFields:
+    """Every key the family of ``data`` reads, checked (types and ranges, `hf_schema.check_keys`) and in
+    transformers' spelling: ValueError naming the first key that fails."""
+    family = hf_family(data)
+    nomic_code = family == "nomic_bert" and any(k in data for k in NOMIC_CODE_KEYS)
+    defaults: Mapping[str, Any] = _HF_DEFAULTS[family]
+    if family == "deberta-v2":
+        att = data.get("pos_att_type")
+        if isinstance(att, str) and len(att) <= 64:  # transformers splits 'p2c|c2p' (DeBERTa-v3's own files)
+            data = {**data, "pos_att_type": [part.strip() for part in att.lower().split("|")]}
+    if nomic_code:
+        defaults = {**defaults, **NOMIC_CODE_DEFAULTS}
+        if "hidden_act" in data and "activation_function" not in data:  # transformers' key read instead
+            defaults["activation_function"] = "swiglu"
+    values = check_keys(family, data, defaults, nomic_code)
+    given = frozenset(k for k in values if k in data)
+    if nomic_code:
+        values = _from_nomic_code(values, given)
+    return HfFields(family, values, given)
+
+
+# nomic's class is a GPT2Config: its attribute_map makes these one attribute, the transformers key set last
+_NOMIC_SAME = {"n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+               "n_positions": "max_position_embeddings"}
+# nomic's code reads the first key, transformers' class the second: both written means both must agree
+_NOMIC_EITHER = {"n_inner": "intermediate_size", "layer_norm_epsilon": "layer_norm_eps",
+                 "activation_function": "hidden_act"}
+_NOMIC_ACTS = {"swiglu": "silu", "geglu": "gelu"}  # nomic's gated FFNs: silu(gate) * up, gelu(gate) * up
+NOMIC_FFN_MULTIPLE = 256  # nomic's gated FFN rounds its width up to a multiple of 256
+
+
+def _from_nomic_code(values: dict[str, Any], given: frozenset[str]) -> dict[str, Any]:
+    """A GPT-2-style NomicBERT file (nomic's own class) in transformers' keys, as nomic's class reads it."""
+    out = dict(values)
+    for ours, theirs in _NOMIC_SAME.items():
+        if theirs not in given:
+            out[theirs] = values[ours]
+    for ours, theirs in _NOMIC_EITHER.items():
+        mine = _NOMIC_ACTS[values[ours]] if ours == "activation_function" else values[ours]
+        if ours in given and theirs in given and mine != values[theirs]:
+            raise ValueError(f"{ours} ({excerpt(values[ours])}) and {theirs} ({excerpt(values[theirs])}) disagree: "
+                             f"nomic's own code reads {ours}, transformers' NomicBert {theirs}; write one of them")
+        if theirs not in given:
+            out[theirs] = mine
+    if "intermediate_size" not in given:
+        inner = values["n_inner"]
+        if inner is None or inner % NOMIC_FFN_MULTIPLE:
+            built = -(-(inner or 8 * out["hidden_size"] // 3) // NOMIC_FFN_MULTIPLE) * NOMIC_FFN_MULTIPLE
+            raise ValueError(problem("n_inner", f"a multiple of {NOMIC_FFN_MULTIPLE} (nomic's code rounds its gated "
+                                     f"FFN up to one: this file builds {built:,}; write n_inner = {built:,})",
+                                     *((inner,) if "n_inner" in given else ())))
+    pad = values["pad_vocab_size_multiple"]
+    if out["vocab_size"] % pad:
+        padded = -(-out["vocab_size"] // pad) * pad
+        raise ValueError(f"vocab_size ({out['vocab_size']:,}) must be a multiple of pad_vocab_size_multiple ({pad}): "
+                         f"nomic's code pads the table to {padded:,} rows; write vocab_size = {padded:,}")
+    rope_given = "rope_theta" in given or bool(values["rope_parameters"] or values["rope_scaling"])
+    if not rope_given:
+        out["rope_theta"] = values["rotary_emb_base"]
+    elif "rotary_emb_base" in given and float(values["rotary_emb_base"]) != _flat_rope(out, "rope_theta"):
+        raise ValueError(f"rotary_emb_base ({excerpt(values['rotary_emb_base'])}) and the rope_theta of "
+                         f"rope_parameters / rope_theta ({excerpt(_flat_rope(out, 'rope_theta'))}) disagree: nomic's "
+                         "own code reads rotary_emb_base, transformers' NomicBert the other; write one of them")
+    return out
+
+
+# ----------------------------------------------------------------------------- rules across keys
+def _check_across(f: HfFields) -> None:
+    """The rules between keys, named in the file's keys (ModelConfig checks them again in its own words)."""
+    hidden, heads = f["hidden_size"], f["num_attention_heads"]
+    if hidden % heads:
+        raise ValueError(f"num_attention_heads ({heads:,}) must divide hidden_size ({hidden:,}): heads of "
+                         f"{hidden / heads:.2f} dimensions (transformers refuses it too)")
+    if f.family == "albert" and f["num_hidden_groups"] > f["num_hidden_layers"]:
+        raise ValueError(f"num_hidden_groups must be between 1 and num_hidden_layers ({f['num_hidden_layers']}), "
+                         f"got {f['num_hidden_groups']}")
+    if f.family in ("eurobert", "nomic_bert") and f["head_dim"] is not None and f["head_dim"] * heads != hidden:
+        raise ValueError(f"head_dim ({f['head_dim']:,}) x num_attention_heads ({heads:,}) must equal hidden_size "
+                         f"({hidden:,}): attention narrower or wider than the hidden size is not modelled")
+    if f.family == "deberta-v2":
+        size = f["attention_head_size"]
+        if size is not None and size != hidden // heads:
+            raise ValueError(f"attention_head_size ({size:,}) must be hidden_size / num_attention_heads "
+                             f"({hidden // heads:,}): attention narrower or wider than the hidden size is not modelled")
+    if f.family == "eurobert":
+        kv = f["num_key_value_heads"]
+        if kv is not None and heads % kv:
+            raise ValueError(f"num_key_value_heads ({kv:,}) must divide num_attention_heads ({heads:,}): each "
+                             "key/value head serves a whole group of query heads")
+    if f.family in ("roberta", "xlm-roberta") and f["pad_token_id"] + 1 >= f["max_position_embeddings"]:
+        raise ValueError(f"max_position_embeddings ({f['max_position_embeddings']:,}) must be above pad_token_id + 1 "
+                         f"({f['pad_token_id'] + 1:,}): RoBERTa's positions start after the padding id")
+
+
+def config_from_fields(f: HfFields, head: str | None = None) -> ModelConfig:
+    """The config of checked keys (`read_fields`), with ``head`` (default: from ``architectures``)."""
+    if head is not None and (not isinstance(head, str) or head not in ENCODER_HEADS):
+        raise ValueError(f"head must be one of {', '.join(ENCODER_HEADS)}, got {excerpt(head)}")
+    _check_across(f)
     kwargs: dict[str, Any] = dict(
-        family=model_type,
-        vocab_size=get("vocab_size"),
-        hidden_size=get("hidden_size"),
-        num_layers=get("num_hidden_layers"),
-        num_heads=get("num_attention_heads"),
-        intermediate_size=get("intermediate_size"),
-        max_position_embeddings=get("max_position_embeddings"),
-        head=head,
-        tie_word_embeddings=get("tie_word_embeddings"),
+        family=f.family,
+        vocab_size=f["vocab_size"],
+        hidden_size=f["hidden_size"],
+        num_layers=f["num_hidden_layers"],
+        num_heads=f["num_attention_heads"],
+        intermediate_size=f["intermediate_size"],
+        max_position_embeddings=f["max_position_embeddings"],
+        head=head or _head_from_architectures(f["architectures"], f.family),
+        tie_word_embeddings=f["tie_word_embeddings"],
     )
-    reader = _FAMILY_READERS[model_type]
-    kwargs.update(reader(get, data) if reader is _read_modernbert else reader(get))
+    kwargs.update(_FAMILY_READERS[f.family](f))
     return ModelConfig(**kwargs)
 
 
-def _absolute_positions(get: Any) -> None:
-    if get("position_embedding_type") not in (None, "absolute"):
-        raise ValueError("position_embedding_type must be 'absolute' (the only one modelled for this family)")
+# ----------------------------------------------------------------------------- one reader per family
+def _read_bert_like(f: HfFields) -> dict[str, Any]:
+    return dict(type_vocab_size=f["type_vocab_size"], hidden_act=f["hidden_act"],
+                layer_norm_eps=float(f["layer_norm_eps"]), sharing="none")
 
 
-def _read_bert_like(get: Any) -> dict[str, Any]:
-    _absolute_positions(get)
-    return dict(type_vocab_size=get("type_vocab_size"), hidden_act=get("hidden_act"),
-                layer_norm_eps=get("layer_norm_eps"), sharing="none")
+def _read_albert(f: HfFields) -> dict[str, Any]:
+    return _read_bert_like(f) | dict(embedding_size=f["embedding_size"], sharing="all",
+                                     num_hidden_groups=f["num_hidden_groups"], inner_group_num=f["inner_group_num"])
 
 
-def _read_albert(get: Any) -> dict[str, Any]:
-    return _read_bert_like(get) | dict(embedding_size=get("embedding_size"), sharing="all",
-                                       num_hidden_groups=get("num_hidden_groups"),
-                                       inner_group_num=get("inner_group_num"))
+def _read_roberta(f: HfFields) -> dict[str, Any]:
+    return _read_bert_like(f) | dict(embedding_size=f["hidden_size"], position_offset=f["pad_token_id"] + 1)
 
 
-def _read_roberta(get: Any) -> dict[str, Any]:
-    pad = get("pad_token_id")
-    if not isinstance(pad, int) or isinstance(pad, bool) or pad < 0:
-        raise ValueError(f"pad_token_id must be a whole number >= 0 (RoBERTa's positions start after it), got "
-                         f"{short_repr(pad)}")
-    return _read_bert_like(get) | dict(embedding_size=get("hidden_size"), position_offset=pad + 1)
+def _read_electra(f: HfFields) -> dict[str, Any]:
+    return _read_bert_like(f) | dict(embedding_size=f["embedding_size"], pooler=False)
 
 
-def _read_electra(get: Any) -> dict[str, Any]:
-    return _read_bert_like(get) | dict(embedding_size=get("embedding_size"), pooler=False)
-
-
-def _read_deberta(get: Any) -> dict[str, Any]:
-    rules = (("relative_attention", True, "DeBERTa-v3's disentangled attention"),
-             ("position_biased_input", False, "no absolute position table, as DeBERTa-v3"),
-             ("share_att_key", True, "positions projected by each layer's own query and key"),
-             ("norm_rel_ebd", "layer_norm", "the relative table normed once"),
-             ("conv_kernel_size", 0, "no convolution layer"))
-    for key, want, why in rules:
-        got = get(key)
-        if got != want and not (key == "conv_kernel_size" and got is None):
-            raise ValueError(f"{key} must be {want!r} ({why}: the layout modelled), got {short_repr(got)}")
-    att = get("pos_att_type")
-    if not isinstance(att, (list, tuple)) or sorted(att) != ["c2p", "p2c"]:
-        raise ValueError(f"pos_att_type must be ['p2c', 'c2p'] (DeBERTa-v3), got {short_repr(att)}")
-    buckets, rel = get("position_buckets"), get("max_relative_positions")
-    if rel not in (-1, None, get("max_position_embeddings")):
-        raise ValueError(f"max_relative_positions must be -1 (the whole {get('max_position_embeddings')} positions, "
-                         f"DeBERTa-v3's) or max_position_embeddings, got {short_repr(rel)}")
-    if not isinstance(buckets, int) or isinstance(buckets, bool) or buckets < 1:
-        # without buckets DeBERTa's table has max_relative_positions (or max_position_embeddings) rows a side
-        buckets = rel if isinstance(rel, int) and not isinstance(rel, bool) and rel >= 1 else \
-            get("max_position_embeddings")
-    emb = get("embedding_size") if get("embedding_size") is not None else get("hidden_size")
-    if not get("legacy") and emb != get("hidden_size"):
+def _read_deberta(f: HfFields) -> dict[str, Any]:
+    if sorted(set(f["pos_att_type"] or ())) != ["c2p", "p2c"]:
+        raise ValueError(problem("pos_att_type", "'p2c|c2p' or ['p2c', 'c2p'] (both of DeBERTa-v3's position terms: "
+                                 "the layout modelled)", *((f["pos_att_type"],) if "pos_att_type" in f.given else ())))
+    rel, positions = f["max_relative_positions"], f["max_position_embeddings"]
+    if rel >= 1 and rel != positions:
+        raise ValueError(f"max_relative_positions must be -1 (or any whole number below 1: the whole "
+                         f"{positions:,} positions, DeBERTa-v3's) or max_position_embeddings, got {rel:,}")
+    emb = f["hidden_size"] if f["embedding_size"] is None else f["embedding_size"]
+    if not f["legacy"] and emb != f["hidden_size"]:
         raise ValueError("legacy must be true when embedding_size differs from hidden_size (transformers' "
                          "newer DeBERTa head is H wide)")
-    return dict(embedding_size=emb, type_vocab_size=get("type_vocab_size"), hidden_act=get("hidden_act"),
-                layer_norm_eps=get("layer_norm_eps"), sharing="none", position="relative",
-                position_buckets=buckets, pooler=False)
+    return dict(embedding_size=emb, type_vocab_size=f["type_vocab_size"], hidden_act=f["hidden_act"],
+                layer_norm_eps=float(f["layer_norm_eps"]), sharing="none", position="relative",
+                position_buckets=f["position_buckets"], pooler=False)
 
 
-def _rope(get: Any, layer: str | None = None) -> Any:
-    """The rotary base of a rope_parameters dict (per layer type for ModernBERT), or of the older keys."""
-    params = get("rope_parameters")
-    if isinstance(params, Mapping):
-        if layer is not None:
-            params = params.get(layer, {})
-        if isinstance(params, Mapping) and "rope_theta" in params:
-            if params.get("rope_type", "default") != "default":
-                raise ValueError(f"rope_type must be 'default' (no rotary scaling is modelled), got "
-                                 f"{short_repr(params.get('rope_type'))}")
-            return params["rope_theta"]
-    key = {None: "rope_theta", "full_attention": "global_rope_theta", "sliding_attention": "local_rope_theta"}[layer]
-    return get(key)
+def _rope_params(params: Any, where: str) -> Mapping[str, Any]:
+    """A checked rotary object (or none): its partial rotary refused by name."""
+    params = params or {}
+    factor = params.get("partial_rotary_factor")
+    if factor not in (None, 1.0):
+        raise ValueError(problem(f"{where}.partial_rotary_factor", "null or 1.0 (rotary over the whole head: "
+                                 "partial rotary is not modelled)", factor))
+    return params
 
 
-def _read_modernbert(get: Any, data: Mapping[str, Any]) -> dict[str, Any]:
-    if get("classifier_activation") != get("hidden_activation"):
+def _flat_rope(values: Mapping[str, Any], key: str) -> float:
+    """The rotary base transformers 5 reads for EuroBERT and NomicBERT: rope_scaling (transformers 4) or
+    rope_parameters, else the top-level rope_theta, else the family's default."""
+    where = "rope_scaling" if values["rope_scaling"] else "rope_parameters"
+    params = _rope_params(values["rope_scaling"] or values["rope_parameters"], where)
+    theta = params.get("rope_theta")
+    return float(values[key] if theta is None else theta)
+
+
+def _read_modernbert(f: HfFields) -> dict[str, Any]:
+    if f["classifier_activation"] != f["hidden_activation"]:
         raise ValueError(f"classifier_activation must equal hidden_activation (one activation is modelled), got "
-                         f"{short_repr(get('classifier_activation'))} and {short_repr(get('hidden_activation'))}")
-    layers, every = get("num_hidden_layers"), get("global_attn_every_n_layers")
-    types = get("layer_types")
+                         f"{excerpt(f['classifier_activation'])} and {excerpt(f['hidden_activation'])}")
+    layers, every, types = f["num_hidden_layers"], f["global_attn_every_n_layers"], f["layer_types"]
     if types is not None:  # the pattern transformers writes: full attention at i % n == 0
-        if not isinstance(types, list) or not isinstance(layers, int) or len(types) != layers:
-            raise ValueError("layer_types must list one attention type per layer")
+        if len(types) != layers:
+            raise ValueError(f"layer_types must list one attention type per layer ({layers}), got {len(types)}")
         full = [i for i, t in enumerate(types) if t == "full_attention"]
-        if "global_attn_every_n_layers" not in data:  # else the period as written (beyond L it means one global)
+        if "global_attn_every_n_layers" not in f.given:  # else the period as written (beyond L it means one global)
             every = full[1] if len(full) > 1 else layers
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1 or \
-                any((i % every == 0) != (t == "full_attention") for i, t in enumerate(types)):
+        if any((i % every == 0) != (t == "full_attention") for i, t in enumerate(types)):
             raise ValueError("layer_types must be full attention every n layers from the first (ModernBERT's "
                              "global_attn_every_n_layers); other patterns are not modelled")
-    local = get("local_attention")
+    elif every is None:
+        every = 3  # transformers' default period
+    local = f["local_attention"]
+    if f["sliding_window"] is not None:  # transformers 5: setting sliding_window sets local_attention = 2 x it
+        local = 2 * f["sliding_window"]
+    elif local % 2:
+        raise ValueError(f"local_attention must be even (the whole window: local_attention / 2 tokens each side), "
+                         f"got {local:,}")
+    rope_by_layer = f["rope_parameters"] or {}
+    thetas = {}
+    for layer, key in (("full_attention", "global_rope_theta"), ("sliding_attention", "local_rope_theta")):
+        params = {**(rope_by_layer.get(layer) or {}), **(f["rope_scaling"] or {})}  # rope_scaling updates both
+        theta = _rope_params(params, f"rope_parameters.{layer}").get("rope_theta")
+        thetas[layer] = float(f[key] if theta is None else theta)
     return {**FAMILY_LAYOUTS["modernbert"], **dict(
-        embedding_size=get("hidden_size"), hidden_act=get("hidden_activation"), layer_norm_eps=get("norm_eps"),
-        sharing="none", norm_bias=get("norm_bias"), attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"),
-        local_window=local if every != 1 else 0, global_every=every, head_bias=get("classifier_bias"),
-        decoder_bias=get("decoder_bias"), rope_theta=_rope(get, "full_attention"),
-        local_rope_theta=_rope(get, "sliding_attention"),
+        embedding_size=f["hidden_size"], hidden_act=f["hidden_activation"], layer_norm_eps=float(f["norm_eps"]),
+        sharing="none", norm_bias=f["norm_bias"], attention_bias=f["attention_bias"], mlp_bias=f["mlp_bias"],
+        local_window=local if every != 1 else 0, global_every=every, head_bias=f["classifier_bias"],
+        decoder_bias=f["decoder_bias"], rope_theta=thetas["full_attention"],
+        local_rope_theta=thetas["sliding_attention"],
     )}
 
 
-def _check_head_dim(get: Any) -> None:
-    hd, H, heads = get("head_dim"), get("hidden_size"), get("num_attention_heads")
-    if hd is not None and isinstance(H, int) and isinstance(heads, int) and heads > 0 and hd * heads != H:
-        raise ValueError(f"head_dim ({short_repr(hd)}) x num_attention_heads ({heads}) must equal hidden_size ({H}): "
-                         "attention narrower or wider than the hidden size is not modelled")
-
-
-def _read_eurobert(get: Any) -> dict[str, Any]:
-    _check_head_dim(get)
-    kv = get("num_key_value_heads")
+def _read_eurobert(f: HfFields) -> dict[str, Any]:
+    kv = f["num_key_value_heads"]
     return {**FAMILY_LAYOUTS["eurobert"], **dict(
-        embedding_size=get("hidden_size"), hidden_act=get("hidden_act"), layer_norm_eps=get("rms_norm_eps"),
-        sharing="none", attention_bias=get("attention_bias"), mlp_bias=get("mlp_bias"),
-        num_kv_heads=0 if kv in (None, get("num_attention_heads")) else kv, decoder_bias=get("mlp_bias"),
-        rope_theta=_rope(get),
+        embedding_size=f["hidden_size"], hidden_act=f["hidden_act"], layer_norm_eps=float(f["rms_norm_eps"]),
+        sharing="none", attention_bias=f["attention_bias"], mlp_bias=f["mlp_bias"],
+        num_kv_heads=0 if kv in (None, f["num_attention_heads"]) else kv, decoder_bias=f["mlp_bias"],
+        rope_theta=_flat_rope(f.values, "rope_theta"),
     )}
 
 
-def _read_nomic(get: Any) -> dict[str, Any]:
-    _check_head_dim(get)
+def _read_nomic(f: HfFields) -> dict[str, Any]:
     return {**FAMILY_LAYOUTS["nomic_bert"], **dict(
-        embedding_size=get("hidden_size"), type_vocab_size=get("type_vocab_size"), hidden_act=get("hidden_act"),
-        layer_norm_eps=get("layer_norm_eps"), sharing="none", rope_theta=_rope(get),
+        embedding_size=f["hidden_size"], type_vocab_size=f["type_vocab_size"], hidden_act=f["hidden_act"],
+        layer_norm_eps=float(f["layer_norm_eps"]), sharing="none", rope_theta=_flat_rope(f.values, "rope_theta"),
     )}
 
 
@@ -361,8 +481,9 @@ _HF_DEFAULTS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
             "vocab_size": 128100, "hidden_size": 1536, "num_hidden_layers": 24, "num_attention_heads": 24,
             "intermediate_size": 6144, "hidden_act": "gelu", "max_position_embeddings": 512, "type_vocab_size": 0,
             "layer_norm_eps": 1e-7, "relative_attention": False, "max_relative_positions": -1,
-            "position_biased_input": True, "pos_att_type": None, "position_buckets": -1, "share_att_key": True,
-            "norm_rel_ebd": "none", "legacy": True, "tie_word_embeddings": True,
+            "position_biased_input": True, "pos_att_type": None, "legacy": True, "tie_word_embeddings": True,
+            # not attributes of DebertaV2Config: what its model reads when the key is absent (getattr defaults)
+            "position_buckets": -1, "share_att_key": False, "norm_rel_ebd": "none", "conv_kernel_size": 0,
         },
         "modernbert": {
             "vocab_size": 50368, "hidden_size": 768, "intermediate_size": 1152, "num_hidden_layers": 22,
@@ -389,11 +510,11 @@ _HF_DEFAULTS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
 )
 
 
-def _head_from_architectures(architectures: Any, family: str) -> str:
-    if isinstance(architectures, (list, tuple)) and architectures:
-        name = str(architectures[0])
-        if name.endswith("ForPreTraining"):
-            return "discriminator" if family == "electra" else "pretraining"
+def _head_from_architectures(architectures: list[str] | None, family: str) -> str:
+    if architectures:
+        name = architectures[0]
+        if name.endswith("ForPreTraining"):  # NomicBERT's (nomic's own class) is its MLM head
+            return {"electra": "discriminator", "nomic_bert": "masked-lm"}.get(family, "pretraining")
         if name.endswith("ForMaskedLM"):
             return "masked-lm"
     return "model"
@@ -426,7 +547,7 @@ def _long_number_problem(what: str, key: str | None, number: _LongNumber) -> str
     if field in LIMITS:
         lo, hi = LIMITS[field]
         return f"{key} must be a whole number between {lo} and {hi:,}, {got}"
-    where = "" if key is None else f" (at {short_repr(key)})"
+    where = "" if key is None else f" (at {excerpt(key)})"
     return f"{what} holds a number too long to be a setting{where}: {got}"
 
 
@@ -453,17 +574,18 @@ def parse_config_json(raw: bytes, what: str = "config.json") -> dict[str, Any]:
     for key, value in data.items():  # a top-level setting: named with its rule
         if isinstance(value, _LongNumber):
             raise ValueError(_long_number_problem(what, key, value))
-    stack = [(data, 1)]
-    while stack:  # iterative: the depth check itself must not recurse
-        node, depth = stack.pop()
-        if depth > MAX_CONFIG_DEPTH:
-            raise ValueError(f"{what} is nested too deeply to be a transformers config (more than "
-                             f"{MAX_CONFIG_DEPTH} levels)")
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, _LongNumber):
-                raise ValueError(_long_number_problem(what, None, child))
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    for key, value in data.items():  # iterative: the depth check itself must not recurse
+        stack = [(value, 2)] if isinstance(value, (dict, list)) else []
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_CONFIG_DEPTH:
+                raise ValueError(f"{what} is nested too deeply to be a transformers config (at {excerpt(key)}: more "
+                                 f"than {MAX_CONFIG_DEPTH} levels)")
+            children = node.values() if isinstance(node, dict) else node
+            for child in children:
+                if isinstance(child, _LongNumber):
+                    raise ValueError(_long_number_problem(what, None, child))
+            stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
     return data
 
 
@@ -478,16 +600,15 @@ def _hf_dict(source: Any) -> dict[str, Any]:
         return dict(source)
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if path.is_dir():
-            path = path / "config.json"
-        if not path.is_file():
-            raise ValueError(f"config path must be a config.json file or a folder holding one: {path}")
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ValueError(f"config file is too large to be a transformers config: {path}")
         try:
-            raw = path.read_bytes()
+            if path.is_dir():
+                path = path / "config.json"
+            if not path.is_file():
+                raise ValueError(f"config path must be a config.json file or a folder holding one: {str(path)[:300]}")
+            with path.open("rb") as fh:
+                raw = fh.read(MAX_CONFIG_BYTES + 1)  # never more than the limit, whatever the file's size says
         except OSError as exc:
-            raise ValueError(f"config file {path} cannot be read: {exc}") from None
+            raise ValueError(f"config file {str(path)[:300]} cannot be read: {exc.strerror or exc}") from None
         return parse_config_json(raw, f"config file {path}")
     to_dict = getattr(source, "to_dict", None)
     if callable(to_dict):

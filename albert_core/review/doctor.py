@@ -4,8 +4,9 @@ three meanings of intermediate_size, ModernBERT's local_attention against transf
 hardware's multiples), each with its numbers for that config.
 
 `diagnose` reads the JSON object of a config (`albert_core.configuration.hf_config.parse_config_json` for raw
-bytes: only `json.loads`, nothing evaluated) with the same parser as the sidebar upload (`config_from_hf`), and
-returns a `Finding` for every trap that applies: its severity, what it means, the number it changes (parameters,
+bytes: only `json.loads`, nothing evaluated) with the one strict reader of the sidebar upload and the CLI
+(`read_fields`: every key's type and range checked before any value is used), and returns a `Finding` for every
+trap that applies: its severity, what it means, the number it changes (parameters,
 FLOPs, memory, or which layers share weights), the fix and the fix's effect, computed with the exact counters.
 
 Dropout is read from the raw keys (`ModelConfig` does not model it); absent keys take transformers' defaults
@@ -19,10 +20,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from albert_core.checks import check_whole_number, short_repr
+from albert_core.checks import check_whole_number
 from albert_core.configuration.coerce import albertize, bert_twin, fit_heads
 from albert_core.configuration.config import PAPER_FAMILIES, ModelConfig
-from albert_core.configuration.hf_config import _HF_DEFAULTS, _hf_dict, config_from_hf, parse_config_json
+from albert_core.configuration.hf_config import (
+    _HF_DEFAULTS,
+    HfFields,
+    _hf_dict,
+    config_from_fields,
+    hf_family,
+    parse_config_json,
+    read_fields,
+)
+from albert_core.configuration.hf_schema import excerpt
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import count_flops, dense_masked_excess
 from albert_core.counting.memory import DEFAULT_DROPOUT, estimate_memory
@@ -108,9 +118,9 @@ def _dropout_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
                 Finding(
                     "dropout-invalid",
                     "error",
-                    f"{key} must be a number in [0, 1), got {short_repr(value)}",
+                    f"{key} must be a number in [0, 1), got {excerpt(value)}",
                     "fine-tuning",
-                    short_repr(value),
+                    excerpt(value),
                     f"set {key} to a number in [0, 1), e.g. 0 or 0.1",
                     "transformers builds its Dropout layers from it",
                     key,
@@ -384,16 +394,17 @@ def _local_window_findings(cfg: ModelConfig, data: Mapping[str, Any], seq_len: i
         "the window matters only beyond its width: at most "
         f"{w + 1} keys a query", "local_attention, global_attn_every_n_layers")]
     sliding = data.get("sliding_window")
-    if sliding is not None and sliding != half:
-        twice = 2 * sliding if isinstance(sliding, int) else "twice the half-window"
+    written = data.get("local_attention", _HF_DEFAULTS["modernbert"]["local_attention"])
+    if sliding is not None and written != w:  # checked by the reader: a whole number, w = 2 x sliding_window
         out.append(Finding(
             "sliding-window-mismatch", "warning",
-            f"sliding_window = {short_repr(sliding)} in this file is not half of local_attention = {w}: transformers "
-            f"derives its sliding_window ({half}) from local_attention, so this key is ignored; a window of "
-            f"{short_repr(sliding)} on each side would be local_attention = {twice}",
-            "FLOPs", f"window {w} (from local_attention)",
-            f"set local_attention = {twice} for a half-window of {short_repr(sliding)}, or drop sliding_window",
-            "the window transformers uses is stated above", "sliding_window, local_attention"))
+            f"sliding_window = {sliding} and local_attention = {excerpt(written)} disagree: transformers 5 sets "
+            f"local_attention = 2 x sliding_window = {w} (the window counted here); transformers 4 ignored "
+            f"sliding_window and used local_attention", "FLOPs",
+            f"window {w} (from sliding_window) against {excerpt(written)} (local_attention)",
+            f"write one of them: local_attention = {w}, or drop sliding_window for local_attention = "
+            f"{excerpt(written)}",
+            "the window both versions of transformers use is then the same", "sliding_window, local_attention"))
     return out
 
 
@@ -473,16 +484,9 @@ def _encoder_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
     return out
 
 
-def _heads_finding(data: Mapping[str, Any]) -> Finding | None:
-    family = data.get("model_type")
-    if family not in _HF_DEFAULTS:
-        return None
-    hidden = data.get("hidden_size", _HF_DEFAULTS[family]["hidden_size"])
-    heads = data.get("num_attention_heads", _HF_DEFAULTS[family]["num_attention_heads"])
-    if (
-        not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (hidden, heads))
-        or hidden % heads == 0
-    ):
+def _heads_finding(fields: HfFields) -> Finding | None:
+    hidden, heads = fields["hidden_size"], fields["num_attention_heads"]  # checked: whole numbers in range
+    if hidden % heads == 0:
         return None
     fixed = fit_heads(hidden, heads)
     return Finding(
@@ -498,6 +502,12 @@ def _heads_finding(data: Mapping[str, Any]) -> Finding | None:
     )
 
 
+def _invalid(exc: ValueError, seq_len: int | None, heads: Finding | None = None) -> Diagnosis:
+    finding = Finding("invalid", "error", f"the config describes no model: {exc}", "loading", "-",
+                      "correct the field named above", "transformers refuses it the same way", "config.json")
+    return Diagnosis(None, seq_len or 0, tuple(f for f in (heads, finding) if f))
+
+
 def diagnose(source: Mapping[str, Any] | bytes | str | Path, seq_len: int | None = None) -> Diagnosis:
     """Every applicable trap of a transformers config: a parsed dict, the bytes of a config.json, or a path
     to one (or to its folder).
@@ -509,31 +519,21 @@ def diagnose(source: Mapping[str, Any] | bytes | str | Path, seq_len: int | None
     data = parse_config_json(source) if isinstance(source, (bytes, bytearray)) else source
     if isinstance(data, (str, Path)):
         data = _hf_dict(data)  # the size check and the same parser as --hf-config
-    if not isinstance(data, Mapping):
-        raise ValueError(f"a config must be a JSON object or a dict, got {type(data).__name__}")
+    hf_family(data)  # ValueError: not a config of a family read here
     explicit = seq_len is not None
     if explicit:
         check_whole_number("seq_len", seq_len)
-    heads = _heads_finding(data)
-    fixed_data = dict(data)
-    if heads is not None:  # diagnose the rest with the fixed head count
-        fixed_data["num_attention_heads"] = int(heads.fix.split()[2])
     try:
-        cfg = config_from_hf(fixed_data)
+        fields = read_fields(data)  # every key's type and range checked before any is used
     except ValueError as exc:
-        if data.get("model_type") not in _HF_DEFAULTS:
-            raise
-        finding = Finding(
-            "invalid",
-            "error",
-            f"the config describes no model: {exc}",
-            "loading",
-            "-",
-            "correct the field named above",
-            "transformers refuses it the same way",
-            "config.json",
-        )
-        return Diagnosis(None, seq_len or 0, tuple(f for f in (heads, finding) if f))
+        return _invalid(exc, seq_len)
+    heads = _heads_finding(fields)
+    if heads is not None:  # diagnose the rest with the fixed head count
+        fields = fields.replace(num_attention_heads=fit_heads(fields["hidden_size"], fields["num_attention_heads"]))
+    try:
+        cfg = config_from_fields(fields)
+    except ValueError as exc:
+        return _invalid(exc, seq_len, heads)
     used = seq_len if explicit else min(128, cfg.max_position_embeddings)
     counted = min(used, cfg.max_position_embeddings)  # the FLOPs of a sequence that fits
     findings = [heads] if heads else []
