@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -97,3 +98,43 @@ def test_sidebar_upload_refuses_with_a_message_and_keeps_the_view(app, payload, 
     assert says in err.value.replace("\\", "") and "Not loaded" in err.value
     assert "](" not in err.value  # the file name is shown as plain text, not a link
     assert at.query_params["H"] == "768" and at.query_params["family"] == "albert"  # unchanged
+
+
+# ----------------------------------------------------------------------------- issue 39, item 4: hostile files
+# Each file raised a TypeError on 66927f6 (in the doctor the sidebar runs first, or in the reader), or allocated
+# hundreds of MB (a head_dim string multiplied by the head count) before anything was checked.
+HOSTILE_FILES = [
+    ({"model_type": ["albert"]}, "model_type"),
+    ({"model_type": "deberta-v2", "relative_attention": True, "position_biased_input": False, "share_att_key": True,
+      "norm_rel_ebd": "layer_norm", "position_buckets": 256, "pos_att_type": [None, None]}, "pos_att_type"),
+    ({"model_type": "eurobert", "head_dim": {}}, "head_dim"),
+    ({"model_type": "nomic_bert", "head_dim": "x" * 19_000, "hidden_size": 30_000, "num_attention_heads": 30_000},
+     "num_attention_heads"),
+]
+
+
+@pytest.mark.parametrize("data, key", HOSTILE_FILES, ids=[k for _, k in HOSTILE_FILES])
+def test_sidebar_upload_of_a_hostile_file_names_the_key(app, data, key):
+    at = _upload(app(), json.dumps(data).encode())
+    assert not at.exception
+    (err,) = at.sidebar.error
+    assert "Not loaded" in err.value and re.search(rf"{key}(\[\d+\])? must be", err.value.replace("\\", "")), err.value
+    assert at.query_params["family"] == "albert" and at.query_params["H"] == "768"  # the view is kept
+
+
+def _paste(at, text: str):
+    at.text_area(key="doctor_paste").input(text).run()
+    return at
+
+
+def _page_text(at) -> str:
+    return " ".join(e.value for kind in ("error", "markdown") for e in getattr(at, kind)).replace("\\", "")
+
+
+@pytest.mark.parametrize("data, key", HOSTILE_FILES, ids=[k for _, k in HOSTILE_FILES])
+def test_paste_box_of_a_hostile_file_names_the_key(app, data, key):
+    at = _paste(app(), json.dumps(data))
+    assert not at.exception
+    assert re.search(rf"{key}(\[\d+\])? must be", _page_text(at))
+    at.run()  # every rerun while the text stays reads it again: still a message
+    assert not at.exception and re.search(rf"{key}(\[\d+\])? must be", _page_text(at))
