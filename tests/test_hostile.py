@@ -7,8 +7,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
+import os
 import re
 import string
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -274,3 +277,162 @@ def test_checkpoint_folders_are_confined_to_the_allowed_roots(tmp_path):
     model = interop.load_pretrained_folder(allowed / "good", allowed_roots=roots, seq_len=16)
     assert sum(p.numel() for p in model.parameters()) == sum(
         p.numel() for p in transformers.AlbertModel(hf).parameters())
+
+
+# ----------------------------------------------------------------------------- config.json (issue 39)
+# Hostile config.json files through the one strict reader and everything that uses it: the library, the doctor, the
+# CLI (in the test process, and as `python -m albert_core` for real) and the app (upload and paste box). Each file is a
+# family's own valid file with up to four of the keys its reader uses replaced by wrong types, huge numbers (up to the
+# parser's 100 digits), huge strings, long lists, deep nesting (within and beyond the parser's 16 levels), NaN and
+# infinities.
+def _nest(depth: int):
+    value = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _family_files() -> dict[str, dict]:
+    from albert_core.configuration.hf_config import config_to_hf
+    from albert_core.configuration.presets import ENCODER_PRESETS
+
+    bases = {c.family: config_to_hf(c) for c in (*PRESETS.values(), *ENCODER_PRESETS.values())}
+    bases["nomic_gpt2"] = {  # NomicBERT as nomic's own class writes it (nomic-ai/nomic-bert-2048's keys)
+        "model_type": "nomic_bert", "architectures": ["NomicBertForPreTraining"], "activation_function": "swiglu",
+        "n_embd": 768, "n_head": 12, "n_inner": 3072, "n_layer": 12, "n_positions": 2048, "vocab_size": 30528,
+        "layer_norm_epsilon": 1e-12, "rotary_emb_base": 1000, "rotary_emb_fraction": 1.0, "qkv_proj_bias": False,
+        "mlp_fc1_bias": False, "mlp_fc2_bias": False, "prenorm": False, "pad_vocab_size_multiple": 64,
+    }
+    return bases
+
+
+FAMILY_FILES = _family_files()
+
+
+def _read_keys() -> list[str]:
+    from albert_core.configuration.hf_schema import FAMILY_KEYS, NOMIC_CODE_KEYS
+
+    return sorted({"model_type", *NOMIC_CODE_KEYS, *(k for keys in FAMILY_KEYS.values() for k in keys)})
+
+
+READ_KEYS = _read_keys()
+NAMES = set(READ_KEYS) | set(FIELDS)  # a message names a key of the file (or, past the reader, a config field)
+hostile_value = st.one_of(
+    json_like,
+    st.integers(-(10**100) + 1, 10**100 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(0, 300_000).map(lambda n: "x" * n),
+    st.integers(0, 100_000).map(lambda n: [7] * n),
+    st.integers(0, 20_000).map(lambda n: {str(i): i for i in range(n)}),
+    st.integers(1, 40).map(_nest),
+    st.sampled_from(["p2c|c2p", "P2C | c2p", "full_attention", "sliding_attention", "default", "yarn", "swiglu",
+                     "silu", "gelu", "absolute", "layer_norm", None, True, False, 0, -1, 1, 2, 0.5, 1e308, 2**63]),
+    st.dictionaries(st.sampled_from(["rope_type", "type", "rope_theta", "full_attention", "sliding_attention",
+                                     "partial_rotary_factor", "factor"]), json_like, max_size=3),
+)
+hostile_files = st.builds(
+    lambda family, changes: {**FAMILY_FILES[family], **changes},
+    st.sampled_from(sorted(FAMILY_FILES)),
+    st.dictionaries(st.sampled_from(READ_KEYS), hostile_value, max_size=4),
+)
+
+
+def _dumps(data: dict) -> bytes:
+    return json.dumps(data, allow_nan=True).encode()
+
+
+def _names_a_key(message: str) -> bool:
+    return any(re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", message) for name in NAMES) or "config" in message
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_files)
+def test_hostile_config_json_through_the_reader_and_the_doctor(data):
+    from albert_core.configuration.hf_config import config_from_json_bytes, parse_config_json
+    from albert_core.review.doctor import diagnose
+
+    raw = _dumps(data)
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(ValueError):
+            parse_config_json(raw)
+        _, parse_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        try:
+            assert_valid(config_from_json_bytes(raw, "upload"))
+        except ValueError as exc:
+            assert _names_a_key(str(exc)) and len(str(exc)) < 600, str(exc)
+        try:
+            result = diagnose(raw)
+        except ValueError as exc:  # only a file that is no config of a family read here
+            assert "model_type" in str(exc) or "config.json" in str(exc), str(exc)
+        else:
+            assert all(f.severity in ("error", "warning", "info") for f in result.findings)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak - parse_peak < 4 * 2**20, (peak, parse_peak)  # a few MB above the parse, whatever the file holds
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_files)
+def test_hostile_config_json_through_the_cli(tmp_path, data):
+    path = tmp_path / "config.json"
+    path.write_bytes(_dumps(data))
+    for args in (["params", "--hf-config", str(path)], ["doctor", str(path)]):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exc:
+                code = exc.code
+        assert code in (0, 2), (args, code, err.getvalue()[-2000:])
+        if code == 2:
+            assert err.getvalue().count("\n") == 1 and _names_a_key(err.getvalue()), err.getvalue()[:600]
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_files)
+def test_hostile_config_json_through_python_m_albert_core(tmp_path, data):
+    """The real entry point, in its own process: exit 0 or 2, one line on stderr, never a traceback."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "config.json"
+    path.write_bytes(_dumps(data))
+    for args in (["params", "--hf-config", str(path)], ["doctor", str(path)]):
+        done = subprocess.run([sys.executable, "-m", "albert_core", *args], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert done.returncode in (0, 2) and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+        if done.returncode == 2:
+            assert done.stderr.count("\n") == 1 and _names_a_key(done.stderr), done.stderr[:600]
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    """One AppTest of the app on the Explorer page, shared by the examples (a fresh one costs seconds)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    return at
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_files)
+def test_hostile_config_json_through_the_upload_and_the_paste_box(explorer, data):
+    from ui.explorer.review import MAX_PASTE_CHARS
+
+    at, raw = explorer, _dumps(data)
+    at.file_uploader(key="sb_upload").set_value(("config.json", raw, "application/json")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [e.value.replace("\\", "") for e in at.sidebar.error] + [
+        c.value.replace("\\", "") for c in at.sidebar.caption if "Loaded config.json" in c.value.replace("\\", "")]
+    assert said and all("Loaded config.json" in s or ("Not loaded" in s and _names_a_key(s)) for s in said), said
+    text = raw.decode()[:MAX_PASTE_CHARS]  # what the box holds at most (Streamlit cuts a longer value)
+    at.text_area(key="doctor_paste").input(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_area(key="doctor_paste").input("").run()
+    at.file_uploader(key="sb_upload").set_value(None).run()
