@@ -155,3 +155,91 @@ def test_nomic_gpt2_style_keys_are_read(data, want):
         num_hidden_layers=want["num_layers"], num_attention_heads=want["num_heads"],
         intermediate_size=want["intermediate_size"], max_position_embeddings=2048, layer_norm_eps=1e-12,
         hidden_act="silu", type_vocab_size=2, rope_parameters={"rope_type": "default", "rope_theta": 1000.0})
+
+
+# ----------------------------------------------------------------------------- transformers 4 and 5 spellings
+# answerdotai/ModernBERT-base config.json (written by transformers 4.47: rotary bases as global/local_rope_theta)
+MODERNBERT_BASE = {
+    "architectures": ["ModernBertForMaskedLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 50281, "classifier_activation": "gelu", "classifier_bias": False, "classifier_dropout": 0.0,
+    "classifier_pooling": "mean", "cls_token_id": 50281, "decoder_bias": True, "deterministic_flash_attn": False,
+    "embedding_dropout": 0.0, "eos_token_id": 50282, "global_attn_every_n_layers": 3, "global_rope_theta": 160000.0,
+    "gradient_checkpointing": False, "hidden_activation": "gelu", "hidden_size": 768, "initializer_cutoff_factor": 2.0,
+    "initializer_range": 0.02, "intermediate_size": 1152, "layer_norm_eps": 1e-05, "local_attention": 128,
+    "local_rope_theta": 10000.0, "max_position_embeddings": 8192, "mlp_bias": False, "mlp_dropout": 0.0,
+    "model_type": "modernbert", "norm_bias": False, "norm_eps": 1e-05, "num_attention_heads": 12,
+    "num_hidden_layers": 22, "pad_token_id": 50283, "position_embedding_type": "absolute", "sep_token_id": 50282,
+    "tie_word_embeddings": True, "torch_dtype": "float32", "transformers_version": "4.47.0.dev0", "vocab_size": 50368,
+}
+# EuroBERT/EuroBERT-210m config.json (transformers 4: rope_theta and rope_scaling beside each other)
+EUROBERT_210M = {
+    "architectures": ["EuroBertForMaskedLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu", "hidden_size": 768,
+    "initializer_range": 0.02, "intermediate_size": 3072, "mask_token_id": 128002, "max_position_embeddings": 8192,
+    "mlp_bias": False, "model_type": "eurobert", "num_attention_heads": 12, "num_hidden_layers": 12,
+    "num_key_value_heads": 12, "pad_token_id": 128001, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": None, "rope_theta": 250000, "tie_word_embeddings": False, "torch_dtype": "float32",
+    "transformers_version": "4.48.0", "use_cache": False, "vocab_size": 128256,
+}
+
+
+@pytest.mark.parametrize("data, cls", [(MODERNBERT_BASE, "ModernBertForMaskedLM"),
+                                       (EUROBERT_210M, "EuroBertForMaskedLM")], ids=["modernbert", "eurobert"])
+def test_transformers_4_and_5_spellings_read_alike(data, cls):
+    """The file as transformers 4 wrote it, and as transformers 5 rewrites it (its own config class's to_dict: rotary
+    bases moved into rope_parameters, layer_types written out): one config, transformers' count."""
+    transformers = pytest.importorskip("transformers")
+    rewritten = getattr(transformers, cls.replace("ForMaskedLM", "Config"))(**data).to_dict()
+    assert "rope_parameters" in rewritten and "rope_theta" not in rewritten
+    cfg = config_from_hf(data)
+    assert config_from_hf(rewritten) == cfg
+    assert count_params(cfg).total == _transformers_total(cls, **rewritten)
+    if cfg.family == "modernbert":
+        assert (cfg.rope_theta, cfg.local_rope_theta, cfg.local_window, cfg.global_every) == (160000.0, 10000.0, 128, 3)
+    else:
+        assert cfg.rope_theta == 250000.0 and cfg.num_kv_heads == 0
+
+
+def test_nomic_in_transformers_5_keys_is_the_same_model():
+    """The transformers 5 spelling of nomic-bert-2048 (NomicBertConfig's keys) and nomic's own GPT-2-style file."""
+    native = {"model_type": "nomic_bert", "architectures": ["NomicBertForMaskedLM"], "vocab_size": 30528,
+              "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
+              "max_position_embeddings": 2048, "layer_norm_eps": 1e-12, "hidden_act": "silu", "type_vocab_size": 2,
+              "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0}}
+    assert config_from_hf(native) == config_from_hf(NOMIC_BERT_2048)
+    # both spellings in one file (nomic's updated files): the transformers key is the one both classes end up with
+    # (GPT2Config's attribute_map sets n_positions from max_position_embeddings after reading n_positions)
+    both = NOMIC_BERT_2048 | {"n_positions": 8192, "max_position_embeddings": 2048,
+                              "rope_parameters": {"rope_type": "default", "rope_theta": 1000.0}}
+    assert config_from_hf(both).max_position_embeddings == 2048
+
+
+REFUSED = [  # (file, the message's start): keys that would change a size or the outputs, not modelled
+    (NOMIC_BERT_2048 | {"qkv_proj_bias": True}, "qkv_proj_bias must be false"),
+    (NOMIC_BERT_2048 | {"mlp_fc1_bias": True}, "mlp_fc1_bias must be false"),
+    (NOMIC_BERT_2048 | {"prenorm": True}, "prenorm must be false"),
+    (NOMIC_BERT_2048 | {"rotary_emb_fraction": 0.5}, "rotary_emb_fraction must be 1.0"),
+    ({k: v for k, v in NOMIC_BERT_2048.items() if k != "rotary_emb_fraction"}, "rotary_emb_fraction must be 1.0"),
+    (NOMIC_BERT_2048 | {"activation_function": "gelu"}, "activation_function must be one of 'swiglu', 'geglu'"),
+    (NOMIC_BERT_2048 | {"n_inner": 1000}, "n_inner must be a multiple of 256 (nomic's code rounds its gated FFN up to "
+                                          "one: this file builds 1,024"),
+    (NOMIC_BERT_2048 | {"vocab_size": 30522}, "vocab_size (30,522) must be a multiple of pad_vocab_size_multiple (64)"),
+    (NOMIC_BERT_2048 | {"intermediate_size": 2048}, "n_inner (3072) and intermediate_size (2048) disagree"),
+    (NOMIC_BERT_2048 | {"rotary_scaling_factor": 2.0}, "rotary_scaling_factor must be null"),
+    ({"model_type": "bert", "add_cross_attention": True}, "add_cross_attention must be false"),
+    ({"model_type": "roberta", "is_decoder": True}, "is_decoder must be false"),
+    ({"model_type": "eurobert", "rope_scaling": {"type": "linear", "factor": 2.0}}, "rope_scaling.type must be 'default'"),
+    ({"model_type": "eurobert", "rope_parameters": {"rope_type": "yarn"}}, "rope_parameters.rope_type must be 'default'"),
+    ({"model_type": "eurobert", "partial_rotary_factor": 0.5}, "partial_rotary_factor must be null or 1.0"),
+    ({"model_type": "modernbert", "rope_parameters": {"rope_theta": 1e4}}, "rope_parameters (its keys) must be"),
+    (DEBERTA_V3_BASE | {"attention_head_size": 32}, "attention_head_size (32) must be hidden_size / num_attention_heads"),
+    (DEBERTA_V3_BASE | {"conv_kernel_size": 3}, "conv_kernel_size must be 0 or null"),
+    ({k: v for k, v in DEBERTA_V3_BASE.items() if k != "share_att_key"}, "share_att_key must be true"),
+]
+
+
+@pytest.mark.parametrize("data, says", REFUSED, ids=[s.split(" must")[0].split(" (")[0] for _, s in REFUSED])
+def test_keys_that_change_a_size_and_are_not_modelled_are_refused_by_name(data, says):
+    with pytest.raises(ValueError) as err:
+        config_from_hf(data)
+    assert str(err.value).startswith(says), str(err.value)

@@ -268,9 +268,9 @@ def excerpt(value: Any) -> str:
 
 
 def problem(key: str, rule: str, value: Any = _ABSENT, default: Any = _ABSENT) -> str:
-    """The one message: ``<key> must be <rule>, got <excerpt>`` (an absent key: what transformers takes for it)."""
+    """The one message: ``<key> must be <rule>, got <excerpt>`` (an absent key: what its absence means)."""
     if value is _ABSENT:
-        got = "nothing: the key is absent" + ("" if default is _ABSENT else f" (transformers takes {excerpt(default)})")
+        got = "nothing: the key is absent" + ("" if default is _ABSENT else f" (which means {excerpt(default)})")
     else:
         got = excerpt(value)
     return f"{key} must be {rule}, got {got}"
@@ -307,14 +307,15 @@ def _first_problem(exc: Any, keys: Mapping[str, Key], data: Mapping[str, Any], d
     key = str(loc[0])
     rule = keys[key].rule
     path = key
-    for part in loc[1:]:
+    inner = loc[1:-2] if loc[-1] == "[key]" else loc[1:]  # a key of a map: named by the map
+    for part in inner:
         if isinstance(part, int):
             path += f"[{part}]"
-        elif part == "[key]":
-            path += " (its keys)"
         else:
             path += f".{part}"
             rule = _LEAF_RULES.get(str(part), rule)
+    if loc[-1] == "[key]":
+        path += " (its keys)"
     if len(loc) == 1 and key not in data:
         return problem(path, rule, _ABSENT, defaults.get(key, keys[key].absent))
     return problem(path, rule, err.get("input"))
