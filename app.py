@@ -28,6 +28,7 @@ PAGES = (
     ("ui/live/page.py", "Live model", ":material/memory:", "live_model"),
     ("ui/train/page.py", "Train", ":material/model_training:", "train"),
     ("ui/compare/page.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("ui/quality/page.py", "Quality vs cost", ":material/insights:", "quality"),
     ("ui/hardware/page.py", "Hardware", ":material/speed:", "hardware"),
     ("ui/paper/page.py", "Paper & formulas", ":material/menu_book:", "paper"),
 )

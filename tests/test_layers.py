@@ -152,7 +152,7 @@ def test_the_folders_import_downwards_only_and_ui_has_no_circles():
     assert circles({m: (targets & set(ui)) - {m} for m, targets in ui.items()}) == []
     # the page scripts (ui/<page>/page.py, run by st.navigation) sit on top: nothing imports them
     page_scripts = {m for m in ui if m.endswith(".page")}
-    assert len(page_scripts) == 7
+    assert len(page_scripts) == 8
     assert sorted(m for m, targets in ui.items() if targets & page_scripts) == []
     assert not (root / "pages").exists()  # Streamlit's legacy multipage folder name (app.py says why)
     modules = module_names()
@@ -163,7 +163,7 @@ def test_the_folders_import_downwards_only_and_ui_has_no_circles():
 
 # ui/ by page over a small common core (sidebar, state, URL codec and URL-bound widgets, tables, colours, figure
 # style and helpers): a page's package imports the core and itself, the core no page.
-UI_PAGES = ("explorer", "scaling", "live", "train", "hardware", "compare", "paper")
+UI_PAGES = ("explorer", "scaling", "live", "train", "hardware", "compare", "paper", "quality")
 # The figures two pages share, each charted by one page and reused by the other.
 UI_SHARED = {
     ("ui.paper.figures", "ui.scaling.figures"): "the circulating embedding table: Scaling's chart, Paper's table",
