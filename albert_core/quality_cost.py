@@ -204,6 +204,40 @@ def table2_tradeoff() -> list[dict[str, Any]]:
     return rows
 
 
+# ----------------------------------------------------------------------------- a config's published figures
+@lru_cache(maxsize=1)
+def _presets_by_architecture() -> dict[ModelConfig, tuple[str, ...]]:
+    out: dict[ModelConfig, tuple[str, ...]] = {}
+    for name, cfg in ALL_PRESETS.items():
+        key = cfg.replace(head="model")
+        out[key] = (*out.get(key, ()), name)
+    return out
+
+
+@lru_cache(maxsize=256)
+def presets_of(cfg: ModelConfig) -> tuple[str, ...]:
+    """The presets of ``cfg``'s architecture, whatever its head (a fine-tuned score is of the encoder): () for a
+    configuration no preset describes; two names for one architecture (modernbert-base, ettin-encoder-150m)."""
+    try:
+        key = cfg.replace(head="model")
+    except ValueError:  # a head the family cannot drop (none today): no preset
+        return ()
+    return _presets_by_architecture().get(key, ())
+
+
+def published_quality(cfg: ModelConfig) -> dict[str, Any] | None:
+    """What the record publishes of ``cfg``'s architecture (the JSON report's ``published_quality``): its presets,
+    every figure with every field and the published training compute; None when nothing is published (no score is
+    estimated for it)."""
+    names = presets_of(cfg)
+    data = record(presets=names) if names else None
+    if not data or not data["figures"]:
+        return None
+    return {"presets": list(names), "figures": data["figures"], "training_compute": data["training_compute"],
+            "about": "Published figures with their sources, not measured here; compare values within one protocol "
+                     "only (docs/quality.md)."}
+
+
 def record(metric: str | None = None, presets: Iterable[str] | None = None) -> dict[str, Any]:
     """The whole record as plain data (the CLI's JSON): every figure with every field, the metrics, protocols and
     published training compute; optionally only ``metric`` and only these presets."""

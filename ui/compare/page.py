@@ -7,7 +7,7 @@ import streamlit as st
 from albert_core.configuration.presets import ALL_PRESETS, config_name
 from albert_core.format import escape_markdown
 from ui import urls
-from ui.compare.view import compare_view
+from ui.compare.view import compare_view, published_view
 from ui.render import chart
 from ui.state import current
 from ui.url_state import seed_from_url_once
@@ -161,3 +161,8 @@ st.dataframe(
 )
 chart(view.bars, key="compare_bars", width="stretch")
 st.caption(view.takeaway)
+if (published := published_view(tuple(pins))) is not None:
+    with st.expander(f"Published quality of the pinned architectures ({published.num_rows} figures)"):
+        st.dataframe(published, hide_index=True, width="stretch", key="compare_published")
+        st.caption("As published, with their sources (the Quality vs cost page charts them): compare values of one "
+                   "metric and protocol only. A config no one published has no score, and none is estimated.")

@@ -66,3 +66,19 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
                        tables.arrow(df[COMPARE_ARCH_COLUMNS]), plotly_dicts.frozen(compare_figures.compare_bars(df)),
                        compare_figures.compare_takeaway(df, [differences_words(flop_differences(f, flops[0]))
                                                              for f in flops]))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def published_view(pins: tuple[str, ...]) -> pa.Table | None:
+    """The published figures of the pinned architectures (`albert_core.quality_cost.presets_of`), one row per pin and
+    figure, grouped by metric and protocol (only rows of one protocol compare); None when no pin has any."""
+    from albert_core.quality import PROTOCOLS, figures, fmt_value
+    from albert_core.quality_cost import presets_of
+
+    rows = [{"pin": urls.pin_name(e), "metric": f.metric, "protocol": PROTOCOLS[f.protocol].label, "model": f.model,
+             "value": fmt_value(f.value), "split": f.split, "fine-tuned by": f.fine_tuned_by, "source": f.source}
+            for e in pins for name in presets_of(urls.decode_pin(e)) for f in figures(preset=name)]
+    if not rows:
+        return None
+    rows.sort(key=lambda r: (r["metric"], r["protocol"]))  # stable: the pins' order within a protocol
+    return tables.columns({k: [r[k] for r in rows] for k in rows[0]})

@@ -38,8 +38,16 @@ def breakdown_csv(breakdown: ParamBreakdown) -> str:
 
 
 def report_json(result: Result) -> str:
-    """The JSON report download: `Result.to_dict` (schema in `albert_core.counting.report`)."""
-    return result.to_json()
+    """The JSON report download: `Result.to_dict` (schema in `albert_core.counting.report`), and where the config's
+    architecture has published scores, ``published_quality`` (`albert_core.quality_cost.published_quality`: every
+    figure with its provenance; absent for a configuration nobody published)."""
+    # imported on a click only: the page's imports stay as they were
+    from albert_core.quality_cost import published_quality
+
+    data = result.to_dict()
+    if (published := published_quality(result.config)) is not None:
+        data["published_quality"] = published
+    return json.dumps(data, indent=2) + "\n"
 
 
 def flops_frame(result: Result) -> pd.DataFrame:
