@@ -250,9 +250,12 @@ class _Excerpt(reprlib.Repr):
         self.maxlevel = 2
 
     def repr_int(self, x: int, level: int) -> str:
-        if x.bit_length() <= 128:
+        bits = x.bit_length()
+        if bits <= 128:
             return repr(x)
-        return f"a number of about {int(x.bit_length() * math.log10(2)) + 1:,} digits"
+        if bits <= 13_000:  # str() is exact below Python's 4,300-digit limit
+            return f"a number of {len(str(abs(x))):,} digits"
+        return f"a number of about {int(bits * math.log10(2)) + 1:,} digits"
 
 
 _EXCERPT = _Excerpt()
