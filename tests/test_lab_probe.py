@@ -225,3 +225,53 @@ def test_finetune_shows_a_twins_shipped_probe(capsys):
     shipped = load_probes()[live_twins()["BERT"].key]
     data = run_json(capsys, "finetune", "--twin", "bert")
     assert data["shipped"] is True and ProbeResult.from_dict(data["probe"]) == shipped
+
+
+# ----------------------------------------------------------------------------- a probe nobody watches (issue 40)
+def test_a_stopped_probe_keeps_its_training_as_the_run_without_the_probe(runs_dir, monkeypatch):
+    from albert_core.lab.runs import RunCache, run_cached
+
+    monkeypatch.setattr(probe, "RECIPE", QUICK)
+    spec = tiny_spec(steps=4, probe=True, label="ALBERT, probed")
+    seen = []
+
+    def stop_in_the_probe() -> bool:  # asked before every training step, then by the probe
+        return bool(seen) and seen[-1][1] > 0
+
+    result = run_cached(spec, should_stop=stop_in_the_probe,
+                        on_progress=lambda p: seen.append((p.probe_done, p.probe_total)))
+    assert 0 < seen[-1][0] < seen[-1][1]  # stopped inside the probe
+    assert not result.cancelled and result.probe is None and result.probe_stopped == "cancelled"
+    assert result.spec == spec.replace(probe=False, label="ALBERT") and result.final["steps"] == 4
+    assert result.message.startswith("its downstream probe stopped (cancelled)")
+    # cached as what it is, the unprobed run (its own key), never as a probed run without its probe
+    assert result.checkpoint.name == spec.replace(probe=False).key
+    cache = RunCache(runs_dir)
+    assert spec.key not in cache and cache.get(spec.replace(probe=False).key).final["steps"] == 4
+    assert "probe" not in json.loads((result.checkpoint / "run.json").read_text())
+
+
+def test_a_probe_nobody_watches_stops_and_its_training_is_kept(runs_dir, monkeypatch):
+    """Issue 40: a run past 90 % of its training is exempt from the idle stop, and the probe after it always ran
+    (about 5 minutes of a core). The exemption now covers the training only."""
+    import time
+
+    from albert_core.lab import worker as lab_worker
+    from albert_core.lab.runs import RunCache
+    from albert_core.lab.trainer import LabLimits
+
+    monkeypatch.setattr(probe, "RECIPE", QUICK)
+    monkeypatch.setattr(lab_worker, "NEARLY_DONE", 0.0)  # the whole training is exempt: only the probe can stop
+    w = lab_worker.Worker(workers=1, max_queue=4, idle_s=1, cache=RunCache(runs_dir), limits=LabLimits())
+    try:
+        spec = tiny_spec(steps=20, probe=True)
+        run_id = w.submit(spec, owner="gone")
+        deadline = time.monotonic() + 120
+        while not (st := w.status(run_id, watch=False)).finished and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert st.state == "done" and st.step == 20 and st.probe is None, st.message
+        assert st.message.startswith(f"{lab_worker.PROBE_STOPPED} (nobody watched it for")
+        assert st.spec == spec.replace(probe=False) and st.checkpoint is not None
+        assert w.status(spec.replace(probe=False).key).state == "done"  # the training, found by its own key
+    finally:
+        w.close()

@@ -269,3 +269,86 @@ sys.exit(0)
     assert done.returncode == 0 and "terminate called" not in done.stderr, done.stderr[-2000:]
     staging = tmp_path / "runs" / ".staging"
     assert staging.is_dir() and not any(staging.iterdir())  # the stopped run left no half-written folder
+
+
+# ----------------------------------------------------------------------------- a lab any new visitor can enter
+def _fill(w: Worker, owner: str, seed0: int) -> list[str]:
+    """``owner`` asks for short runs until the worker refuses one; the ids it got."""
+    ids = []
+    for seed in range(seed0, seed0 + 50):
+        try:
+            ids.append(w.submit(tiny_spec(steps=4, seed=seed), owner=owner))
+        except QueueFullError:
+            return ids
+    raise AssertionError(f"{owner} was never refused")
+
+
+def test_three_fresh_owners_fill_the_queue_and_a_fourth_gets_a_place_within_one_run(runs_dir):
+    """Issue 40: three sessions without the owner cookie (three owners) held 17 runs and the next visitor read "a
+    place frees up in about 93 min". Now the queue's places are shared max-min fairly: a newcomer's run takes the
+    place of the newest queued run of the owner holding the most."""
+    w = Worker(workers=1, max_queue=8, share=6, cache=RunCache(runs_dir), limits=LIMITS)
+    try:
+        blocker = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="a")
+        _wait_for_step(w, blocker, 1)
+        mine = {o: _fill(w, o, seed0) for o, seed0 in (("a", 100), ("b", 200), ("c", 300))}
+        assert len(w._queue) == 8  # full, and shared out evenly: nobody holds two more than another
+        held = {o: sum(1 for rid in w._queue if o in w._jobs[rid].owners) for o in "abc"}
+        assert sorted(held.values()) == [2, 3, 3], held
+        assert w.room("d") == 2  # a fourth owner may take two places (from the two holding 3)
+        took = w.submit(tiny_spec(steps=4, seed=400), owner="d")  # a place at once, no waiting for the queue
+        st = w.status(took)
+        assert st.state == "queued" and st.message == lab_worker.TOOK_PLACE
+        evicted = [w.status(i) for ids in mine.values() for i in ids if w.status(i).state == "cancelled"]
+        evicted = [s for s in evicted if s.message == lab_worker.EVICTED]
+        assert len(evicted) == 4  # three taken while b and c filled it (for fairness), one more for d
+        assert len(w._queue) == 8
+        # round-robin: at most one run of each owner that has not been served yet is ahead of it ("b", "c");
+        # no owner's second run
+        ahead = w._order()[: w._order().index(took)]
+        assert len(ahead) <= 2 and len({next(iter(w._jobs[rid].owners)) for rid in ahead}) == len(ahead)
+        assert "a" not in {next(iter(w._jobs[rid].owners)) for rid in ahead}  # "a" was served (the blocker)
+    finally:
+        w.close()
+
+
+def test_when_every_owner_holds_one_run_a_place_frees_up_within_one_run(runs_dir):
+    w = Worker(workers=1, max_queue=3, share=6, cache=RunCache(runs_dir), limits=LIMITS)
+    try:
+        assert w.wait(w.submit(tiny_spec(steps=30, seed=7), owner="x"), 120).state == "done"  # the worker's pace
+        running = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="x")
+        _wait_for_step(w, running, 2)
+        for o, seed in (("p", 1), ("q", 2), ("r", 3)):
+            w.submit(tiny_spec(steps=4, seed=seed), owner=o)
+        assert w.room("s") == 0
+        with pytest.raises(QueueFullError, match=r"shared out evenly.*a place frees up in about .+ when the running "
+                                                 r"run ends") as refused:
+            w.submit(tiny_spec(steps=4, seed=4), owner="s")
+        # about the running run's time left, not the whole queue's
+        left = w._left_s(w._jobs[running])
+        assert f"about {lab_worker.fmt_duration(left)}"[:12] in str(refused.value) or left < 2
+        w.cancel(running, "x")  # the running run ends: the next starts and its place is free
+        deadline = time.monotonic() + 60
+        while len(w._queue) == 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert w.submit(tiny_spec(steps=4, seed=4), owner="s")
+    finally:
+        w.close()
+
+
+def test_an_owner_holding_the_most_cannot_push_others_out(runs_dir):
+    w = Worker(workers=1, max_queue=4, share=6, cache=RunCache(runs_dir), limits=LIMITS)
+    try:
+        blocker = w.submit(tiny_spec(steps=1500, eval_every=500, warmup=10), owner="big")
+        _wait_for_step(w, blocker, 1)
+        small = w.submit(tiny_spec(steps=4, seed=1), owner="small")
+        assert len(_fill(w, "big", 10)) == 3
+        with pytest.raises(QueueFullError):  # big holds 3, small 1: big gets nothing more
+            w.submit(tiny_spec(steps=4, seed=20), owner="big")
+        assert w.status(small).state == "queued" and w.room("big") == 0
+        shared = w._queue[-1]
+        assert w.submit(w.status(shared).spec, owner="small") == shared  # small joins one of big's runs
+        w.submit(tiny_spec(steps=4, seed=30), owner="new")  # a newcomer takes one of big's own runs, not the shared
+        assert w.status(shared).state == "queued" and w.status(small).state == "queued"
+    finally:
+        w.close()

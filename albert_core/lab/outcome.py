@@ -51,6 +51,7 @@ class RunResult:
     processes: int = 1  # data-parallel processes that trained it (albert_core.lab.parallel)
     allreduce_bytes: list[int] = field(default_factory=list)  # bytes DDP all-reduced, per step (several processes)
     probe: Any = None  # the downstream probe's ProbeResult (albert_core.lab.probe) of a run with spec.probe
+    probe_stopped: str = ""  # why a probe asked for stopped ("cancelled", ...): the training is kept, unprobed
 
     @property
     def allreduce_bytes_per_step(self) -> int | None:

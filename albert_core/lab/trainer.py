@@ -583,9 +583,16 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     if message and step > 0 and rows[-1]["step"] != step:  # stopped early: log and evaluate where it stopped
         log(step, opt.param_groups[0]["lr"], evaluated=True)
     model.eval()
-    probed = None
+    probed, probe_stopped = None, ""
     if spec.probe and not message and group.world == 1:
-        probed, message = _probe(spec, model, train_data.tokenizer, limits, t_start, should_stop, emit_probe)
+        # the probe copies the trained weights: the pretraining's AdamW states and its last batch are freed first
+        del net, opt, sched, out, batch, mine, logits, labels
+        probed, probe_stopped = _probe(spec, model, train_data.tokenizer, limits, t_start, should_stop, emit_probe)
+    if probe_stopped:
+        # a probe stopped (nobody watched it, cancelled, the time limit) keeps the training it follows: the result
+        # is the same run without the probe (its own key), never a probed run without its probe
+        message = f"its downstream probe stopped ({probe_stopped}); the training is kept as the run without the probe"
+        spec = spec.replace(probe=False, label=spec.label.removesuffix(", probed"))
     seconds = time.perf_counter() - t_start
     history = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
     history["step"] = history["step"].astype(int)
@@ -593,8 +600,9 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     final = {**final_metrics(history, seconds), **baseline_fields(base)}
     if probed is not None:
         final.update(probed.final_fields())
-    result = RunResult(spec, history, final, None, seconds, cancelled=bool(message), message=message, model=model,
-                       processes=group.world, allreduce_bytes=list(group.bytes_per_step), probe=probed)
+    result = RunResult(spec, history, final, None, seconds, cancelled=bool(message) and not probe_stopped,
+                       message=message, model=model, processes=group.world,
+                       allreduce_bytes=list(group.bytes_per_step), probe=probed, probe_stopped=probe_stopped)
     if out_dir is not None and not result.cancelled and group.rank == 0:  # rank 0 alone writes
         from albert_core.lab.checkpoint import save_run
 

@@ -14,9 +14,13 @@ A run stops when its last owner cancels it, and when nobody has asked for its st
 $ALBERT_EXPLORER_LAB_IDLE_S seconds (default 300; 0 never) unless it is at least `NEARLY_DONE` through.
 
 Fairness: each owner holds at most $ALBERT_EXPLORER_LAB_SHARE runs queued or running at once (default 6, the
-largest experiment at one seed),
-and the queue is served round-robin between owners (the next run is the oldest one of the owner served
-least recently), the whole queue still bounded. Settings: $ALBERT_EXPLORER_LAB_WORKERS threads (default 1;
+largest experiment at one seed), and the queue is served round-robin between owners (the next run is the oldest
+one of the owner served least recently). The queue's places are shared max-min fairly, which does not depend on
+visitors keeping their owner cookie (each new session is a new owner): when the queue is full, a run of an owner
+holding at least two queued runs fewer than the owner holding the most takes the place of that owner's newest
+queued run, which leaves the queue ("cancelled", its message says why; the newcomer's run says so too). So a
+newcomer always gets a place at once unless every owner in the queue holds one run, and then a place frees up
+when the running run ends (the refusal says about when). Settings: $ALBERT_EXPLORER_LAB_WORKERS threads (default 1;
 each run uses its own torch threads, see albert_core.lab.trainer), $ALBERT_EXPLORER_LAB_QUEUE
 runs waiting at most (default 16). A run taken from the queue first reserves its training memory in the
 process-wide budget (`albert_core.live.budget`, shared with the Live model page), waiting at most
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -47,7 +52,14 @@ from albert_core.lab.runs import RunCache
 from albert_core.lab.spec import RunSpec
 
 FINISHED = ("done", "cancelled", "failed")
-NEARLY_DONE = 0.9  # a run this far through finishes even when nobody watches it any more
+NEARLY_DONE = 0.9  # a run this far through its training finishes it even when nobody watches it any more
+# what the owners of a queued run read when a newcomer took its place, and what the newcomer reads
+EVICTED = ("taken out of the queue before it started: the queue was full and a visitor with fewer runs in it "
+           "took its place (the queue's places are shared out evenly, and you held the most); ask for it again "
+           "once your other runs have started")
+PROBE_STOPPED = "its downstream probe stopped"  # how a done run's message begins when its probe was stopped
+TOOK_PLACE = ("the queue was full: this run took the place of the newest queued run of the visitor holding the "
+              "most runs in it (the queue's places are shared out evenly)")
 
 
 class QueueFullError(RuntimeError):
@@ -101,6 +113,10 @@ class _Job:
     probe_done: int = 0
     probe_total: int = 0
     probe: Any = None
+    seq: int = field(default_factory=lambda: next(_SEQ))  # order of submission
+
+
+_SEQ = itertools.count()
 
 
 class Worker:
@@ -153,25 +169,35 @@ class Worker:
             if self._join(run_id, owner):
                 return run_id
             self._check_share(owner)
+            job, place = _Job(spec, owners={owner}), len(self._queue)
             if len(self._queue) >= self.max_queue:
-                ahead = len(self._queue) + self._running()
-                wait = self._wait_for(len(self._queue) + self._claimed())
-                raise QueueFullError(
-                    f"the lab is busy: {ahead} runs are queued or running and the queue is full "
-                    f"(at most {self.max_queue} waiting); "
-                    + (f"a place frees up in about {fmt_duration(wait)}" if wait is not None
-                       else "try again when one has finished")
-                )
-            self._remember(run_id, _Job(spec, owners={owner}))
-            self._queue.append(run_id)
+                victim = self._victim(owner)
+                if victim is None:
+                    raise QueueFullError(self._full_message())
+                place = self._queue.index(victim)
+                self._evict(victim)
+                job.message = TOOK_PLACE
+            self._remember(run_id, job)
+            self._queue.insert(place, run_id)
+            self._keep_arrival_order(owner)
             self._start_threads()
             self._cond.notify()
         return run_id
 
     def room(self, owner: str) -> int:
-        """How many more runs ``owner`` can queue now: their share left, and the queue's free places."""
+        """How many more runs ``owner`` can queue now: their share left, and the queue's free places plus the
+        places they may take from owners holding more (see the module docstring)."""
         with self._cond:
-            return max(0, min(self.share - self._held(owner), self.max_queue - len(self._queue)))
+            counts = self._queued_counts()
+            free = max(0, self.max_queue - len(self._queue))
+            mine, taken = counts.pop(owner, 0) + free, 0
+            while counts:
+                top = max(counts, key=counts.__getitem__)
+                if counts[top] < mine + 2:
+                    break
+                counts[top] -= 1
+                mine, taken = mine + 1, taken + 1
+            return max(0, min(self.share - self._held(owner), free + taken))
 
     def pace(self) -> float | None:
         """Wall seconds per training FLOP measured on this worker's finished runs, None before the first (a
@@ -270,6 +296,60 @@ class Worker:
                 f"you already have {mine} runs queued or running, this lab's share per visitor "
                 f"({self.share}); cancel one or try again when one has finished"
             )
+
+    def _queued_counts(self) -> collections.Counter[str]:
+        """Waiting runs per owner (a run several owners asked for counts for each)."""
+        return collections.Counter(o for rid in self._queue for o in self._jobs[rid].owners)
+
+    def _victim(self, owner: str) -> str | None:
+        """The queued run a new run of ``owner`` takes the place of in a full queue (max-min fairness): the newest
+        queued run of the owner holding the most (one that owner alone asked for, if there is one), when every owner
+        of it holds at least two more queued runs than ``owner``; None when there is none (every owner holds about as
+        many as ``owner``)."""
+        counts = self._queued_counts()
+        mine = counts.get(owner, 0)
+        top = max((n for o, n in counts.items() if o != owner), default=0)
+        if top < mine + 2:
+            return None
+        candidates = [rid for rid in reversed(self._queue) if owner not in (owners := self._jobs[rid].owners)
+                      and any(counts[o] == top for o in owners) and all(counts[o] >= mine + 2 for o in owners)]
+        alone = [rid for rid in candidates if len(self._jobs[rid].owners) == 1]  # one owner's interest, not two
+        return (alone or candidates or [None])[0]
+
+    def _keep_arrival_order(self, owner: str) -> None:
+        """The runs ``owner`` alone asked for keep their order of submission across the places they hold (a run
+        that took another's place may stand before this owner's earlier runs)."""
+        places = [i for i, rid in enumerate(self._queue) if self._jobs[rid].owners == {owner}]
+        runs = sorted((self._queue[i] for i in places), key=lambda rid: self._jobs[rid].seq)
+        for i, rid in zip(places, runs, strict=True):
+            self._queue[i] = rid
+
+    def _evict(self, run_id: str) -> None:
+        """Take a queued run out of the queue for a newcomer's (under the lock): it never trains, and its owners
+        read why."""
+        job = self._jobs[run_id]
+        self._queue.remove(run_id)
+        job.state, job.finished_at, job.message, job.stop_reason = "cancelled", time.time(), EVICTED, EVICTED
+        job.cancel.set()
+        self._cond.notify_all()
+
+    def _full_message(self) -> str:
+        ahead = len(self._queue) + self._running() + self._claimed()
+        wait = self._place_frees_in()
+        return (f"the lab is busy: {ahead} runs are queued or running and the queue is full (at most "
+                f"{self.max_queue} waiting, shared out evenly: every visitor in it holds as few runs as you or one "
+                "more); " + (f"a place frees up in about {fmt_duration(max(wait, 1.0))}, when the running run ends"
+                             if wait is not None else "a place frees up when the running run ends"))
+
+    def _place_frees_in(self) -> float | None:
+        """Estimated seconds until a worker thread takes the next waiting run (a place in the queue frees up):
+        the shortest time left of the runs the threads hold (running, or taken and waiting for memory); 0 while
+        a thread is free; None before anything is measured."""
+        held = [j for j in self._jobs.values() if j.state == "running" or (j.state == "queued" and j.claimed)]
+        if len(held) < self.workers:
+            return 0.0
+        times = [t for t in (self._left_s(j) for j in held) if t is not None]
+        return min(times) if times else None
 
     def _join(self, run_id: str, owner: str) -> bool:
         """``owner`` joins a queued, running or finished run of this id; False if there is none."""
@@ -414,7 +494,10 @@ class Worker:
             if job.cancel.is_set():
                 return True
             idle = time.monotonic() - job.watched_at
-            if self.idle_s and idle > self.idle_s and job.step < NEARLY_DONE * job.spec.steps:
+            # a run nearly through its training finishes it; its downstream probe (asked after the last step)
+            # stops like any unwatched work, and the training result is kept (`trainer.train`)
+            finishing = NEARLY_DONE * job.spec.steps <= job.step < job.spec.steps
+            if self.idle_s and idle > self.idle_s and not finishing:
                 with self._cond:
                     job.stop_reason = f"stopped: nobody watched it for {fmt_duration(idle)}"
                 job.cancel.set()
@@ -462,6 +545,10 @@ class Worker:
             job.finished_at = time.time()
             if result.cancelled:
                 job.state, job.message = "cancelled", job.stop_reason or result.message
+            elif result.probe_stopped:  # trained, its probe stopped: the training is kept, as the run without it
+                job.state, job.checkpoint, job.spec = "done", result.checkpoint, result.spec
+                why = job.stop_reason.removeprefix("stopped: ") if job.stop_reason else result.probe_stopped
+                job.message = f"{PROBE_STOPPED} ({why}); the training is kept, as the run without the probe"
             else:
                 job.state, job.checkpoint = "done", result.checkpoint
                 cost = trainer.run_cost(job.spec)

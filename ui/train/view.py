@@ -19,7 +19,7 @@ from albert_core.lab import trainer
 from albert_core.lab.baselines import Baselines
 from albert_core.lab.probe import RECIPE as probe_recipe
 from albert_core.lab.spec import RunSpec
-from albert_core.lab.worker import QueueFullError, RunStatus, get_worker
+from albert_core.lab.worker import PROBE_STOPPED, QueueFullError, RunStatus, get_worker
 from albert_core.paper import SMOOTHNESS_FIGURE
 from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
 from ui.render import chart
@@ -297,6 +297,8 @@ def show_progress(rows: Sequence[RunStatus]) -> None:
     for s in rows:
         if s.state in ("failed", "cancelled"):
             st.warning(escape_markdown(f"{s.spec.name} (seed {s.spec.seed}) {s.state} at step {s.step}: {s.message}"))
+        elif s.state == "done" and s.message.startswith(PROBE_STOPPED):
+            st.info(escape_markdown(f"{s.spec.name} (seed {s.spec.seed}) trained; {s.message}."))
     done = [s for s in rows if s.state == "done"]
     if done:
         st.caption(f"{len(done)} of {len(rows)} runs finished: their numbers are in the table below.")
