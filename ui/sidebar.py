@@ -233,7 +233,7 @@ def _seed_once() -> None:
 
 # ----------------------------------------------------------------------------- state -> config
 def widget_changes(state: Mapping[str, object], last: ModelConfig) -> dict[str, object]:
-    """The explicit edits: every field whose widget value differs from the last valid config."""
+    """The explicit edits: every field whose widget value differs from the current config."""
     return {name: state[_key(key)] for key, name in QUERY_KEYS.items() if state[_key(key)] != getattr(last, name)}
 
 
