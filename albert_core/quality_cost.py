@@ -100,7 +100,8 @@ def _device_hours(model: str) -> float | None:
 def points(metric: str, protocol: str | None = None, mix: bool = False) -> list[dict[str, Any]]:
     """One row per figure of ``metric`` under ``protocol`` (default: `default_protocol`), or under every protocol
     when ``mix``: the figure's every field, its series, its exact cost (params, flops; None without an
-    architecture) and its published training compute in `COMPUTE_DEVICE`-hours (None if unpublished)."""
+    architecture) and its published training compute in `COMPUTE_DEVICE`-hours (None if unpublished;
+    ``compute_approximate``: the source says "about")."""
     check_metric(metric)
     chosen = None if mix else check_protocol(protocol or default_protocol(metric))
     rows = []
@@ -113,6 +114,7 @@ def points(metric: str, protocol: str | None = None, mix: bool = False) -> list[
             "family": cfg.family if cfg is not None else None,
             "params": cost.params if cost else None, "flops": cost.flops_per_token if cost else None,
             "compute": _device_hours(f.model),
+            "compute_approximate": bool(_device_hours(f.model)) and compute_of(f.model).approximate,
         })
     return rows
 

@@ -57,6 +57,9 @@ def test_default_chart_shows_one_protocol_with_albert_marked_and_the_front():
     star = next(t for t in fig.to_dict()["data"] if t["name"] == "your config (sidebar)")
     assert star["yaxis"] == "y2" and star["x"] == [11_683_584]
     assert fig.to_dict()["layout"]["xaxis"]["type"] == "log"
+    # the end points' labels lean inwards
+    positions = dict(zip(albert["text"], albert["textposition"], strict=True))
+    assert positions["ALBERT-base"] == "top right" and positions["ALBERT-xxlarge"] == "top left"
     assert "11.68M" in star["hovertemplate"] and "no published score" in star["hovertemplate"]
 
 
@@ -69,6 +72,8 @@ def test_mixed_chart_shows_every_protocol_and_marks_test_figures_open():
     bert = next(t for t in scored if t["name"] == "BERT")
     by_split = {c[2]: s for c, s in zip(bert["customdata"], bert["marker"]["symbol"], strict=True)}
     assert by_split == {"dev": "circle", "test": "circle-open"}
+    assert "Pareto front" not in {t["name"] for t in fig.to_dict()["data"]}  # it would rank protocols together
+    assert "No Pareto front is drawn" in fq.chart_sentence(rows, "params", mixed=True)
     # every point's hover names its split and who fine-tuned
     assert all(c[2] in ("dev", "test") and c[3] for t in scored for c in t["customdata"])
 
@@ -117,3 +122,11 @@ def test_table2_frame_and_sentence():
     text = fq.table2_sentence(rows)
     assert "ALBERT-xxlarge scores 88.7 against BERT-large's 85.2 (+3.5 points) with 0.66x the parameters" in text
     assert "0.3x training speed" in text and "reaches 87.2: ALBERT-xxlarge is still +1.5 points" in text
+
+
+def test_compute_chart_says_which_published_figures_are_approximate():
+    fig = fq.quality_chart(points("glue", "mmbert"), "compute", "glue")
+    costs = {c[0]: c[7] for t in _scored(fig) for c in t["customdata"]}
+    assert costs == {"mmBERT-small": "about 1,920 H100-hours", "mmBERT-base": "about 7,680 H100-hours",
+                     "ModernBERT-base": "1,965 H100-hours"}
+    assert "yaxis2" not in fig.to_dict()["layout"]  # no twin or config strip: nothing of theirs is published

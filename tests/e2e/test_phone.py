@@ -34,6 +34,8 @@ PHONE_PAGES = [
     ("live_model", "/live_model"),
     ("hardware", "/hardware"),
     ("train", "/train"),
+    ("quality", "/quality"),
+    ("quality-mixed", "/quality?qm=glue&qmix=1"),
 ]
 DESKTOP = {"width": 1400, "height": 1000}
 # The boxes of one chart's parts, in page pixels (only parts drawn with a size).

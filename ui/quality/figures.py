@@ -58,11 +58,24 @@ def _log_ticks(lo: float, hi: float, axis: str) -> tuple[list[float], list[str]]
     return vals, labels
 
 
+def several_protocols(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``rows`` come from more than one protocol."""
+    return len({r["protocol"] for r in rows}) > 1
+
+
+def _text_side(x: float, rows: Sequence[Mapping[str, Any]], axis: str) -> str:
+    """A point label's side: away from the nearer end of the (log) axis, so an end point's label stays inside."""
+    lo, hi = (math.log10(f(r[axis] for r in rows)) for f in (min, max))
+    at = (math.log10(x) - lo) / (hi - lo) if hi > lo else 0.5
+    return "top right" if at < 0.15 else "top left" if at > 0.85 else "top center"
+
+
 def _hover(row: Mapping[str, Any], axis: str) -> list[str]:
     return [row["model"], fmt_value(row["value"]) + (" (computed from the source's per-task scores)"
                                                      if row["computed"] else ""),
             row["split"], row["fine_tuned_by"], PROTOCOLS[row["protocol"]].label, row["source"], row["training"],
-            fmt_cost(axis, row[axis]), row["note"] or "-"]
+            ("about " if axis == "compute" and row["compute_approximate"] else "") + fmt_cost(axis, row[axis]),
+            row["note"] or "-"]
 
 
 _HOVER = ("<b>%{customdata[0]}</b>: %{customdata[1]}<br>split: %{customdata[2]}; fine-tuned by "
@@ -91,9 +104,11 @@ def quality_chart(rows: Sequence[Mapping[str, Any]], axis: str, metric: str, twi
                                  line=dict(width=1.5, color=color)),
                      customdata=[_hover(r, axis) for r in mine], hovertemplate=_HOVER)
         if label:
-            trace.update(text=[r["model"] for r in mine], textposition="top center", textfont=dict(size=10))
+            trace.update(text=[r["model"] for r in mine], textposition=[_text_side(r[axis], plotted, axis)
+                                                                         for r in mine], textfont=dict(size=10))
         traces.append(trace)
-    front = pareto_front(plotted, axis)
+    # no front across protocols: it would rank figures that are not comparable
+    front = [] if several_protocols(plotted) else pareto_front(plotted, axis)
     if len(front) > 1:
         traces.append(dict(type="scatter", x=[r[axis] for r in front], y=[r["value"] for r in front],
                            mode="lines", name="Pareto front", line=dict(color=FRONT_COLOR, dash="dot", shape="hv"),
@@ -129,8 +144,10 @@ def quality_chart(rows: Sequence[Mapping[str, Any]], axis: str, metric: str, twi
     if shapes:
         layout["shapes"] = shapes
     if xs:
+        lo, hi = math.log10(min(xs)), math.log10(max(xs))
+        pad = 0.06 * (hi - lo) + 0.05  # room for the end points' markers and labels
         vals, labels = _log_ticks(min(xs), max(xs), axis)
-        layout["xaxis"].update(tickvals=vals, ticktext=labels)
+        layout["xaxis"].update(tickvals=vals, ticktext=labels, range=[lo - pad, hi + pad])
     if strip:
         layout["yaxis2"] = dict(domain=[0, 0.1], range=[-1, 1], tickvals=[0], ticktext=["no score"],
                                 fixedrange=True, showgrid=False, zeroline=False)
@@ -204,8 +221,10 @@ def chart_sentence(rows: Sequence[Mapping[str, Any]], axis: str, twins: Sequence
         if a is not b:
             parts.append(f"{a['model']} against {b['model']}: {_gap(a['value'], b['value'])} for "
                          f"{fmt_ratio(a['compute'] / b['compute'])} the published training compute.")
-    front = pareto_front(plotted, axis)
-    if len(front) > 1:
+    front = [] if several_protocols(plotted) else pareto_front(plotted, axis)
+    if several_protocols(plotted):
+        parts.append("No Pareto front is drawn: it would rank figures of different protocols against each other.")
+    elif len(front) > 1:
         parts.append(f"On the front (no model both cheaper and better): {', '.join(r['model'] for r in front)}.")
     if twins and axis != "compute":
         own = [(t, t.params if axis == "params" else t.flops) for t in twins]
