@@ -341,8 +341,13 @@ def _dumps(data: dict) -> bytes:
     return json.dumps(data, allow_nan=True).encode()
 
 
+FILE_LEVEL = re.compile(r"(upload|config\.json|config file)\b.*(too large|not valid JSON|nested too deeply|JSON "
+                        r"object|too long to be a setting)")  # what is wrong with the file as a whole
+
+
 def _names_a_key(message: str) -> bool:
-    return any(re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", message) for name in NAMES) or "config" in message
+    return bool(FILE_LEVEL.search(message)) or any(
+        re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", message) for name in NAMES)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

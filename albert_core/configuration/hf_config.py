@@ -267,7 +267,7 @@ def _read_modernbert(f: HfFields) -> dict[str, Any]:
     local = f["local_attention"]
     if f["sliding_window"] is not None:  # transformers 5: setting sliding_window sets local_attention = 2 x it
         local = 2 * f["sliding_window"]
-    elif local % 2:
+    elif local % 2 and every != 1:  # all-global layers never read the window
         raise ValueError(f"local_attention must be even (the whole window: local_attention / 2 tokens each side), "
                          f"got {local:,}")
     rope_by_layer = f["rope_parameters"] or {}
