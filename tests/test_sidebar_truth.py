@@ -24,6 +24,7 @@ from albert_core.configuration.hf_config import config_from_hf, config_to_hf
 from albert_core.configuration.presets import ALL_PRESETS
 from tests.conftest import APP
 from tests.helpers.facts import MODEL_COUNTS
+from tests.test_hf_reader import DEBERTA_V3_BASE, NOMIC_BERT_2048, NOMIC_SMALL
 from ui import sidebar
 from ui.urls import AXIS_QUERY_KEYS, QUERY_KEYS, WORKLOAD_QUERY_KEYS, config_from_query, parse_workload_query
 
@@ -184,8 +185,12 @@ def test_an_edit_that_cannot_form_a_model_is_not_applied_and_says_why(app):
 
 # ----------------------------------------------------------------------------- random sequences of a visitor's actions
 PRESET_NAMES = list(ALL_PRESETS)
-# Every preset whose family's transformers class holds it, as its own config.json.
+# Every preset as its own config.json (what the Explorer's download writes).
 PRESET_FILES = {name: config_to_hf(cfg) for name, cfg in ALL_PRESETS.items()}
+# What visitors upload: those, and published files as their repositories hold them (written out by hand).
+UPLOAD_FILES = {**PRESET_FILES, "electra-small published": ELECTRA_SMALL_FILE,
+                "deberta-v3-base published ('p2c|c2p')": DEBERTA_V3_BASE,
+                "nomic-bert-2048 published (GPT-2 keys)": NOMIC_BERT_2048, "nomic 512x6 (GPT-2 keys)": NOMIC_SMALL}
 
 
 class SidebarVisitor(RuleBasedStateMachine):
@@ -208,10 +213,11 @@ class SidebarVisitor(RuleBasedStateMachine):
         self.at.selectbox(key=sidebar.PRESET_KEY).set_value(name).run()
         self.expect_total = count_params(ALL_PRESETS[name]).total
 
-    @rule(name=st.sampled_from(PRESET_NAMES))
-    def upload_preset_file(self, name):
-        _upload(self.at, PRESET_FILES[name], f"{name}.json")
-        self.expect_total = count_params(config_from_hf(PRESET_FILES[name])).total
+    @rule(name=st.sampled_from(list(UPLOAD_FILES)))
+    def upload_file(self, name):
+        _upload(self.at, UPLOAD_FILES[name], "config.json")
+        assert "Loaded config.json" in " ".join(c.value.replace("\\", "") for c in self.at.sidebar.caption), name
+        self.expect_total = count_params(config_from_hf(UPLOAD_FILES[name])).total
 
     @rule(key=st.sampled_from(_SLIDERS), data=st.data())
     def move_slider(self, key, data):
