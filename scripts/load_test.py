@@ -20,6 +20,14 @@ clients connect to loopback only.
 
 With `--processes N` (N >= 2) it serves the app with `deploy/serve_many.sh` (N Streamlit processes
 behind nginx, sticky by cookie) and measures through nginx. Goals: 0 errors, p95 < 1 s at 10 sessions.
+
+Beside the steps, on the first server: `--lab-visitors N` Train-page visitors (`--probe`: their runs probed),
+`--attackers M` repeating issue 18's hostile lab requests, `--live-visitors K` Live-model visitors on family
+presets moving the sidebar's L (each move builds a model), and `--envelope 1200MiB` makes the peak RSS per process
+a goal (docs/load-test.md, "the memory envelope"):
+
+    .venv/bin/python scripts/load_test.py --sessions 10 --pages all --processes 1 --memory-budget 512MiB \
+        --live-visitors 3 --lab-visitors 2 --probe --attackers 2 --envelope 1200MiB
 """
 
 from __future__ import annotations
@@ -179,6 +187,8 @@ def set_state_value(kind: str, state, value: Any) -> None:
     if kind == "slider":
         del state.double_array_value.data[:]
         state.double_array_value.data.append(value)
+    elif kind == "checkbox":
+        state.bool_value = bool(value)
     elif kind == "number_input" and state.WhichOneof("value") == "int_value":
         state.int_value = int(value)
     elif kind == "number_input":
@@ -557,10 +567,13 @@ async def lab_visitor(ws_url: str, index: int, timeout: float, done: asyncio.Eve
     return v
 
 
-def lab_plans(visitors: int, attackers: int, vocabularies: Sequence[int] = ()) -> list[tuple[str, dict[str, Any]]]:
+def lab_plans(visitors: int, attackers: int, vocabularies: Sequence[int] = (), probe: bool = False
+              ) -> list[tuple[str, dict[str, Any]]]:
     """(query, widget values) of each lab visitor: ``visitors`` with two seeds of their own (the page's default
-    twins and steps), ``attackers`` repeating the `ATTACKS` in turn, one per entry of ``vocabularies``."""
-    plans = [("", {"train_seeds": f"{100 + 2 * i}, {101 + 2 * i}"}) for i in range(visitors)]
+    twins and steps; with ``probe`` each run then fine-tuned on movie reviews, the downstream probe), ``attackers``
+    repeating the `ATTACKS` in turn, one per entry of ``vocabularies``."""
+    own = {"train_probe": True} if probe else {}
+    plans = [("", {"train_seeds": f"{100 + 2 * i}, {101 + 2 * i}", **own}) for i in range(visitors)]
     names = list(ATTACKS)
     plans += [ATTACKS[names[j % len(names)]] for j in range(attackers)]
     plans += [(VOCABULARY_QUERY.format(v=v), {**VOCABULARY_RUN, "train_seeds": str(200 + j)})
@@ -569,20 +582,72 @@ def lab_plans(visitors: int, attackers: int, vocabularies: Sequence[int] = ()) -
 
 
 async def lab_scenario(ws_url: str, visitors: int, attackers: int, timeout: float, done: asyncio.Event,
-                       vocabularies: Sequence[int] = ()) -> dict:
+                       vocabularies: Sequence[int] = (), probe: bool = False) -> dict:
     """The `lab_plans` visitors, all at once, until ``done``."""
-    plans = lab_plans(visitors, attackers, vocabularies)
+    plans = lab_plans(visitors, attackers, vocabularies, probe)
     names = list(ATTACKS)
     out = await asyncio.gather(*(lab_visitor(ws_url, i, timeout, done, q, vals) for i, (q, vals) in enumerate(plans)))
-    lat = [x for v in out for x in v.latencies]
     return {
-        "lab_visitors": visitors, "attackers": attackers, "vocabularies": list(vocabularies),
-        "attacks": [names[j % len(names)] for j in range(attackers)],
-        "errors": sum(len(v.errors) for v in out), "error_samples": sorted({e for v in out for e in v.errors})[:5],
-        "page_messages": sorted({a for v in out for a in v.alerts}),
-        "reruns": len(lat), "p95_s": round(percentile(lat, 0.95), 3) if lat else None,
-        "max_s": round(max(lat), 3) if lat else None,
+        "lab_visitors": visitors, "probe": probe, "attackers": attackers, "vocabularies": list(vocabularies),
+        "attacks": [names[j % len(names)] for j in range(attackers)], **_summary(out),
     }
+
+
+def _summary(visitors: Sequence[Visitor]) -> dict[str, Any]:
+    lat = [x for v in visitors for x in v.latencies]
+    return {
+        "errors": sum(len(v.errors) for v in visitors),
+        "error_samples": sorted({e for v in visitors for e in v.errors})[:5],
+        "page_messages": sorted({a for v in visitors for a in v.alerts}),
+        "reruns": len(lat), "p50_s": round(statistics.median(lat), 3) if lat else None,
+        "p95_s": round(percentile(lat, 0.95), 3) if lat else None, "max_s": round(max(lat), 3) if lat else None,
+    }
+
+
+# Live-model visitors on family presets (issue 40): each opens the Live model page on a preset of its own and moves
+# the sidebar's L every LIVE_PAUSE_S after its previous rerun has finished, so every move builds, runs, times and
+# measures (the saved-activation pass) a model of its own: the visitors whose models once outlived them. The presets
+# are ones the Docker image's 512 MiB budget builds (BERT-base takes most of it).
+LIVE_PRESETS = ("ettin-encoder-17m", "electra-small-discriminator", "albert-base", "bert-base", "ettin-encoder-32m")
+LIVE_PAUSE_S = 2.0
+
+
+def live_query(preset: str) -> str:
+    """The Live model page's URL query of ``preset`` (the sidebar's config travels in the URL)."""
+    from urllib.parse import urlencode
+
+    from albert_core.configuration.presets import ALL_PRESETS
+    from ui.urls import config_to_query
+
+    return urlencode(config_to_query(ALL_PRESETS[preset]))
+
+
+async def live_visitor(ws_url: str, index: int, timeout: float, done: asyncio.Event, preset: str) -> Visitor:
+    """One Live-model visitor on ``preset``: open the page, then move L until ``done`` (a pause after each rerun)."""
+    v = Visitor(ws_url, "live_model", 2000 + index, timeout)
+    try:
+        await v.connect()
+        v.query_string = live_query(preset)
+        await v.rerun(page_name="live_model")
+        await v.drain()
+        while not done.is_set():
+            v.latencies.append(await v.move("cfg_L"))
+            await v.drain(limit=2.0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), LIVE_PAUSE_S)
+    except Exception as exc:  # noqa: BLE001 - counted
+        v.errors.append(f"live visitor {index} ({preset}): {_short(exc)}")
+    finally:
+        await v.close()
+    return v
+
+
+async def live_scenario(ws_url: str, visitors: int, timeout: float, done: asyncio.Event) -> dict:
+    """``visitors`` Live-model visitors on `LIVE_PRESETS` in turn, all at once, until ``done``."""
+    presets = [LIVE_PRESETS[i % len(LIVE_PRESETS)] for i in range(visitors)]
+    out = await asyncio.gather(*(live_visitor(ws_url, i, timeout, done, p) for i, p in enumerate(presets)))
+    return {"live_visitors": visitors, "presets": presets, "moves_each": [len(v.latencies) for v in out],
+            **_summary(out)}
 
 
 # ----------------------------------------------------------------------------- measurement
@@ -824,8 +889,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if probe:
                 stack.enter_context(probe)
         deadline = time.monotonic() + args.time_limit
-        if args.lab_visitors or args.attackers or args.vocabularies:
-            all_steps, report["lab"] = asyncio.run(measure_with_lab(targets, args, deadline))
+        if args.lab_visitors or args.attackers or args.vocabularies or args.live_visitors:
+            all_steps, report["lab"], report["live_visitors"] = asyncio.run(measure_with_lab(targets, args, deadline))
         else:
             all_steps = asyncio.run(measure(targets, args.sessions, args.pages, args.moves, args.rerun_timeout,
                                             deadline))
@@ -847,17 +912,30 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                             for s in r["steps"] for m in s["pages"].values()),
     }
     report["goals_met"].update(p95_goals(report["results"]))
+    if args.envelope:
+        report["envelope_bytes"] = args.envelope
+        report["goals_met"].update(envelope_goal(report["results"], args.envelope))
     return report
 
 
+def envelope_goal(results: list[dict[str, Any]], envelope: int) -> dict[str, bool]:
+    """Every serving setup's peak RSS over the whole run within ``envelope`` bytes per Streamlit process (behind
+    nginx: the processes' sum, nginx included, within that many envelopes)."""
+    key = f"peak RSS within {envelope / 2**20:,.0f} MiB per process"
+    peaks = [(r["server_rss_overall_peak_bytes"], r["processes"]) for r in results]
+    return {key: bool(peaks) and all(p is not None and p <= n * envelope for p, n in peaks)}
+
+
 async def measure_with_lab(targets: list[tuple[str, ServerProbe | None]], args: argparse.Namespace,
-                           deadline: float) -> tuple[list[list[dict[str, Any]]], dict]:
-    """`measure` with the lab scenario on the first target at the same time (from the first page load
-    to the end of the last step)."""
+                           deadline: float) -> tuple[list[list[dict[str, Any]]], dict, dict | None]:
+    """`measure` with the lab scenario and the Live-model visitors on the first target at the same time (from the
+    first page load to the end of the last step, and at least --lab-seconds)."""
     ws_url = targets[0][0].replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
     done = asyncio.Event()
     lab = asyncio.ensure_future(lab_scenario(ws_url, args.lab_visitors, args.attackers, args.rerun_timeout, done,
-                                             args.vocabularies))
+                                             args.vocabularies, args.probe))
+    live = (asyncio.ensure_future(live_scenario(ws_url, args.live_visitors, args.rerun_timeout, done))
+            if args.live_visitors else None)
     until = time.monotonic() + args.lab_seconds
     await asyncio.sleep(10)  # the runs are queued and the first one trains before the sessions start
     try:
@@ -866,7 +944,7 @@ async def measure_with_lab(targets: list[tuple[str, ServerProbe | None]], args: 
         await asyncio.sleep(max(0.0, min(until, deadline) - time.monotonic()))
     finally:
         done.set()
-    return steps, await lab
+    return steps, await lab, (await live if live is not None else None)
 
 
 def p95_goals(results: list[dict[str, Any]]) -> dict[str, bool]:
@@ -930,7 +1008,7 @@ def server_env(args: argparse.Namespace) -> dict[str, str]:
     from an earlier test's)."""
     env = {"ALBERT_EXPLORER_MEMORY_BUDGET": args.memory_budget} if args.memory_budget else {}
     env["MALLOC_ARENA_MAX"] = os.environ.get("MALLOC_ARENA_MAX", "2")  # as the Docker image and deploy/ run it
-    if args.lab_visitors or args.attackers or args.vocabularies:
+    if args.lab_visitors or args.attackers or args.vocabularies or args.live_visitors:
         import tempfile
 
         env["ALBERT_EXPLORER_RUNS_DIR"] = tempfile.mkdtemp(prefix="load-test-runs-")
@@ -961,6 +1039,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="vocabulary sizes the lab ships no tokenizer for, one visitor each asking for short "
                         "runs at the sidebar's size with it (e.g. 2500,3500,4500: the worker's tokenizer and "
                         "corpus caches)")
+    parser.add_argument("--probe", action="store_true",
+                        help="the lab visitors' runs are then fine-tuned on movie reviews (the downstream probe)")
+    parser.add_argument("--live-visitors", type=int, default=0,
+                        help="Live-model visitors on family presets who move the sidebar's L during the steps "
+                        "(each move builds a model: issue 40)")
+    parser.add_argument("--envelope", help="a goal: peak RSS per Streamlit process within this (e.g. 1200MiB)")
     parser.add_argument("--lab-seconds", type=float, default=300.0,
                         help="with lab visitors: they keep watching their runs at least this long (default 300)")
     parser.add_argument("--memory-budget", help="the served app's memory budget (default the app's 1 GiB; the "
@@ -980,8 +1064,12 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--sessions must be 1..50 and --moves 1..100")
         if min(args.processes) < 1 or max(args.processes) > 8:
             raise ValueError("--processes must be 1..8")
-        if not (0 <= args.lab_visitors <= 10 and 0 <= args.attackers <= 10):
-            raise ValueError("--lab-visitors and --attackers must be 0..10")
+        if not (0 <= args.lab_visitors <= 10 and 0 <= args.attackers <= 10 and 0 <= args.live_visitors <= 10):
+            raise ValueError("--lab-visitors, --attackers and --live-visitors must be 0..10")
+        if args.envelope:
+            from albert_core.settings import parse_bytes
+
+            args.envelope = parse_bytes(args.envelope, "--envelope")
         args.vocabularies = parse_list(args.vocabularies) if args.vocabularies else []
         if len(args.vocabularies) > MAX_VOCABULARIES or len(set(args.vocabularies)) < len(args.vocabularies):
             raise ValueError(f"--vocabularies takes at most {MAX_VOCABULARIES} different sizes")

@@ -330,3 +330,43 @@ def test_each_vocabulary_visitor_asks_for_short_runs_with_its_own_vocabulary():
     assert all(vals["train_size"] == "The sidebar's size" and vals["train_steps"] <= 200 for _, vals in vocab)
     assert vocab[0][1]["train_seeds"] != vocab[1][1]["train_seeds"]  # runs nobody else asked for
 
+
+
+def test_probe_visitors_tick_the_probe_and_attackers_do_not():
+    plans = lt.lab_plans(2, 2, probe=True)
+    assert [vals.get("train_probe") for _, vals in plans] == [True, True, None, None]
+    assert "train_probe" not in lt.lab_plans(1, 0)[0][1]
+    e = Element()
+    e.checkbox.id, e.checkbox.default = "$$ID-ee-train_probe", False
+    state = lt.widget_state("checkbox", e.checkbox)
+    lt.set_state_value("checkbox", state, True)
+    assert state.bool_value is True  # a checkbox is sent as a bool, as the browser sends it
+
+
+def test_live_visitors_open_the_live_page_on_family_presets_the_docker_budget_builds():
+    from urllib.parse import parse_qsl
+
+    from albert_core.configuration.presets import ALL_PRESETS
+    from albert_core.live.budget import check_budget
+
+    for name in lt.LIVE_PRESETS:
+        cfg = config_from_query(dict(parse_qsl(lt.live_query(name))))
+        assert cfg == ALL_PRESETS[name]
+        assert check_budget(cfg, 1, min(128, cfg.max_position_embeddings), budget_bytes=512 * 2**20).ok
+    assert len({ALL_PRESETS[n].family for n in lt.LIVE_PRESETS}) >= 4  # several families
+    with pytest.raises(SystemExit):
+        lt.main(["--live-visitors", "11"])
+    with pytest.raises(SystemExit):
+        lt.main(["--envelope", "lots"])
+
+
+def test_the_envelope_goal_is_per_process():
+    def setup(processes, peak):
+        return {"processes": processes, "server_rss_overall_peak_bytes": peak, "steps": []}
+
+    mib = 2**20
+    key = "peak RSS within 1,000 MiB per process"
+    assert lt.envelope_goal([setup(1, 990 * mib)], 1000 * mib) == {key: True}
+    assert lt.envelope_goal([setup(1, 1001 * mib)], 1000 * mib) == {key: False}
+    assert lt.envelope_goal([setup(1, 990 * mib), setup(2, 1900 * mib)], 1000 * mib) == {key: True}
+    assert lt.envelope_goal([setup(1, None)], 1000 * mib) == {key: False}
