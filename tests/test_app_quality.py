@@ -61,13 +61,15 @@ def test_the_choices_travel_in_the_url_and_a_link_reopens_the_same_chart(app):
     assert not reopened.exception
     assert reopened.selectbox(key="quality_metric").value == "glue"
     assert reopened.selectbox(key="quality_protocol").value == "mmbert"
+    for box in (reopened.selectbox(key="quality_metric"), reopened.selectbox(key="quality_protocol")):
+        assert box.proto.default == box.index  # drawn with its value (a box without it shows option 0 first)
     assert charts(reopened) == before
 
 
 def test_mixing_is_a_visible_choice(app):
     at = app(query={"qm": "glue", "qmix": "1"}, page=PAGE)
     assert not at.exception
-    assert at.toggle(key="quality_mix").value is True
+    assert at.toggle(key="quality_mix").value is True and at.toggle(key="quality_mix").proto.default is True
     assert any("Protocols mixed" in w.value for w in at.warning)
     assert len(_protocols(charts(at)[PARAMS_CHART])) >= 6
     at.toggle(key="quality_mix").set_value(False).run()
