@@ -15,11 +15,15 @@ ships them (read with the csv module; see docs/lab.md for the data's terms).
   fine-tuned with every seed of `RECIPE.seeds` (the classifier's initialisation and the batch order).
 - **Baselines** on the same dev sentences: the majority class of the train sentences, and a bag-of-words
   logistic regression (`bag_of_words`: binary word unigrams and bigrams seen twice or more in train, L2
-  strength chosen by 5-fold cross-validation on train, fitted with L-BFGS).
-- **Verdict** (`ProbeResult.verdict`): pretraining **helped** when every seed of the pretrained encoder
-  scores above every seed of the same model from scratch (the lab's "separated": seed ranges apart) and
-  their means differ by at least one standard error of a dev accuracy (sqrt(p(1 - p) / n) at the scratch
-  mean); **hurt** the same the other way; else **not separated yet**.
+  strength chosen by 5-fold cross-validation on train, fitted with L-BFGS); beside them, as measured once and
+  shipped (`albert_core.lab.probe_baselines`), multinomial naive Bayes on the same features and the bag of
+  words' mean over random splits of the same sentences.
+- **Verdict** (`ProbeResult.verdict`): the lab's one rule (`albert_core.lab.separation`: an exact permutation
+  test over the fine-tuned models, two-sided at 5 %): pretraining **helped** when it separates the pretrained
+  encoder's seeds from the same model's from scratch, higher; **hurt** lower; else **not separated**, with
+  its p-value. Two seeds a side cannot separate (the smallest p is 0.33); five can (0.008).
+- **Answers**: every fine-tuned model's right/wrong answer per dev sentence is kept (`SeedScore.dev_correct`,
+  `ProbeResult.pretrained_correct`, packed bits), what a test over sentences as well as seeds needs.
 """
 
 from __future__ import annotations
@@ -138,9 +142,18 @@ def majority_accuracy(data: Sentences) -> float:
     return sum(1 for y in data.dev_labels if y == majority) / len(data.dev_labels)
 
 
-def dev_standard_error(p: float, n: int) -> float:
-    """The standard error of an accuracy ``p`` measured on ``n`` sentences."""
-    return math.sqrt(max(p * (1 - p), 0.0) / n) if n else math.nan
+def pack_answers(correct: Sequence[bool]) -> str:
+    """Right (True) or wrong per dev sentence, as hex of packed bits (212 bytes for 1,694 sentences)."""
+    import numpy as np
+
+    return np.packbits(np.asarray(correct, dtype=bool)).tobytes().hex()
+
+
+def unpack_answers(packed: str, n: int) -> list[bool]:
+    """`pack_answers` undone for ``n`` sentences."""
+    import numpy as np
+
+    return np.unpackbits(np.frombuffer(bytes.fromhex(packed), dtype=np.uint8))[:n].astype(bool).tolist()
 
 
 # ----------------------------------------------------------------------------- bag of words
@@ -252,7 +265,12 @@ def shipped_bag_of_words(path: Path = SHIPPED_FILE) -> dict[str, Any] | None:
 
 def compute_bag_of_words() -> BagOfWords:
     """`bag_of_words`, computed."""
-    data = sentences()
+    return fit_bag_of_words(sentences())
+
+
+def fit_bag_of_words(data: Sentences) -> BagOfWords:
+    """The bag-of-words regression of ``data``'s train sentences (L2 strength by 5-fold cross-validation there),
+    scored on its dev sentences: the shipped split, or another (`albert_core.lab.probe_baselines`)."""
     best = (-1.0, BOW_L2_GRID[0])
     n = len(data.train_texts)
     folds = [i % BOW_FOLDS for i in range(n)]
@@ -348,6 +366,7 @@ class SeedScore:
     train_loss: float  # mean over the last epoch
     steps: int
     seconds: float
+    dev_correct: str = ""  # right or wrong per dev sentence, `pack_answers`
 
 
 def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokenizer, *, std: float,
@@ -389,14 +408,14 @@ def finetune(encoder: torch.nn.Module, start: str, seed: int, tokenizer: Tokeniz
             if on_step is not None:
                 on_step(step, total)
     model.eval()
-    right = 0
+    correct: list[bool] = []
     with torch.no_grad():
         width = recipe.batch_size
         for s in range(0, len(dev_rows), width):
             pred = model(**_batch(dev_rows[s : s + width])).argmax(-1)
-            right += int((pred == torch.tensor(data.dev_labels[s : s + width])).sum())
-    return SeedScore(seed, start, right / len(dev_rows), sum(last_losses) / len(last_losses), step,
-                     time.perf_counter() - t0)
+            correct += (pred == torch.tensor(data.dev_labels[s : s + width])).tolist()
+    return SeedScore(seed, start, sum(correct) / len(dev_rows), sum(last_losses) / len(last_losses), step,
+                     time.perf_counter() - t0, pack_answers(correct))
 
 
 BUCKET = 50  # batches per bucket: sentences of similar length are batched together (less padding)
@@ -437,7 +456,7 @@ def _encoded(tokenizer: Tokenizer, max_len: int) -> tuple[list[list[int]], list[
 
 
 # ----------------------------------------------------------------------------- a run's probe
-VERDICTS = ("helped", "hurt", "not separated yet")
+VERDICTS = ("helped", "hurt", "not separated")
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -457,6 +476,10 @@ class ProbeResult:
     seconds: float = 0.0
     scores: tuple[SeedScore, ...] = field(default=(), compare=False)
     recipe: dict[str, Any] | None = field(default=None, compare=False)  # how it was fine-tuned (Recipe as a dict)
+    # each fine-tuned model's answers on the dev sentences (`pack_answers`), per seed; () when not kept (the
+    # shipped probe file has none)
+    pretrained_correct: tuple[str, ...] = field(default=(), compare=False)
+    scratch_correct: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def pretrained_mean(self) -> float:
@@ -467,28 +490,28 @@ class ProbeResult:
         return _mean(self.scratch)
 
     @property
-    def standard_error(self) -> float:
-        """One standard error of a dev accuracy near the scratch model's (the noise of the dev sample)."""
-        return dev_standard_error(self.scratch_mean, self.dev_sentences)
+    def test(self) -> Any:
+        """The lab's rule (`albert_core.lab.separation.test`) on the pretrained against the from-scratch seeds,
+        in points of dev accuracy."""
+        from albert_core.lab.separation import test
+
+        return test([100 * x for x in self.pretrained], [100 * x for x in self.scratch])
 
     @property
     def verdict(self) -> str:
-        """"helped", "hurt" or "not separated yet" (module docstring)."""
-        pre, scr = self.pretrained, self.scratch
-        if min(len(pre), len(scr)) < 2:
-            return "not separated yet"
-        gap = self.pretrained_mean - self.scratch_mean
-        if min(pre) > max(scr) and gap >= self.standard_error:
-            return "helped"
-        if max(pre) < min(scr) and -gap >= self.standard_error:
-            return "hurt"
-        return "not separated yet"
+        """"helped", "hurt" or "not separated" (module docstring)."""
+        won = self.test.winner()
+        return "helped" if won == 1 else "hurt" if won == -1 else "not separated"
 
     def to_dict(self) -> dict[str, Any]:
+        test = self.test
+        kept = ({"pretrained_correct": list(self.pretrained_correct), "scratch_correct": list(self.scratch_correct)}
+                if self.pretrained_correct or self.scratch_correct else {})
         return {"pretrained": list(self.pretrained), "scratch": list(self.scratch), "seeds": list(self.seeds),
                 "majority": self.majority, "bag_of_words": self.bag_of_words, "dev_sentences": self.dev_sentences,
-                "seconds": self.seconds, "verdict": self.verdict, "data": DATA_NAME,
-                "recipe": self.recipe if self.recipe is not None else dataclasses.asdict(RECIPE)}
+                "seconds": self.seconds, "verdict": self.verdict, "p_value": test.p,
+                "difference_points": test.effect, "data": DATA_NAME,
+                "recipe": self.recipe if self.recipe is not None else dataclasses.asdict(RECIPE), **kept}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProbeResult:
@@ -496,7 +519,9 @@ class ProbeResult:
             return cls(tuple(float(x) for x in data["pretrained"]), tuple(float(x) for x in data["scratch"]),
                        tuple(int(x) for x in data["seeds"]), float(data["majority"]), float(data["bag_of_words"]),
                        int(data["dev_sentences"]), float(data.get("seconds", 0.0)),
-                       recipe=data.get("recipe") if isinstance(data.get("recipe"), dict) else None)
+                       recipe=data.get("recipe") if isinstance(data.get("recipe"), dict) else None,
+                       pretrained_correct=tuple(str(x) for x in data.get("pretrained_correct", ())),
+                       scratch_correct=tuple(str(x) for x in data.get("scratch_correct", ())))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a probe result: {exc}") from None
 
@@ -522,21 +547,29 @@ class ProbeResult:
                 "probe_bag_of_words_acc": self.bag_of_words, "probe_majority_acc": self.majority}
 
     def sentence(self) -> str:
-        """What the probe says, with its numbers."""
+        """What the probe says, with its numbers: the rule's test of pretrained against scratch (difference in
+        points, its 95 % interval and p-value) beside every baseline of the same dev sentences."""
+        from albert_core.lab.baselines import LEARNED_MARGIN
+        from albert_core.lab.probe_baselines import baselines_words
+
         def rng(v: Sequence[float]) -> str:
             lo, hi = min(v) * 100, max(v) * 100
             return f"{lo:.1f} %" if round(lo, 1) == round(hi, 1) else f"{lo:.1f}-{hi:.1f} %"
 
+        test = self.test
         head = (f"Dev accuracy on {self.dev_sentences:,} movie-review sentences: pretrained {rng(self.pretrained)}, "
-                f"the same model from scratch {rng(self.scratch)} ({len(self.seeds)} fine-tuning seeds each); "
-                f"bag-of-words {self.bag_of_words * 100:.1f} %, majority class {self.majority * 100:.1f} %.")
-        verdict = {"helped": "Pretraining helped", "hurt": "Pretraining hurt",
-                   "not separated yet": "Pretraining and scratch are not separated yet"}[self.verdict]
+                f"the same model from scratch {rng(self.scratch)} ({len(self.seeds)} fine-tuning seeds each; "
+                f"pretrained minus scratch {test.phrase()}, an exact permutation test over the "
+                f"{len(self.pretrained) + len(self.scratch)} fine-tuned models); "
+                f"{baselines_words(self.bag_of_words, self.majority, self.dev_sentences)}.")
+        verdict = {"helped": f"Pretraining helped ({test.why_not()})", "hurt": f"Pretraining hurt ({test.why_not()})",
+                   "not separated": f"Pretraining and scratch are not separated ({test.why_not()})"}[self.verdict]
         notes = []
         if max(*self.pretrained, *self.scratch) < self.bag_of_words:
             notes.append("Both are below the bag-of-words regression.")
-        if min(self.pretrained) <= self.majority + self.standard_error:
-            notes.append("The pretrained encoder is not above the majority class in every seed.")
+        if min(self.pretrained) < self.majority + LEARNED_MARGIN:
+            notes.append(f"The pretrained encoder is not {100 * LEARNED_MARGIN:.0f} points above the majority class "
+                         "in every seed.")
         return " ".join([f"{head} **{verdict}.**", *notes])
 
 
@@ -575,7 +608,8 @@ def probe_model(model: torch.nn.Module, config: ModelConfig, tokenizer: Tokenize
     return ProbeResult(tuple(s.dev_accuracy for s in results["pretrained"]), scratch_acc, tuple(recipe.seeds),
                        majority_accuracy(data), bag_of_words().accuracy, len(data.dev_texts),
                        time.perf_counter() - t0, tuple(results["pretrained"] + results["scratch"]),
-                       dataclasses.asdict(recipe))
+                       dataclasses.asdict(recipe), tuple(s.dev_correct for s in results["pretrained"]),
+                       tuple(s.dev_correct for s in results["scratch"]))
 
 
 # The mean length of a probe sentence in pieces with [CLS] and [SEP] (measured: 58 with the lab's Unigram V 512,
