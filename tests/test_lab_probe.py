@@ -70,31 +70,45 @@ def _result(pre, scr, n=1700):
 
 
 @pytest.mark.parametrize(("pre", "scr", "verdict"), [
-    ((0.70, 0.71, 0.72), (0.64, 0.65, 0.66), "helped"),  # apart, 6 points >= one standard error (1.2)
-    ((0.64, 0.65, 0.66), (0.70, 0.71, 0.72), "hurt"),
-    ((0.66, 0.70, 0.72), (0.64, 0.67, 0.69), "not separated yet"),  # ranges overlap
-    ((0.665, 0.666, 0.667), (0.660, 0.661, 0.662), "not separated yet"),  # apart by 0.5 points < 1.15
-    ((0.72,), (0.60,), "not separated yet"),  # one seed a side
+    ((0.70, 0.71, 0.72, 0.73, 0.74), (0.64, 0.65, 0.66, 0.67, 0.68), "helped"),  # apart: p = 2/252
+    ((0.64, 0.65, 0.66, 0.67, 0.68), (0.70, 0.71, 0.72, 0.73, 0.74), "hurt"),
+    ((0.66, 0.70, 0.72, 0.69, 0.71), (0.64, 0.67, 0.69, 0.70, 0.68), "not separated"),  # interleaved
+    ((0.72, 0.73), (0.60, 0.61), "not separated"),  # 2 + 2 seeds: the smallest p is 0.33, however far apart
+    ((0.72,), (0.60,), "not separated"),  # one seed a side
 ])
-def test_pretraining_helped_only_when_the_seed_ranges_are_apart_by_a_standard_error(pre, scr, verdict):
+def test_pretraining_helped_only_when_the_rule_separates_the_seeds(pre, scr, verdict):
     assert _result(pre, scr).verdict == verdict
 
 
-def test_the_standard_error_is_the_binomial_one_of_the_dev_sentences():
-    # sqrt(0.65 * 0.35 / 1700) = 0.011568...
-    assert _result((0.7, 0.7), (0.65, 0.65)).standard_error == pytest.approx(0.0115684, abs=1e-6)
+def test_the_verdict_is_the_permutation_test_of_the_fine_tuned_models():
+    r = _result((0.70, 0.71, 0.72, 0.73, 0.74), (0.64, 0.65, 0.66, 0.67, 0.68))
+    # every pretrained model above every scratch model: only the observed labelling and its mirror are as
+    # extreme among the C(10, 5) = 252 relabellings
+    assert r.test.p == pytest.approx(2 / 252) and r.test.effect == pytest.approx(6.0)
+    assert r.to_dict()["p_value"] == pytest.approx(2 / 252)
+
+
+def test_dev_answers_pack_into_bits_and_back():
+    answers = [True, False, True, True] * 423 + [False, True]  # 1,694
+    packed = probe.pack_answers(answers)
+    assert len(packed) == 2 * 212 and probe.unpack_answers(packed, 1694) == answers
 
 
 def test_a_probe_result_round_trips_and_words_its_numbers():
-    r = _result((0.70, 0.71, 0.72), (0.64, 0.65, 0.66))
+    r = _result((0.70, 0.71, 0.72, 0.73, 0.74), (0.64, 0.65, 0.66, 0.67, 0.68))
     back = ProbeResult.from_dict(json.loads(json.dumps(r.to_dict())))
     assert back == r and back.verdict == "helped"
     words = r.sentence()
-    assert "70.0-72.0 %" in words and "64.0-66.0 %" in words and "78.0 %" in words and "Pretraining helped" in words
-    assert "Both are below the bag-of-words regression." in words  # 72 % < 78 %
-    assert "not above the majority class" not in words
-    low = _result((0.50, 0.51), (0.52, 0.53)).sentence()  # majority 50 %, one standard error 1.2 points
-    assert "not above the majority class" in low and "Pretraining hurt" in low  # apart by 2 points
+    assert "70.0-74.0 %" in words and "64.0-68.0 %" in words and "78.0 %" in words
+    assert "**Pretraining helped (p = 0.0079).**" in words
+    assert "pretrained minus scratch +6.0 points [" in words and "10 fine-tuned models" in words
+    assert "Both are below the bag-of-words regression." in words  # 74 % < 78 %
+    assert "above the majority class" not in words
+    low = _result((0.52, 0.53), (0.56, 0.57)).sentence()  # majority 50 %: not 5 points above it
+    assert "not 5 points above the majority class" in low
+    assert "Pretraining and scratch are not separated (p = 0.33; 2 + 2 models cannot reach 5 %" in low
+    kept = ProbeResult((0.7,), (0.6,), (0,), 0.5, 0.78, 4, pretrained_correct=(probe.pack_answers([1, 1, 0, 1]),))
+    assert ProbeResult.from_dict(json.loads(json.dumps(kept.to_dict()))).pretrained_correct == kept.pretrained_correct
     with pytest.raises(ValueError, match="not a probe result"):
         ProbeResult.from_dict({"pretrained": [0.5]})
 
@@ -128,7 +142,10 @@ def test_finetuning_learns_the_task_and_is_deterministic_from_its_seed():
                            std=std, recipe=QUICK)
     again = probe.finetune(probe.scratch_encoder(TINY, std=std, seed=0, batch=512, seq_len=64), "scratch", 0, tok,
                            std=std, recipe=QUICK)
-    assert first.dev_accuracy == again.dev_accuracy
+    assert first.dev_accuracy == again.dev_accuracy and first.dev_correct == again.dev_correct
+    # every dev sentence's answer is kept: they add up to the accuracy
+    n_dev = len(probe.sentences().dev_texts)
+    assert sum(probe.unpack_answers(first.dev_correct, n_dev)) == round(first.dev_accuracy * n_dev)
     assert first.steps == math.ceil(len(probe.sentences().train_texts) / QUICK.batch_size)
     assert first.dev_accuracy > 0.53  # above the majority class (48.6 %) after one epoch: 55.8 % measured
 
@@ -164,7 +181,9 @@ def test_a_probed_run_keeps_its_probe_in_run_json_probe_csv_and_tensorboard(runs
     folder = result.checkpoint
     table = pd.read_csv(folder / PROBE_FILE)
     assert sorted(table["start"].unique()) == ["pretrained", "scratch"] and len(table) == 4
-    assert json.loads((folder / "run.json").read_text())["probe"]["verdict"] in probe.VERDICTS
+    kept = json.loads((folder / "run.json").read_text())["probe"]
+    assert kept["verdict"] in probe.VERDICTS and 0 < kept["p_value"] <= 1
+    assert len(kept["pretrained_correct"]) == len(kept["scratch_correct"]) == 2  # each model's dev answers
     back = load_run(folder)
     assert back.probe == result.probe
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

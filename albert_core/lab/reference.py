@@ -280,20 +280,21 @@ def load_probes(folder: Path | str | None = None) -> dict[str, Any]:
 
 
 def depth_downstream(folder: Path | str | None = None) -> pd.DataFrame | None:
-    """The depth dial's downstream rows (depth, seed, pretrained mean, scratch mean; the trained depth from the
-    runs' own probes) as a DataFrame, None without them."""
+    """The depth dial's downstream rows (depth, seed, pretrained mean, scratch mean, and ``models``: the
+    fine-tuned models' accuracies, the units of `albert_core.lab.separation`; the trained depth from the runs'
+    own probes) as a DataFrame, None without them."""
     from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
 
     doc = load_probe_file(str(folder if folder is not None else REFERENCE_DIR))
     if not doc.get("depth"):
         return None
     rows = [{"depth": r["depth"], "seed": r["seed"], "downstream": sum(r["pretrained"]) / len(r["pretrained"]),
-             "scratch": sum(r["scratch"]) / len(r["scratch"])} for r in doc["depth"]]
+             "scratch": sum(r["scratch"]) / len(r["scratch"]), "models": tuple(r["pretrained"])} for r in doc["depth"]]
     for spec in EXPERIMENTS["depth"].specs(steps=REFERENCE_STEPS):
         own = doc.get("runs", {}).get(spec.key)
         if own is not None:
             p = own["probe"]
             rows.append({"depth": spec.config.num_layers, "seed": spec.seed,
                          "downstream": sum(p["pretrained"]) / len(p["pretrained"]),
-                         "scratch": sum(p["scratch"]) / len(p["scratch"])})
+                         "scratch": sum(p["scratch"]) / len(p["scratch"]), "models": tuple(p["pretrained"])})
     return pd.DataFrame(rows).sort_values(["depth", "seed"]).reset_index(drop=True)
