@@ -15,7 +15,7 @@ import streamlit as st
 from albert_core import ModelConfig
 from albert_core.format import escape_markdown, sentence_case
 from albert_core.lab import experiments as lab_experiments
-from albert_core.lab import findings, reference, trainer
+from albert_core.lab import findings, reference, separation, trainer
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
 from albert_core.lab.worker import get_worker
 from ui.render import chart
@@ -101,10 +101,11 @@ def show_measurements(name: str, ev: dict[str, Any], results: Sequence[Any], who
     if "separations" in ev and len(ev["separations"]):
         seps = ev["separations"]
         seeds = dict(zip(ev["summary"]["variant"], ev["summary"]["seeds"], strict=True)) if "summary" in ev else {}
-        st.caption("Separation on validation MLM loss (seed ranges apart from then on): " + "; ".join(
+        st.caption("Seed bands on validation MLM loss (where the curves' ranges over seeds stop overlapping: a "
+                   "picture of the curves, not a test; the verdicts above are the test's): " + "; ".join(
             f"{escape_markdown(a)} vs {escape_markdown(b)}: "
-            + (f"from step {int(s)}" if s == s and s is not None else
-               f"not separated yet ({findings.not_separated(seeds.get(a, 0), seeds.get(b, 0))})")
+            + (f"apart from step {int(s)}" if s == s and s is not None else
+               f"bands not apart ({findings.not_separated(seeds.get(a, 0), seeds.get(b, 0))})")
             for a, b, s in seps[["a", "b", "step"]].itertuples(index=False)))
 
 
@@ -121,6 +122,18 @@ def show_findings(name: str, results: Sequence[Any], ev: dict[str, Any], who: st
     st.markdown("\n".join(f"- {escape_markdown(f.question)} Paper: {escape_markdown(f.paper)}. Here: "
                            f"{escape_markdown(f.measured)}. **{escape_markdown(sentence_case(f.verdict))}.**"
                            for f in found))
+    st.caption(escape_markdown(RULE_NOTE))
+
+
+# the one rule every verdict above comes from (`albert_core.lab.separation`), and what it can and cannot say
+RULE_NOTE = (
+    f"Agrees, disagrees, helped and hurt only where an exact permutation test over the models separates the two "
+    f"sides (two-sided, p <= {separation.LEVEL:g}: fine-tuned models downstream, pretraining runs on MLM loss); the "
+    f"difference's 95 % interval is the test inverted. Where the two sides do not differ it separates them at most "
+    f"5 % of the time "
+    f"(4 + 4 models: {100 * separation.false_separation_rate(4, 4):.1f} %); two runs a side can never reach 5 % "
+    f"(the smallest p is {separation.format_p(separation.smallest_p(2, 2))}), so with the shipped two pretraining "
+    "seeds no MLM-loss pair is separated, however far apart its losses.")
 
 
 VARIANT_PROBE_COLUMNS = {
@@ -154,7 +167,22 @@ def show_variant_probes(name: str, results: Sequence[Any], who: str) -> None:
         env = load_probe_file(str(REFERENCE_DIR)).get("environment", {})
         where = (f" Measured on {env.get('cpu') or 'an unrecorded CPU'}, one torch thread, on the reference runs "
                  "retrained there for their weights (validation loss within 0.05 nat of the shipped runs').")
-    st.caption(escape_markdown(tr.probe_note(first) + where))
+    st.caption(escape_markdown(tr.probe_note(first) + where + measured_baselines(first)))
+
+
+def measured_baselines(probe: Any) -> str:
+    """The probe's cheap baselines as measured once and shipped (`albert_core.lab.probe_baselines`), beside the
+    bag-of-words figure of the shipped split; "" when this install has none for these sentences."""
+    from albert_core.lab.probe_baselines import shipped
+
+    m = shipped()
+    if m is None or m.dev_sentences != probe.dev_sentences:
+        return ""
+    return (f" The bag of words' figure is that of one split: over {len(m.split_seeds)} random splits of the same "
+            f"sentences it averages {100 * m.splits_mean:.1f} % (+- {100 * m.splits_sd:.1f}); multinomial naive "
+            f"Bayes on its features scores {100 * m.naive_bayes:.1f} % on these dev sentences "
+            f"({100 * m.nb_splits_mean:.1f} % over the splits; measured on {m.cpu}, seeds "
+            f"{m.split_seeds[0]}-{m.split_seeds[-1]}).")
 
 
 def render(cfg: ModelConfig) -> None:

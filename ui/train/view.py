@@ -503,8 +503,9 @@ PROBE_TABLE_HELP = (
     "Dev accuracy on the same held-out movie-review sentences, in percent. Pretrained: this run's encoder "
     "fine-tuned with each seed (the seed draws the new classifier's weights and the batch order); from scratch: the "
     "same model from random weights, fine-tuned the same way. The bag-of-words regression and the majority class "
-    "have no seed: one value each. Pretraining helped when every pretrained seed scores above every from-scratch "
-    "seed and the means differ by at least one standard error of the dev accuracy."
+    "have no seed: one value each. Pretraining helped (or hurt) only when the lab's one rule separates the two: an "
+    "exact permutation test over the fine-tuned models, two-sided at 5 % (the sentence gives the difference, its "
+    "95 % interval and p). Two seeds a side can never reach 5 % (the smallest p is 0.33); five can (0.008)."
 )
 
 
