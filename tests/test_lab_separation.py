@@ -153,3 +153,18 @@ def test_words():
         "0.086", "0.20", "0.33", "0.029", "1.0", "0.0079"]
     with pytest.raises(ValueError, match="one value or more"):
         separation.test([], [1.0])
+
+
+# ----------------------------------------------------------------------------- the command line
+def test_finetune_experiment_states_each_verdict_with_the_rules_p_value(capsys):
+    from tests.helpers.cli import fails, run, run_json
+
+    text = run(capsys, "finetune", "--experiment", "table4")
+    assert "exact permutation test over the models" in text and "two-sided, p <= 0.05" in text
+    assert "not shared minus all-shared -1.2 points [" in text and "Not separated (p = 0.086)." in text
+    # each run's own probe: pretrained against scratch, 2 + 2 fine-tuned models, never separated
+    assert "not separated (p = " in text and "2 + 2 models cannot reach 5 %" in text
+    data = run_json(capsys, "finetune", "--experiment", "table4")
+    assert data["rule"].startswith("Separated = an exact permutation test")
+    assert any("p = 0.086" in f for f in data["findings"])
+    assert "--splits must be between 2 and 200" in fails(capsys, "finetune", "--baselines", "--splits", "1")
