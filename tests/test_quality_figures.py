@@ -12,7 +12,7 @@ import pytest
 
 from albert_core.configuration.presets import ALL_PRESETS, PRESETS
 from albert_core.quality import METRICS, protocols_of
-from albert_core.quality_cost import cost_of, points, table2_tradeoff, twins
+from albert_core.quality_cost import cost_of, points, table2_tradeoff, training_flops_per_step, twins
 from ui.quality import figures as fq
 
 
@@ -119,6 +119,10 @@ def test_table2_frame_and_sentence():
     assert len(df) == 8 and list(df["table"]).count("Table 6") == 2
     assert formats["params"] == "%.2fM" and df.loc[df["model"] == "ALBERT-base", "params"].item() == 11.683584
     assert df.loc[df["model"] == "BERT-large", "Avg"].item() == 85.2
+    assert formats["training FLOPs"] == "%.1f EFLOP"
+    xx = df[df["model"] == "ALBERT-xxlarge"].iloc[0]  # the per-step count x 125k steps, in EFLOP
+    assert xx["training FLOPs"] == pytest.approx(training_flops_per_step("albert-xxlarge") * 125_000 / 1e18)
+    assert xx["training FLOPs / step"] * 1e12 == pytest.approx(training_flops_per_step("albert-xxlarge"))
     text = fq.table2_sentence(rows)
     assert "ALBERT-xxlarge scores 88.7 against BERT-large's 85.2 (+3.5 points) with 0.66x the parameters" in text
     assert "0.3x training speed" in text and "reaches 87.2: ALBERT-xxlarge is still +1.5 points" in text

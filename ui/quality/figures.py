@@ -260,12 +260,15 @@ def table2_frame(rows: Sequence[Mapping[str, Any]]) -> tuple[pd.DataFrame, dict[
     format of each cost column (one unit per column, `column_unit`)."""
     df = pd.DataFrame([{  # what it bought (Avg) and paid (the exact costs) first, then every printed column
         "model": r["model"], "table": "Table 2" if r["protocol"] == "albert-t2" else "Table 6", "steps": r["steps"],
-        "Avg": r["albert-avg"], "params": r["params"], "training FLOPs": r["training_flops"],
-        "training FLOPs / step": r["training_flops_per_step"], "speedup": r["speedup"], "hours": r["hours"],
+        "Avg": r["albert-avg"], "params": r["params"], "training FLOPs": float(r["training_flops"]),
+        "training FLOPs / step": r["training_flops_per_step"],
+        "speedup": "" if r["speedup"] is None else f"{r['speedup']:.1f}x",  # as printed; Table 6 prints none
+        "hours": "" if r["hours"] is None else f"{r['hours']} h",  # Table 6 only
         **{TABLE2_LABELS[k]: r[k] for k in TABLE2_LABELS if k != "albert-avg"},
     } for r in rows])
-    formats = {}
-    for col, kind in (("params", "params"), ("training FLOPs / step", "flops"), ("training FLOPs", "flops")):
+    df["training FLOPs"] = df["training FLOPs"] / 1e18  # a whole pretraining run: 1.5e20 and up, past fmt_flops' T
+    formats = {"training FLOPs": "%.1f EFLOP"}
+    for col, kind in (("params", "params"), ("training FLOPs / step", "flops")):
         scale, fmt = column_unit(df[col], kind)
         df[col] = df[col] / scale
         formats[col] = fmt

@@ -99,8 +99,9 @@ st.dataframe(frame, hide_index=True, width="stretch", key="quality_table2", colu
     "table": st.column_config.TextColumn("Table", width="small"),
     "steps": number("Steps", format="localized"),
     **{label: number(label, format="%.1f", help="Published (dev), as printed") for label in fq.TABLE2_LABELS.values()},
-    "speedup": number("Speedup", format="%.1fx", help="Training speed relative to BERT-large, as printed (Table 2)"),
-    "hours": number("Hours", format="%d", help="Training time on the same TPUs, as printed (Table 6)"),
+    "speedup": st.column_config.TextColumn("Speedup", help="Training speed relative to BERT-large, as printed "
+                                           "(Table 2)"),
+    "hours": st.column_config.TextColumn("Hours", help="Training time on the same TPUs, as printed (Table 6)"),
     "params": number("Params (exact)", format=formats["params"], help="This project's count of the preset"),
     "training FLOPs / step": number("Training FLOPs / step (exact)", format=formats["training FLOPs / step"],
                                     help="Batch 4,096 x 512 tokens, pretraining heads, MLM on 15 % (this project's "
