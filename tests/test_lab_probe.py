@@ -294,3 +294,19 @@ def test_a_probe_nobody_watches_stops_and_its_training_is_kept(runs_dir, monkeyp
         assert w.status(spec.replace(probe=False).key).state == "done"  # the training, found by its own key
     finally:
         w.close()
+
+
+def test_a_large_vocabulary_run_and_its_probe_are_planned_before_any_work():
+    """The lab's base at V 8,192 with a factorized E (docs/lab.md, "A larger vocabulary"): its tokenizer ships
+    (nothing to train), and its parameters, FLOPs and memory are counted and checked against the lab's limits."""
+    from albert_core.lab import trainer
+    from albert_core.lab.spec import LAB_BASE, RunSpec
+    from albert_core.text.tokenizers import is_shipped
+
+    small = trainer.check_run(RunSpec(LAB_BASE, probe=True))
+    large = trainer.check_run(RunSpec(LAB_BASE.replace(vocab_size=8192), probe=True))
+    assert is_shipped("unigram", 8192)
+    # every extra piece adds an E-wide embedding row and a decoder bias (the decoder is tied): (8,192 - 512) x 33
+    assert large.params - small.params == (8192 - 512) * (LAB_BASE.embedding_size + 1)
+    assert small.flops < large.flops <= trainer.LabLimits().max_flops
+    assert large.probe_flops > 0 and large.memory_bytes < trainer.memory_budget()
