@@ -63,10 +63,10 @@ def _seeds(values: tuple[float, ...]) -> str:
 
 def baseline_rows(probe: Any) -> list[tuple[str, str, str]]:
     """The probe's baselines on its dev sentences, as measured (`albert_core.lab.probe_baselines`)."""
-    from albert_core.lab.probe_baselines import shipped
+    from albert_core.lab.probe import measured_baselines
 
     rows = [("bag-of-words logistic regression", "-", f"{100 * probe.bag_of_words:.1f}")]
-    m = shipped()
+    m = measured_baselines()
     if m is not None and m.dev_sentences == probe.dev_sentences:
         rows += [(f"bag-of-words, {len(m.split_seeds)} random splits (other dev sentences)",
                   f"+- {100 * m.splits_sd:.1f}", f"{100 * m.splits_mean:.1f}"),
@@ -166,14 +166,15 @@ RULE = ("Separated = an exact permutation test over the models (fine-tuned model
 
 
 def _baselines(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from albert_core.lab.probe_baselines import build, parse
+    from albert_core.lab.probe import MeasuredBaselines
+    from albert_core.lab.probe_baselines import build
 
     def on_split(i: int, n: int, bow: float, nb: float) -> None:
         print(f"split {i}/{n}: bag-of-words {100 * bow:.1f} %, naive Bayes {100 * nb:.1f} %", file=sys.stderr,
               flush=True)
 
     path = build(args.splits, on_split=on_split)
-    m = parse(json.loads(path.read_text(encoding="utf-8")))
+    m = MeasuredBaselines.from_dict(json.loads(path.read_text(encoding="utf-8")))
     text = (f"wrote {path}: bag-of-words {100 * m.bag_of_words:.1f} % on the shipped split, "
             f"{100 * m.splits_mean:.1f} % +- {100 * m.splits_sd:.1f} over {len(m.split_seeds)} random splits; naive "
             f"Bayes {100 * m.naive_bayes:.1f} % ({100 * m.nb_splits_mean:.1f} % over the splits); {m.cpu}, "

@@ -127,7 +127,7 @@ def compare_probes(results: Sequence[RunResult], a: str, b: str, paper_a: float,
                    paper_names: tuple[str, str]) -> Finding | None:
     """Is ``a`` better than ``b`` downstream (higher movie-review dev accuracy after fine-tuning), as the paper's
     ``paper_a`` > ``paper_b``? Every fine-tuned model is a unit of the rule. None when neither was probed."""
-    from albert_core.lab.probe_baselines import baselines_words  # (no torch)
+    from albert_core.lab.probe import baselines_words  # (probe imports torch; findings need not)
 
     la, lb = probe_models(results, a), probe_models(results, b)
     if not la and not lb:

@@ -15,9 +15,9 @@ ships them (read with the csv module; see docs/lab.md for the data's terms).
   fine-tuned with every seed of `RECIPE.seeds` (the classifier's initialisation and the batch order).
 - **Baselines** on the same dev sentences: the majority class of the train sentences, and a bag-of-words
   logistic regression (`bag_of_words`: binary word unigrams and bigrams seen twice or more in train, L2
-  strength chosen by 5-fold cross-validation on train, fitted with L-BFGS); beside them, as measured once and
-  shipped (`albert_core.lab.probe_baselines`), multinomial naive Bayes on the same features and the bag of
-  words' mean over random splits of the same sentences.
+  strength chosen by 5-fold cross-validation on train, fitted with L-BFGS); beside them, as measured once
+  (`albert_core.lab.probe_baselines`) and read here (`measured_baselines`), multinomial naive Bayes on the same
+  kind of features and the bag of words' mean over random splits of the same sentences.
 - **Verdict** (`ProbeResult.verdict`): the lab's one rule (`albert_core.lab.separation`: an exact permutation
   test over the fine-tuned models, two-sided at 5 %): pretraining **helped** when it separates the pretrained
   encoder's seeds from the same model's from scratch, higher; **hurt** lower; else **not separated**, with
@@ -261,6 +261,72 @@ def shipped_bag_of_words(path: Path = SHIPPED_FILE) -> dict[str, Any] | None:
     if doc.get("data", {}).get("sha256") != data_fingerprint()["sha256"]:
         return None
     return doc.get("baselines", {}).get("bag_of_words")
+
+
+@dataclass(frozen=True)
+class MeasuredBaselines:
+    """The probe's cheap baselines as measured once (`albert_core.lab.probe_baselines.build`, fractions): on the
+    shipped split, and one per random split of the same sentences."""
+
+    bag_of_words: float  # the shipped split (recomputed: equals `bag_of_words`)
+    naive_bayes: float
+    split_seeds: tuple[int, ...]
+    split_bag_of_words: tuple[float, ...]
+    split_naive_bayes: tuple[float, ...]
+    dev_sentences: int
+    cpu: str = "an unrecorded CPU"
+    cpu_seconds: float = 0.0
+
+    @property
+    def splits_mean(self) -> float:
+        return _mean(self.split_bag_of_words)
+
+    @property
+    def splits_sd(self) -> float:
+        import statistics
+
+        return statistics.stdev(self.split_bag_of_words) if len(self.split_bag_of_words) > 1 else math.nan
+
+    @property
+    def nb_splits_mean(self) -> float:
+        return _mean(self.split_naive_bayes)
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> MeasuredBaselines:
+        rows = doc["random_splits"]["splits"]
+        return cls(float(doc["shipped_split"]["bag_of_words"]["accuracy"]), float(doc["shipped_split"]["naive_bayes"]),
+                   tuple(int(r["seed"]) for r in rows), tuple(float(r["bag_of_words"]) for r in rows),
+                   tuple(float(r["naive_bayes"]) for r in rows), int(doc["random_splits"]["dev_sentences"]),
+                   doc.get("environment", {}).get("cpu") or "an unrecorded CPU", float(doc.get("cpu_seconds", 0.0)))
+
+
+MEASURED_FILE = SHIPPED_FILE.parent / "probe_baselines.json"  # `albert_core.lab.probe_baselines.build` writes it
+
+
+@functools.lru_cache(maxsize=1)
+def measured_baselines(path: Path = MEASURED_FILE) -> MeasuredBaselines | None:
+    """The shipped figures when they were measured on the sentences this install reads, else None."""
+    if not path.is_file():
+        return None
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        if doc.get("data", {}).get("sha256") != data_fingerprint()["sha256"]:
+            return None
+        return MeasuredBaselines.from_dict(doc)
+    except (ProbeDataMissing, KeyError, TypeError, ValueError):
+        return None
+
+
+def baselines_words(bag_of_words: float, majority: float, dev_sentences: int) -> str:
+    """The probe's baselines on its dev sentences in one phrase: the bag of words on this split (and its mean over
+    random splits of the same sentences), naive Bayes, the majority class."""
+    m = measured_baselines()
+    if m is None or m.dev_sentences != dev_sentences:
+        return f"bag-of-words {100 * bag_of_words:.1f} %, majority class {100 * majority:.1f} %"
+    return (f"bag-of-words {100 * bag_of_words:.1f} % on this split ({100 * m.splits_mean:.1f} % +- "
+            f"{100 * m.splits_sd:.1f} over {len(m.split_seeds)} random splits of the same sentences), naive Bayes "
+            f"{100 * m.naive_bayes:.1f} % ({100 * m.nb_splits_mean:.1f} % over the splits), majority class "
+            f"{100 * majority:.1f} %")
 
 
 def compute_bag_of_words() -> BagOfWords:
@@ -550,7 +616,6 @@ class ProbeResult:
         """What the probe says, with its numbers: the rule's test of pretrained against scratch (difference in
         points, its 95 % interval and p-value) beside every baseline of the same dev sentences."""
         from albert_core.lab.baselines import LEARNED_MARGIN
-        from albert_core.lab.probe_baselines import baselines_words
 
         def rng(v: Sequence[float]) -> str:
             lo, hi = min(v) * 100, max(v) * 100

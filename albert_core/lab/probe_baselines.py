@@ -16,30 +16,25 @@ second classic one stands beside it:
 
 `python -m albert_core finetune --baselines [--splits 20]` (a maintainer's command, about a minute of one CPU
 core per split) computes them and writes albert_core/lab/reference/probe_baselines.json with the data's
-fingerprint, the seeds, the CPU and the CPU-seconds; `shipped` reads it back when it was computed on the
-sentences this install reads. Every place that shows the probe's bag-of-words figure shows these beside it
-(`baselines_words`).
+fingerprint, the seeds, the CPU and the CPU-seconds; `albert_core.lab.probe.measured_baselines` reads it back
+when it was computed on the sentences this install reads. Every place that shows the probe's bag-of-words figure
+shows these beside it (`albert_core.lab.probe.baselines_words`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import math
-import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from albert_core.lab.probe import Sentences
 
-FILE = Path(__file__).resolve().parent / "reference" / "probe_baselines.json"
 SPLITS = 20
 NB_ALPHA = 1.0  # add-one smoothing
 NB_MIN_COUNT = 1  # every unigram and bigram of the train sentences
@@ -100,40 +95,16 @@ def random_split(data: Sentences, seed: int) -> Sentences:
                      tuple(texts[i] for i in dev), tuple(labels[i] for i in dev))
 
 
-@dataclass(frozen=True)
-class Measured:
-    """The shipped figures (fractions): the shipped split's, and one per random split."""
-
-    bag_of_words: float  # the shipped split (recomputed: equals `probe.bag_of_words`)
-    naive_bayes: float
-    split_seeds: tuple[int, ...]
-    split_bag_of_words: tuple[float, ...]
-    split_naive_bayes: tuple[float, ...]
-    dev_sentences: int
-    cpu: str = "an unrecorded CPU"
-    cpu_seconds: float = 0.0
-
-    @property
-    def splits_mean(self) -> float:
-        return statistics.fmean(self.split_bag_of_words)
-
-    @property
-    def splits_sd(self) -> float:
-        return statistics.stdev(self.split_bag_of_words) if len(self.split_bag_of_words) > 1 else math.nan
-
-    @property
-    def nb_splits_mean(self) -> float:
-        return statistics.fmean(self.split_naive_bayes)
-
-
-def build(splits: int = SPLITS, path: Path = FILE,
+def build(splits: int = SPLITS, path: Path | None = None,
           on_split: Callable[[int, int, float, float], object] | None = None) -> Path:
-    """Compute the figures (module docstring) on this machine, one torch thread, and write ``path``."""
+    """Compute the figures (module docstring) on this machine, one torch thread, and write ``path`` (default
+    `albert_core.lab.probe.MEASURED_FILE`, which `probe.measured_baselines` reads)."""
     import torch
 
     from albert_core.lab import probe
     from albert_core.lab.checkpoint import environment
 
+    path = probe.MEASURED_FILE if path is None else path
     torch.set_num_threads(1)
     t0 = time.process_time()
     data = probe.sentences()
@@ -158,41 +129,5 @@ def build(splits: int = SPLITS, path: Path = FILE,
                           "dev_sentences": len(data.dev_texts), "splits": rows},
     }
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    shipped.cache_clear()
+    probe.measured_baselines.cache_clear()
     return path
-
-
-def parse(doc: dict[str, Any]) -> Measured:
-    rows = doc["random_splits"]["splits"]
-    return Measured(float(doc["shipped_split"]["bag_of_words"]["accuracy"]), float(doc["shipped_split"]["naive_bayes"]),
-                    tuple(int(r["seed"]) for r in rows), tuple(float(r["bag_of_words"]) for r in rows),
-                    tuple(float(r["naive_bayes"]) for r in rows), int(doc["random_splits"]["dev_sentences"]),
-                    doc.get("environment", {}).get("cpu") or "an unrecorded CPU", float(doc.get("cpu_seconds", 0.0)))
-
-
-@functools.lru_cache(maxsize=1)
-def shipped(path: Path = FILE) -> Measured | None:
-    """The shipped figures when they were computed on the sentences this install reads, else None."""
-    if not path.is_file():
-        return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    try:
-        from albert_core.lab.probe import ProbeDataMissing, data_fingerprint
-
-        if doc.get("data", {}).get("sha256") != data_fingerprint()["sha256"]:
-            return None
-    except (ProbeDataMissing, ValueError):
-        return None
-    return parse(doc)
-
-
-def baselines_words(bag_of_words: float, majority: float, dev_sentences: int) -> str:
-    """The probe's baselines on its dev sentences, in one phrase: the bag of words on this split (and its mean
-    over random splits of the same sentences), naive Bayes, the majority class."""
-    m = shipped()
-    if m is None or m.dev_sentences != dev_sentences:
-        return f"bag-of-words {100 * bag_of_words:.1f} %, majority class {100 * majority:.1f} %"
-    return (f"bag-of-words {100 * bag_of_words:.1f} % on this split ({100 * m.splits_mean:.1f} % +- "
-            f"{100 * m.splits_sd:.1f} over {len(m.split_seeds)} random splits of the same sentences), naive Bayes on "
-            f"its features {100 * m.naive_bayes:.1f} % ({100 * m.nb_splits_mean:.1f} % over the splits), "
-            f"majority class {100 * majority:.1f} %")

@@ -171,11 +171,11 @@ def show_variant_probes(name: str, results: Sequence[Any], who: str) -> None:
 
 
 def measured_baselines(probe: Any) -> str:
-    """The probe's cheap baselines as measured once and shipped (`albert_core.lab.probe_baselines`), beside the
+    """The probe's cheap baselines as measured once and shipped (`albert_core.lab.probe.measured_baselines`), beside the
     bag-of-words figure of the shipped split; "" when this install has none for these sentences."""
-    from albert_core.lab.probe_baselines import shipped
+    from albert_core.lab.probe import measured_baselines
 
-    m = shipped()
+    m = measured_baselines()
     if m is None or m.dev_sentences != probe.dev_sentences:
         return ""
     return (f" The bag of words' figure is that of one split: over {len(m.split_seeds)} random splits of the same "
