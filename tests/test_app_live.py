@@ -148,7 +148,7 @@ def test_presets_over_budget_show_message_and_meta_proof(monkeypatch, name):
 def test_checkpoint_folder_off_by_default():
     at = run_page(TINY)
     assert list(at.radio(key="live_source").options) == ["The sidebar config", "A transformers checkpoint folder",
-                                                         "A run from the lab"]
+                                                         "A run from the lab", "A trained BERT (MiniLM, installed)"]
     at.radio(key="live_source").set_value("folder").run()
     assert not at.exception
     assert any("switched off" in i.value for i in at.info)
