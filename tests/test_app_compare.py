@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from albert_core import count_flops
+from albert_core.configuration.presets import ALL_PRESETS
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from ui import colors, sidebar
 
@@ -147,3 +149,17 @@ def test_a_sidebar_move_does_not_rebuild_the_comparison(app, monkeypatch):
     at.number_input(key="wl_seq").set_value(160).run()
     assert len(built) == first + 1  # the workload changes the numbers
     assert not at.dataframe[0].value["forward_flops"].equals(table["forward_flops"])
+
+
+def test_a_pin_with_a_position_offset_is_counted_at_its_longest_input(app):
+    """Issue 39 (the position offset): RoBERTa's 514 position rows hold 512 tokens; a longer sidebar sequence is
+    lowered to 512 for its pin, not to P = 514 (a sequence it cannot run)."""
+    at = app({"P": "2048", "seq": "1024", "pin": "albert-base,roberta-base"}, page=PAGE)
+    assert not at.exception and not at.warning
+    notes = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert ("roberta-base: sequence length lowered to 512, its longest input (P = 514 less the position table's "
+            "offset 2)") in notes
+    assert "albert-base: sequence length lowered to 512, its longest input (P = 512)" in notes
+    df = at.dataframe[0].value  # one unit per column: the ratio of the two rows is the ratio of the counts
+    roberta, albert = (count_flops(ALL_PRESETS[n], 1, 512).forward for n in ("roberta-base", "albert-base"))
+    assert df["forward_flops"].iloc[1] / df["forward_flops"].iloc[0] == pytest.approx(roberta / albert, rel=1e-12)

@@ -43,14 +43,17 @@ COMPARE_ARCH_COLUMNS = ["name", "family", "V", "E", "H", "L", "heads", "I", "sha
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
-    """Each pin's numbers at ``wl`` (its sequence length capped at the pin's P), the two tables, the bars and
-    the takeaway, made once per pinned set and workload: a move of a sidebar slider changes none of them."""
+    """Each pin's numbers at ``wl`` (its sequence length capped at the pin's longest input), the two tables, the bars
+    and the takeaway, made once per pinned set and workload: a move of a sidebar slider changes none of them."""
     rows, notes, flops = [], [], []
     for entry in pins:
         pcfg, name = urls.decode_pin(entry), urls.pin_name(entry)
-        pwl = wl if wl.seq_len <= pcfg.max_position_embeddings else wl.replace(seq_len=pcfg.max_position_embeddings)
+        longest = pcfg.max_seq_len  # the position table's rows after its offset (RoBERTa: P - 2)
+        pwl = wl if wl.seq_len <= longest else wl.replace(seq_len=longest)
         if pwl is not wl:
-            notes.append(f"{name}: sequence length lowered to its P = {pcfg.max_position_embeddings}.")
+            rows_of = (f"P = {pcfg.max_position_embeddings} less the position table's offset {pcfg.position_offset}"
+                       if pcfg.position_offset else f"P = {pcfg.max_position_embeddings}")
+            notes.append(f"{name}: sequence length lowered to {longest}, its longest input ({rows_of}).")
         own = cached_result(pcfg, pwl).own
         flops.append(own.flops_sequence)
         rows.append({
