@@ -13,7 +13,8 @@ What is tried, and how it is sampled (deterministically: the same cases in every
 - **Hardware's panels**: every Hardware case picks a hardware profile and a chip count from the link, rotating over
   all of them in a fixed order (this machine with its probe faked: no benchmark in tests), so every profile meets
   every family and several chip counts, and the data-parallel panel meets every head;
-- **Compare**: every Compare case also pins the sidebar's config ("Pin current config": its table and bars);
+- **Compare**: every Compare case opens with BERT-base and RoBERTa-base pinned at the preset's longest sequence (the
+  pins lowered to theirs) and pins the sidebar's config ("Pin current config": its table and bars);
 - **Train's options** (`train_cases`): every preset at the sidebar's size (the lab's BERT and ALBERT twins of the
   preset's size), each family's base preset also in custom runs at both sizes and twins at the tiny size (which
   does not depend on the preset: every preset opens the page at it above); nothing is submitted, nothing trains;
@@ -68,6 +69,9 @@ EXPECTED_ERRORS = {
     "train": (r".+, seed \d+: (steps \(|training .+ needs about .+ over the memory budget|the run needs .+ of compute"
               r"|vocab_size must be )",),
 }
+
+
+COMPARE_PINS = ("bert-base", "roberta-base")  # a paper family's 512 positions and RoBERTa's 514 (512 tokens)
 
 
 def heads(cfg: ModelConfig) -> list[str]:
@@ -182,6 +186,8 @@ def test_every_page_opens_with_every_preset_and_head(monkeypatch, name, head, pa
     if page == "hardware":
         hw, chips = hardware_choice(name, head)
         query |= {"hw": hw, "chips": str(chips)}
+    if page == "compare":  # the preset's longest sequence, beside pins of 512 tokens (RoBERTa's after its offset)
+        query |= {"seq": str(ALL_PRESETS[name].max_seq_len), "pin": ",".join(COMPARE_PINS)}
     at = open_page(query, page)
     what = f"{page} with {name} ({head})"
     check(at, page, what)
@@ -192,8 +198,8 @@ def test_every_page_opens_with_every_preset_and_head(monkeypatch, name, head, pa
     if page == "compare":
         at.button(key="compare_pin_current").click().run()
         check(at, page, f"{what}, pinned")
-        pinned_already = ALL_PRESETS[name].replace(head=head) in (ALL_PRESETS["bert-base"], ALL_PRESETS["albert-base"])
-        assert len(at.dataframe[0].value) == (2 if pinned_already else 3), what  # the default pins, the sidebar's
+        pinned_already = ALL_PRESETS[name].replace(head=head) in [ALL_PRESETS[p] for p in COMPARE_PINS]
+        assert len(at.dataframe[0].value) == (2 if pinned_already else 3), what  # the link's pins, the sidebar's
 
 
 @pytest.mark.parametrize(("name", "size", "mode"), train_cases())
