@@ -17,12 +17,18 @@ from albert_core.counting.posthoc import Variant, lora_width, posthoc_flops, pos
 from albert_core.format import escape_markdown, fmt_count, fmt_flops, fmt_params, fmt_pct
 from albert_core.lab.posthoc_reference import claim_sentence, how_measured, load_grid, verdict_phrase
 from albert_core.live import minilm
+from albert_core.paper import SMOOTHNESS_FIGURE_SHORT as SMOOTHNESS_SHORT
+from ui.live import figures as fl
+from ui.live import models as live_models
 from ui.live import posthoc_figures as fp
-from ui.live.models import ModelRef
+from ui.live.gate import busy_or_error
+from ui.live.models import ModelRef, model_of
 from ui.render import chart, takeaway
 
 SOURCE_KEY, SOURCE_LABEL = "minilm", "A trained BERT (MiniLM, installed)"
 CLI = "python -m albert_core albertize-real --e 128 --share --rank 8 --json"
+# The sentence both trained models read for the smoothness comparison (the visitor's own text runs further down)
+SMOOTH_TEXT = "ALBERT shares one set of layer weights across the whole encoder, so it is not faster than BERT."
 
 
 def render_source(max_tokens: int) -> ModelRef:
@@ -50,7 +56,9 @@ def render_source(max_tokens: int) -> ModelRef:
         "are those of trained weights.")
     posthoc_section(cfg)
     seq_len = min(max_tokens, cfg.max_seq_len)
-    return ModelRef(cfg, "fp32", seq_len, str(folder), weights.stat().st_mtime_ns, (str(folder),))
+    ref = ModelRef(cfg, "fp32", seq_len, str(folder), weights.stat().st_mtime_ns, (str(folder),))
+    smoothness_section(ref)
+    return ref
 
 
 @functools.lru_cache(maxsize=4)
@@ -125,3 +133,68 @@ def posthoc_section(cfg) -> None:
 def _acc(row: dict) -> str:
     vs = row.get("vs_original")
     return f"{row['accuracy']['mean']:.1%}" + ("" if vs is None else f" ({verdict_phrase(vs)}: {vs['verdict']})")
+
+
+# ----------------------------------------------------------------------------- Figure 1 on trained weights
+def smoothness_section(ref: ModelRef) -> None:
+    """The paper's Figure 1 on two trained models: MiniLM (a trained BERT) and the lab's shipped all-shared ALBERT
+    twin, on the same sentence (each through its own tokenizer)."""
+    st.subheader(f"Layer smoothness on trained weights ({SMOOTHNESS_SHORT})")
+    try:
+        with st.spinner("Running the trained MiniLM and the lab's all-shared twin on one sentence…"):
+            bert = _minilm_smoothness(ref, SMOOTH_TEXT, f"{ref.folder}:{ref.mtime_ns}")
+            twin, label = _twin_smoothness(SMOOTH_TEXT)
+    except (ValueError, OSError) as exc:  # MemoryBudgetError / BusyError included: the server is full
+        busy_or_error("compare the trained models' layer smoothness", exc)
+        return
+    chart(fl.smoothness_figure(bert, title="Trained BERT (MiniLM): input vs output"), key="fig_real_smooth_bert",
+          width="stretch")
+    chart(fl.smoothness_figure(twin, title="Lab's all-shared twin: input vs output"), key="fig_real_smooth_twin",
+          width="stretch")
+    b, t = bert["angle_degrees"], twin["angle_degrees"]
+    takeaway(escape_markdown(
+        f"on \"{SMOOTH_TEXT}\", MiniLM's six trained BERT layers turn their input by {b.min():.0f}-{b.max():.0f} "
+        f"degrees (spread {b.max() - b.min():.0f}); the lab's {label} by {t.min():.0f}-{t.max():.0f} "
+        f"(spread {t.max() - t.min():.0f}). The paper (BERT-large against ALBERT-large) finds the shared model's "
+        "transitions smoother; these two differ in width (384 against 64), data and training, so only the shape of "
+        "the curves compares, not their level. Your own text runs through MiniLM further down."))
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _minilm_smoothness(_ref: ModelRef, text: str, key: str):
+    """MiniLM's smoothness on ``text`` (the page's cached model; ``key`` names its folder and version)."""
+    from albert_core.live.analysis import layer_smoothness
+    from albert_core.live.budget import LIVE_WORK
+    from albert_core.text.encoding import encode
+
+    model = model_of(_ref)
+    enc = encode(text, model.config, _ref.seq_len, None, _ref.folder)
+    with LIVE_WORK.enter("smoothness pass", wait_s=live_models.WAIT_S), torch_inference():
+        out = model(**enc.tensors(model.config.type_vocab_size), output_hidden_states=True)
+    return layer_smoothness(out.hidden_states, enc.tensors()["attention_mask"])
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def _twin_smoothness(text: str):
+    """The shipped all-shared ALBERT twin's smoothness on ``text`` (loaded, run and dropped: 0.4 MB)."""
+    from albert_core.lab.reference import CHECKPOINTS_DIR, live_twins
+    from albert_core.live.analysis import layer_smoothness
+    from albert_core.live.budget import LIVE_WORK
+    from albert_core.text.encoding import encode
+
+    spec = live_twins()["ALBERT"]
+    folder = CHECKPOINTS_DIR / spec.key
+    if not (folder / "model.safetensors").is_file():
+        raise ValueError("the lab's shipped ALBERT twin is not installed with this copy of the app")
+    seq_len = min(live_models.MAX_TOKENS, spec.config.max_seq_len)
+    model = live_models.load_lab_model(str(folder), (str(CHECKPOINTS_DIR),), seq_len)
+    enc = encode(text, model.config, seq_len, None, str(folder))
+    with LIVE_WORK.enter("smoothness pass", wait_s=live_models.WAIT_S), torch_inference():
+        out = model(**enc.tensors(model.config.type_vocab_size), output_hidden_states=True)
+    return layer_smoothness(out.hidden_states, enc.tensors()["attention_mask"]), spec.label
+
+
+def torch_inference():
+    import torch
+
+    return torch.inference_mode()
