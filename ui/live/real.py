@@ -151,13 +151,26 @@ def smoothness_section(ref: ModelRef) -> None:
           width="stretch")
     chart(fl.smoothness_figure(twin, title="Lab's all-shared twin: input vs output"), key="fig_real_smooth_twin",
           width="stretch")
-    b, t = bert["angle_degrees"], twin["angle_degrees"]
     takeaway(escape_markdown(
-        f"on \"{SMOOTH_TEXT}\", MiniLM's six trained BERT layers turn their input by {b.min():.0f}-{b.max():.0f} "
-        f"degrees (spread {b.max() - b.min():.0f}); the lab's {label} by {t.min():.0f}-{t.max():.0f} "
-        f"(spread {t.max() - t.min():.0f}). The paper (BERT-large against ALBERT-large) finds the shared model's "
-        "transitions smoother; these two differ in width (384 against 64), data and training, so only the shape of "
-        "the curves compares, not their level. Your own text runs through MiniLM further down."))
+        f"on \"{SMOOTH_TEXT}\", each layer turns its input by these angles (degrees, layer 1 first): MiniLM's six "
+        f"trained BERT layers {_angles(bert)} ({_shape(bert)}); the lab's {label} {_angles(twin)} ({_shape(twin)}). "
+        "The paper (BERT-large against ALBERT-large) finds the shared model's transitions smoother, oscillating "
+        "rather than jumping; these two differ in width (384 against 64), depth, data and training, so only the "
+        "shape of the curves compares, not their level. Your own text runs through MiniLM further down."))
+
+
+def _angles(frame) -> str:
+    return ", ".join(f"{a:.0f}" for a in frame["angle_degrees"])
+
+
+def _shape(frame) -> str:
+    """'falls at every layer', 'rises at every layer' or 'falls, then rises' (the steps' signs in order)."""
+    steps = frame["angle_degrees"].diff().dropna()
+    signs = ["falls" if d < 0 else "rises" for d in steps]
+    if len(set(signs)) <= 1:
+        return f"{signs[0] if signs else 'one layer'} at every layer"
+    runs = [signs[0]] + [b for a, b in zip(signs, signs[1:], strict=False) if a != b]
+    return ", then ".join(runs)
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
