@@ -310,3 +310,15 @@ def test_a_large_vocabulary_run_and_its_probe_are_planned_before_any_work():
     assert large.params - small.params == (8192 - 512) * (LAB_BASE.embedding_size + 1)
     assert small.flops < large.flops <= trainer.LabLimits().max_flops
     assert large.probe_flops > 0 and large.memory_bytes < trainer.memory_budget()
+
+
+def test_the_reference_build_keeps_each_from_scratch_models_answers(monkeypatch):
+    """probe.json rebuilt by `finetune --reference` holds every fine-tuned model's dev answers beside its accuracy."""
+    from albert_core.lab import probe_reference
+
+    monkeypatch.setattr(probe, "RECIPE", QUICK)
+    out = probe_reference._probe_scratch(tiny_spec(steps=4).to_dict())
+    n_dev = len(probe.sentences().dev_texts)
+    assert len(out["accuracy"]) == len(out["correct"]) == len(QUICK.seeds)
+    for acc, packed in zip(out["accuracy"], out["correct"], strict=True):
+        assert sum(probe.unpack_answers(packed, n_dev)) == round(acc * n_dev)

@@ -7,7 +7,9 @@ run's encoder fine-tuned with every seed of the recipe, beside the same model fr
 once per distinct architecture and tokenizer and shared by the runs that have them) and writes one JSON file:
 the data's counts and fingerprint, the recipe, the baselines (majority class, bag-of-words), the CPU, and per
 run key its probe with the run's label, seed and validation MLM loss as retrained here (the shipped histories
-were trained on another CPU: the loss shows whether the retrained run is the shipped one).
+were trained on another CPU: the loss shows whether the retrained run is the shipped one). Each fine-tuned
+model's answers on the dev sentences are kept beside its accuracy (`pretrained_correct`, `scratch_correct`:
+what a test over sentences as well as seeds needs; files built before issue 45 have accuracies only).
 
 `albert_core.lab.reference` reads the file (`load_probes`, `depth_downstream`) and attaches the probes to the
 shipped runs (`load_runs`).
@@ -87,11 +89,13 @@ def _probe_run(spec_dict: dict[str, Any], root: str, max_bytes: int) -> dict[str
     probed = probe.probe_model(load_model(folder), spec.config, tokenizer, std=spec.weight_std, scratch=())
     return {"key": spec.key, "label": spec.name, "seed": spec.seed,
             "val_mlm_loss_retrained": float(result.final["val_mlm_loss"]),
-            "cpu_seconds": time.process_time() - t0, "pretrained": list(probed.pretrained)}
+            "cpu_seconds": time.process_time() - t0, "pretrained": list(probed.pretrained),
+            "pretrained_correct": list(probed.pretrained_correct)}
 
 
-def _probe_scratch(spec_dict: dict[str, Any]) -> list[float]:
-    """In a worker process: the from-scratch baseline of a run's architecture and tokenizer, per seed."""
+def _probe_scratch(spec_dict: dict[str, Any]) -> dict[str, list[Any]]:
+    """In a worker process: the from-scratch baseline of a run's architecture and tokenizer, per seed: its dev
+    accuracies and answers ({"accuracy": [...], "correct": [...]})."""
     import torch
 
     from albert_core.lab import probe
@@ -102,12 +106,14 @@ def _probe_scratch(spec_dict: dict[str, Any]) -> list[float]:
     spec = RunSpec.from_dict(spec_dict)
     recipe = probe.RECIPE
     seq_len = min(recipe.max_len, spec.config.max_position_embeddings)
-    out = []
+    out: dict[str, list[Any]] = {"accuracy": [], "correct": []}
     for seed in recipe.seeds:
         encoder = probe.scratch_encoder(spec.config, std=spec.weight_std, seed=seed, batch=recipe.batch_size,
                                         seq_len=seq_len)
-        out.append(probe.finetune(encoder, "scratch", seed, lab_tokenizer(spec.tokenizer_kind, spec.vocab_size),
-                                  std=spec.weight_std).dev_accuracy)
+        score = probe.finetune(encoder, "scratch", seed, lab_tokenizer(spec.tokenizer_kind, spec.vocab_size),
+                               std=spec.weight_std)
+        out["accuracy"].append(score.dev_accuracy)
+        out["correct"].append(score.dev_correct)
     return out
 
 
@@ -132,7 +138,7 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
     bow = probe.bag_of_words()
     data = probe.sentences()
     rows: dict[str, dict[str, Any]] = {}
-    scratch: dict[str, list[float]] = {}
+    scratch: dict[str, dict[str, list[Any]]] = {}
     # the runs that must be trained first (the longest tasks) are submitted first, so the pool ends together
     order = sorted(specs, key=lambda s: RunCache().get(s.key) is not None)
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
@@ -149,9 +155,11 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
                 on_run(i, len(futures), row)
     runs = {}
     for key, row in rows.items():
-        accs = scratch[row.pop("architecture")]
-        result = ProbeResult(tuple(row.pop("pretrained")), tuple(accs), tuple(RECIPE.seeds),
-                             probe.majority_accuracy(data), bow.accuracy, len(data.dev_texts))
+        base = scratch[row.pop("architecture")]
+        result = ProbeResult(tuple(row.pop("pretrained")), tuple(base["accuracy"]), tuple(RECIPE.seeds),
+                             probe.majority_accuracy(data), bow.accuracy, len(data.dev_texts),
+                             pretrained_correct=tuple(row.pop("pretrained_correct")),
+                             scratch_correct=tuple(base["correct"]))
         runs[key] = {**row, "probe": result.to_dict()}
     doc = {
         "data": data_fingerprint(),
@@ -185,10 +193,11 @@ def _probe_depth(spec_dict: dict[str, Any], depth: int, root: str, max_bytes: in
     model = load_model(folder, config)
     tokenizer = lab_tokenizer(spec.tokenizer_kind, spec.vocab_size)
     probed = probe.probe_model(model, config, tokenizer, std=spec.weight_std, scratch=())
-    return {"key": spec.key, "seed": spec.seed, "depth": depth, "pretrained": list(probed.pretrained)}
+    return {"key": spec.key, "seed": spec.seed, "depth": depth, "pretrained": list(probed.pretrained),
+            "pretrained_correct": list(probed.pretrained_correct)}
 
 
-def _probe_depth_scratch(spec_dict: dict[str, Any], depth: int) -> list[float]:
+def _probe_depth_scratch(spec_dict: dict[str, Any], depth: int) -> dict[str, list[Any]]:
     from albert_core.lab.spec import RunSpec
 
     spec = RunSpec.from_dict(spec_dict)
@@ -215,7 +224,8 @@ def build_depth_probes(*, workers: int = 2) -> Path:
         scratch = {d: pool.submit(_probe_depth_scratch, specs[0].to_dict(), d) for d in depths}
         rows = [f.result() for f in runs]
         scratch_acc = {d: f.result() for d, f in scratch.items()}
-    doc["depth"] = [{**row, "scratch": scratch_acc[row["depth"]]} for row in rows]
+    doc["depth"] = [{**row, "scratch": scratch_acc[row["depth"]]["accuracy"],
+                     "scratch_correct": scratch_acc[row["depth"]]["correct"]} for row in rows]
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     load_probe_file.cache_clear()
     return path
