@@ -233,6 +233,31 @@ def test_a_small_roberta_at_the_sidebars_size_plans_albert_and_bert_of_its_size(
     assert not at.button(key="train_submit").disabled
 
 
+def test_the_custom_runs_e_values_follow_the_size_unless_the_visitor_typed_values_that_fit(worker):
+    """A switch of the size kept the E values of the size before: at the tiny size "Cannot plan these runs: E values
+    must be between 1 and 128, got 256", an error the visitor did not type (found by tests/test_page_matrix.py)."""
+    cfg = ModelConfig(family="bert", vocab_size=512, embedding_size=256, hidden_size=256, num_layers=4, num_heads=4,
+                      intermediate_size=1024, max_position_embeddings=128, sharing="none", hidden_act="gelu")
+    at = open_page({**config_to_query(cfg), "seq": "32"})
+    at.radio(key="train_size").set_value("sidebar").run()
+    at.button_group(key="train_mode").set_value("custom").run()
+    e_values = at.text_input(key="train_e")
+    assert e_values.value == "64, 256"  # H / 4 and H of the sidebar's size
+    at.radio(key="train_size").set_value("tiny").run()
+    assert at.text_input(key="train_e").value == f"{TINY.embedding_size}, {TINY.hidden_size}"
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.text_input(key="train_e").set_value("8, 24").run()
+    at.radio(key="train_size").set_value("sidebar").run()
+    assert at.text_input(key="train_e").value == "8, 24"  # typed, and fits: kept
+    at.text_input(key="train_e").set_value("300").run()  # fits 4H = 1,024 here, not the tiny size's 128
+    assert not at.error, [e.value for e in at.error]
+    at.radio(key="train_size").set_value("tiny").run()
+    assert at.text_input(key="train_e").value == f"{TINY.embedding_size}, {TINY.hidden_size}"
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    at.text_input(key="train_e").set_value("8, x").run()  # not E values at all: said, not replaced
+    assert "E values must be whole numbers" in " ".join(e.value for e in at.error).replace("\\", "")
+
+
 def test_a_tiny_run_finishes_its_curve_appears_and_the_url_restores_it(worker):
     at = plan_twins(open_page(), ["ALBERT"])
     at.button(key="train_submit").click().run()

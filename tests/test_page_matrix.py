@@ -1,31 +1,35 @@
 """Every page tried with every preset (issue 39): no exception element, and no error box but an expected, named
 message (`EXPECTED_ERRORS`: each names the limit it is about).
 
-What is tried, and how it is sampled (deterministically: the same cases in every run):
+A case is one visitor's session: a fresh session of app.py opened from the preset's link (config, head, its longest
+sequence, a hardware profile and chip count, two Compare pins), then the page menu walked page by page, every page
+checked and every problem reported together. What is tried, sampled deterministically (the same cases every run):
 
-- **pages x presets x heads** (`matrix`): every preset of `ALL_PRESETS` with its own head on each of the 7 pages;
-  each family's base preset (`FAMILY_BASE_PRESET`) with every head its family offers (every head of `ENCODER_HEADS`
-  the config accepts: model, pretraining, masked-lm for BERT and ALBERT; model, masked-lm, discriminator after
-  them) on every page; every other preset with each of its other heads on the three pages whose numbers or model
-  depend on the head (Explorer, Hardware, Live) plus one of the other four pages in turn. 489 page loads of the full
-  product's 609 (29 presets x 3 heads x 7 pages): the left-out loads are a head on a page that reads the head only
-  through counts the Explorer already drew for that config, and each such (preset, head) still meets one of them;
-- **Hardware's panels**: every Hardware case picks a hardware profile and a chip count from the link, rotating over
-  all of them in a fixed order (this machine with its probe faked: no benchmark in tests), so every profile meets
-  every family and several chip counts, and the data-parallel panel meets every head;
-- **Compare**: every Compare case opens with BERT-base and RoBERTa-base pinned at the preset's longest sequence (the
-  pins lowered to theirs) and pins the sidebar's config ("Pin current config": its table and bars);
-- **Train's options** (`train_cases`): every preset at the sidebar's size (the lab's BERT and ALBERT twins of the
-  preset's size), each family's base preset also in custom runs at both sizes and twins at the tiny size (which
-  does not depend on the preset: every preset opens the page at it above); nothing is submitted, nothing trains;
-- **Live's token cap** (`token_cap_cases`): a small model of every family built for real with P just below and
-  just above the 128-token cap (after the family's position offset) and far below it, run on a text longer than the
-  cap: the tokens shown are exactly the cap;
+- **pages x presets x heads** (`sessions`): every preset of `ALL_PRESETS` with its own head on every page of app.py's
+  `PAGES` (read from it: 8 today; a page added there is tried here); each family's base preset
+  (`FAMILY_BASE_PRESET`) with every head its family offers (every head of `ENCODER_HEADS` the config accepts: model,
+  pretraining, masked-lm for BERT and ALBERT; model, masked-lm, discriminator after them) on every page; every
+  other preset with each of its other heads on the three pages whose numbers or model depend on the head (Explorer,
+  Hardware, Live) plus one of the other five pages in turn. 536 page views of the full product's 696 (29 presets x
+  3 heads x 8 pages): a view left out is a head on a page that reads it only through the counts the Explorer drew
+  for that config in the same session, and each such (preset, head) still meets one of those pages;
+- **Hardware's panels**: each session's link picks a hardware profile and a chip count, rotating over all of them in
+  a fixed order (this machine with its probe faked: no benchmark in tests), so every profile meets every family and
+  several chip counts, and the data-parallel panel every head;
+- **Compare**: the link pins BERT-base and RoBERTa-base, which the preset's longest sequence lowers to 512 (RoBERTa's
+  after its position offset); the session then pins the sidebar's config ("Pin current config");
+- **Train's options** (`train_options`): after the default (tiny twins, which do not depend on the preset), every
+  preset at the sidebar's size (the lab's BERT and ALBERT twins of the preset's size), each family's base preset also
+  in custom runs at both sizes; nothing is submitted, nothing trains;
+- **Live's token cap** (`token_cap_cases`): a small model of every family built for real with P just below and just
+  above the 128-token cap (after the family's position offset) and far below it, run on a text longer than the cap:
+  the tokens shown are exactly the cap;
 - **the preset box**: every preset picked in the sidebar's box in a fresh session (the Explorer page).
 
-Why sampled: the full product with every Train option is about 870 page loads, over five minutes with two test
-processes on a loaded 2-core host; this selection keeps every preset on every page and every head on the pages that
-read it, in about half the time (measured: see the closing note of issue 39).
+Why sampled, and why sessions: one fresh session per page view costs two script runs (the link opens the Explorer
+first) and the full product of views with every Train option about 1,300 runs, over three and a half minutes with
+two test processes on a loaded 2-core host; walking the pages of one session costs one run per page, and the sample
+keeps every preset on every page and every head on the pages that read it.
 
 Kept cheap: the Live page's presets run under a 16 MiB memory budget (every preset is over it: the page says so and
 proves the count on the meta device, allocating nothing); only the token-cap models (H 64, L 2, V 300) are built;
@@ -34,6 +38,7 @@ the lab worker is a fresh one with its run cache in a temporary folder and is ne
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -51,20 +56,22 @@ from ui.hardware.questions import CHIP_CHOICES
 from ui.live.models import MAX_TOKENS
 from ui.urls import config_to_query
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = {  # page -> (script, title)
-    "explorer": ("ui/explorer/page.py", "Explorer"),
-    "scaling": ("ui/scaling/page.py", "Scaling"),
-    "live": ("ui/live/page.py", "Live model"),
-    "train": ("ui/train/page.py", "Train"),
-    "compare": ("ui/compare/page.py", "Compare"),
-    "hardware": ("ui/hardware/page.py", "Hardware"),
-    "paper": ("ui/paper/page.py", "Paper & formulas"),
-}
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
+
+def app_pages() -> dict[str, tuple[str, str]]:
+    """app.py's pages, read from its `PAGES` table (url path -> (script, title)): a page added there is tried here."""
+    tree = ast.parse(APP.read_text(encoding="utf-8"))
+    (table,) = [node.value for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets)]
+    return {url: (script, title) for script, title, _, url in ast.literal_eval(table)}
+
+
+PAGES = app_pages()  # explorer, scaling, live_model, train, compare, quality, hardware, paper, ...
 # The error boxes a page may show for a shipped preset: each names the limit it is about.
 EXPECTED_ERRORS = {
     # the preset is over the server's memory budget: the page offers what fits and proves the count on meta
-    "live": (r"Too big to build here: .+ needs about .+, over the memory budget of ",),
+    "live_model": (r"Too big to build here: .+ needs about .+, over the memory budget of ",),
     # a run of the plan over one of the lab's limits, named (steps, training memory, compute, vocabulary)
     "train": (r".+, seed \d+: (steps \(|training .+ needs about .+ over the memory budget|the run needs .+ of compute"
               r"|vocab_size must be )",),
@@ -89,18 +96,18 @@ def heads(cfg: ModelConfig) -> list[str]:
 PAGE_NAMES = list(PAGES)
 CONFIGS = [(name, head) for name, cfg in ALL_PRESETS.items() for head in heads(cfg)]  # 87: each preset, each head
 FAMILY_BASES = set(FAMILY_BASE_PRESET.values())  # one preset per family (albert-base, roberta-base, ...)
-HEAD_PAGES = ("explorer", "hardware", "live")  # the pages whose numbers or model differ with the head
+HEAD_PAGES = ("explorer", "hardware", "live_model")  # the pages whose numbers or model differ with the head
 OTHER_PAGES = tuple(p for p in PAGE_NAMES if p not in HEAD_PAGES)
 
 
-def matrix() -> list[tuple[str, str, str]]:
-    """(preset, head, page), config by config (a page's caches serve the config's other pages):
+def sessions() -> list:
+    """(preset, head, pages): one visitor's session per config, opened from a link and walked through its pages:
 
-    - every preset with its own head on every page;
-    - every other head of a family's base preset on every page;
-    - every other head of the other presets on the pages whose numbers depend on the head (Explorer: every count;
-      Hardware: its time and gradient traffic; Live: the model built), and on one more page, rotating over the
-      others in a fixed order (Scaling, Train, Compare, Paper: heads enter them only through the counts above).
+    - every preset with its own head: every page;
+    - every other head of a family's base preset: every page;
+    - every other head of the other presets: the pages whose numbers or model depend on the head (Explorer: every
+      count; Hardware: its time and gradient traffic; Live: the model built), and one more page, rotating over the
+      others in a fixed order (heads enter them only through the counts the Explorer drew).
     """
     out, turn = [], 0
     for name, head in CONFIGS:
@@ -109,28 +116,23 @@ def matrix() -> list[tuple[str, str, str]]:
         else:
             pages = [*HEAD_PAGES, OTHER_PAGES[turn % len(OTHER_PAGES)]]
             turn += 1
-        out += [(name, head, page) for page in pages]
+        out.append(pytest.param(name, head, tuple(pages), id=f"{name}-{head}"))
     return out
 
 
-CASES = [pytest.param(name, head, page, id=f"{page}-{name}-{head}") for name, head, page in matrix()]
-
-
 def hardware_choice(name: str, head: str) -> tuple[str, int]:
-    """The profile and chip count a Hardware case picks: rotating over every profile, and over the chip counts
-    more slowly, in the fixed order of CONFIGS (so the pairs differ from case to case and run to run the same)."""
+    """The profile and chip count a session's Hardware page picks: rotating over every profile, and over the chip
+    counts more slowly, in the fixed order of CONFIGS (the pairs differ from session to session, the same each run)."""
     i = CONFIGS.index((name, head))
     return HARDWARE_NAMES[i % len(HARDWARE_NAMES)], CHIP_CHOICES[(i // len(HARDWARE_NAMES)) % len(CHIP_CHOICES)]
 
 
-def train_cases() -> list:
-    """(preset, size, mode): every preset at the sidebar's size (twins: the lab's BERT and ALBERT of the preset's
-    size), and each family's base preset in the other three (custom runs at either size, twins at the tiny size:
-    the tiny size does not depend on the preset; every preset opens the page at it in the matrix above)."""
-    out = [pytest.param(name, "sidebar", "twins", id=f"{name}-sidebar-twins") for name in ALL_PRESETS]
-    out += [pytest.param(name, size, mode, id=f"{name}-{size}-{mode}") for name in ALL_PRESETS if name in FAMILY_BASES
-            for size, mode in (("sidebar", "custom"), ("tiny", "custom"), ("tiny", "twins"))]
-    return out
+def train_options(name: str) -> tuple[tuple[str, str], ...]:
+    """(size, mode) a session tries on the Train page after its default (tiny twins, which does not depend on the
+    preset): every preset at the sidebar's size (the lab's BERT and ALBERT of the preset's size), a family's base
+    preset also in custom runs at both sizes."""
+    more = (("sidebar", "custom"), ("tiny", "custom")) if name in FAMILY_BASES else ()
+    return (("sidebar", "twins"), *more)
 
 
 @pytest.fixture(autouse=True)
@@ -151,10 +153,15 @@ def _isolated(monkeypatch, tmp_path):
     w.close()
 
 
-def open_page(query: dict[str, str], page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
+def open_link(query: dict[str, str]) -> AppTest:
+    """A fresh session of the app opened from a link: its first run draws the Explorer (no page path)."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
     at.query_params.update(query)
-    at.run()  # the Explorer: the page a link without a page path opens
+    return at.run()
+
+
+def open_page(query: dict[str, str], page: str) -> AppTest:
+    at = open_link(query)
     return at if page == "explorer" else at.switch_page(PAGES[page][0]).run()
 
 
@@ -162,56 +169,69 @@ def plain(text: str) -> str:
     return text.replace("\\", "")  # the pages escape markdown
 
 
+def problems(at: AppTest, page: str, what: str) -> list[str]:
+    """What is wrong with the page as drawn: an exception element, another page's title (not drawn), a URL value
+    refused, an error box that is not an expected, named message."""
+    if at.exception:
+        return [f"{what}: exception {at.exception[0].value}"]
+    out = []
+    if [t.value for t in at.title] != [PAGES[page][1]]:
+        out.append(f"{what}: titles {[t.value for t in at.title]}")
+    out += [f"{what}: {w}" for w in (plain(w.value) for w in at.warning) if w.startswith("URL value")]
+    out += [f"{what}: error box {e}" for e in (plain(e.value) for e in at.error)
+            if not any(re.match(rule, e) for rule in EXPECTED_ERRORS.get(page, ()))]
+    return out
+
+
 def check(at: AppTest, page: str, what: str) -> None:
-    """No exception element, the page drawn (its title), no URL value refused, and only expected error boxes."""
-    assert not at.exception, f"{what}: {at.exception[0].value}"
-    assert [t.value for t in at.title] == [PAGES[page][1]], what
-    warnings = [plain(w.value) for w in at.warning if plain(w.value).startswith("URL value")]
-    assert not warnings, f"{what}: {warnings}"
-    unexpected = [plain(e.value) for e in at.error
-                  if not any(re.match(rule, plain(e.value)) for rule in EXPECTED_ERRORS.get(page, ()))]
-    assert not unexpected, f"{what}: {unexpected}"
+    found = problems(at, page, what)
+    assert not found, "\n".join(found)
 
 
-def preset_query(name: str, head: str) -> dict[str, str]:
+def session_query(name: str, head: str) -> dict[str, str]:
+    """The link of a session: the preset with the head at its longest sequence (Compare's pins of 512 tokens are
+    then lowered, RoBERTa's past its position offset), a hardware profile and chip count, Compare's pins."""
     cfg = ALL_PRESETS[name].replace(head=head)
-    return {**config_to_query(cfg), "seq": str(min(512, cfg.max_seq_len))}
+    hw, chips = hardware_choice(name, head)
+    return {**config_to_query(cfg), "seq": str(cfg.max_seq_len), "hw": hw, "chips": str(chips),
+            "pin": ",".join(COMPARE_PINS)}
 
 
-@pytest.mark.parametrize(("name", "head", "page"), CASES)
-def test_every_page_opens_with_every_preset_and_head(monkeypatch, name, head, page):
-    query = preset_query(name, head)
-    if page == "live":
-        monkeypatch.setenv(MEMORY_BUDGET, "16MiB")  # every preset is over it: nothing is allocated
-    if page == "hardware":
-        hw, chips = hardware_choice(name, head)
-        query |= {"hw": hw, "chips": str(chips)}
-    if page == "compare":  # the preset's longest sequence, beside pins of 512 tokens (RoBERTa's after its offset)
-        query |= {"seq": str(ALL_PRESETS[name].max_seq_len), "pin": ",".join(COMPARE_PINS)}
-    at = open_page(query, page)
-    what = f"{page} with {name} ({head})"
-    check(at, page, what)
-    if page == "live":
-        assert any("meta device" in i.value for i in at.info), what  # the proof on the meta device
-    if page == "hardware":
-        assert at.selectbox(key="hw_hardware").value == hw and at.query_params["hw"] == hw, what
-    if page == "compare":
-        at.button(key="compare_pin_current").click().run()
-        check(at, page, f"{what}, pinned")
-        pinned_already = ALL_PRESETS[name].replace(head=head) in [ALL_PRESETS[p] for p in COMPARE_PINS]
-        assert len(at.dataframe[0].value) == (2 if pinned_already else 3), what  # the link's pins, the sidebar's
-
-
-@pytest.mark.parametrize(("name", "size", "mode"), train_cases())
-def test_train_plans_every_preset_at_the_sidebars_size(name, size, mode):
-    at = open_page(preset_query(name, ALL_PRESETS[name].head), "train")
-    at.radio(key="train_size").set_value(size).run()
-    at.button_group(key="train_mode").set_value(mode).run()
-    what = f"train with {name}, {size}, {mode}"
-    check(at, "train", what)
-    assert at.dataframe, what  # the plan's table (or the reference runs' table) is drawn
-    if size == "sidebar" and ALL_PRESETS[name].family not in ("albert", "bert"):
-        assert any("The lab pretrains BERT and ALBERT only" in plain(i.value) for i in at.info), what
+@pytest.mark.parametrize(("name", "head", "pages"), sessions())
+def test_every_page_opens_with_every_preset_and_head(monkeypatch, name, head, pages):
+    """One visitor opens the preset's link and goes through the pages; every page is checked, every problem said."""
+    cfg = ALL_PRESETS[name].replace(head=head)
+    at = open_link(session_query(name, head))
+    found = []
+    for page in pages:
+        what = f"{page} with {name} ({head})"
+        if page == "live_model":  # every preset is over 16 MiB: the page refuses it and allocates nothing
+            monkeypatch.setenv(MEMORY_BUDGET, "16MiB")
+        if page != "explorer":
+            at.switch_page(PAGES[page][0]).run()
+        monkeypatch.delenv(MEMORY_BUDGET, raising=False)
+        found += problems(at, page, what)
+        if at.exception:
+            continue
+        if page == "live_model" and not any("meta device" in i.value for i in at.info):
+            found.append(f"{what}: no count proof on the meta device")
+        if page == "hardware" and at.selectbox(key="hw_hardware").value != hardware_choice(name, head)[0]:
+            found.append(f"{what}: the link's hardware not picked")
+        if page == "compare":
+            at.button(key="compare_pin_current").click().run()
+            found += problems(at, page, f"{what}, pinned")
+            pinned_already = cfg in [ALL_PRESETS[p] for p in COMPARE_PINS]
+            if not at.exception and len(at.dataframe[0].value) != (2 if pinned_already else 3):
+                found.append(f"{what}: the sidebar's config not pinned beside the link's two")
+        if page == "train" and head == ALL_PRESETS[name].head:
+            for size, mode in train_options(name):
+                at.radio(key="train_size").set_value(size).run()
+                at.button_group(key="train_mode").set_value(mode).run()
+                found += problems(at, page, f"{what}, {size} size, {mode}")
+                if size == "sidebar" and cfg.family not in ("albert", "bert") and not any(
+                        "The lab pretrains BERT and ALBERT only" in plain(i.value) for i in at.info):
+                    found.append(f"{what}, {size} size, {mode}: the lab's layout not said")
+    assert not found, "\n".join(found)
 
 
 def token_cap_cases() -> list:
@@ -234,19 +254,19 @@ def test_live_runs_every_family_up_to_its_token_cap(family, max_positions, cap):
     cfg = ALL_PRESETS[FAMILY_BASE_PRESET[family]].replace(
         vocab_size=300, embedding_size=64, hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128,
         max_position_embeddings=max_positions)
-    at = open_page({**config_to_query(cfg), "seq": str(min(64, cfg.max_seq_len))}, "live")
+    at = open_page({**config_to_query(cfg), "seq": str(min(64, cfg.max_seq_len))}, "live_model")
     what = f"live with a small {FAMILY_NAMES[family]}, P = {max_positions}"
-    check(at, "live", what)
+    check(at, "live_model", what)
     assert any(f"runs one sequence of up to {cap} tokens" in c.value for c in at.caption), what
     at.text_area(key="live_text").input(" ".join(["word"] * 200) + "\nand " * 40).run()
-    check(at, "live", f"{what}, a long text")
+    check(at, "live_model", f"{what}, a long text")
     assert not at.error, f"{what}: {[plain(e.value) for e in at.error]}"  # built and run: no refusal either
     assert len(at.dataframe[1].value) == cap, what  # every position the table has, no more
 
 
 @pytest.mark.parametrize("name", list(ALL_PRESETS))
 def test_every_preset_picked_in_the_preset_box(name):
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
     at.selectbox(key="cfg_preset").set_value(name).run()
     check(at, "explorer", f"{name} from the preset box")
     assert at.metric, name

@@ -3,6 +3,8 @@ corpus), watch their curves, and open the experiments in miniature with their sh
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from albert_core.configuration.coerce import coerce
@@ -42,6 +44,32 @@ def lab_base(sidebar: ModelConfig) -> tuple[ModelConfig, list[str]]:
                      "sentence task.")
         cfg = cfg.replace(type_vocab_size=2)
     return cfg.replace(head="pretraining"), notes
+
+
+E_KEY = "train_e"
+
+
+def follow(key: str, default: object, keep: Callable[[object], bool]) -> None:
+    """A custom-run widget's value before it is drawn: the size's ``default`` unless the visitor chose another
+    value that ``keep`` says still fits the size; the default it was given is remembered beside it."""
+    ss, given = st.session_state, f"_{key}_default"
+    if key not in ss or ss[key] == ss.get(given) or not keep(ss[key]):
+        ss[key] = default
+    ss[given] = default
+
+
+def parse_e(text: str, base: ModelConfig) -> list[int]:
+    """The custom runs' embedding sizes: at most 4, each from 1 to 4H (ValueError naming the field otherwise)."""
+    return tr.parse_ints(text, "E values", limit=4, lo=1, hi=base.hidden_size * 4)
+
+
+def fits_e(text: object, base: ModelConfig) -> bool:
+    """Whether typed E values still fit ``base`` (text that does not parse is kept: the page says what is wrong)."""
+    try:
+        parse_e(str(text), base)
+    except ValueError as exc:
+        return "must be between" not in str(exc)
+    return True
 
 
 cfg, wl = current()
@@ -109,13 +137,15 @@ try:
         c = st.columns(4)
         sharing = c[0].selectbox("Sharing", ("none", "all", "attention", "ffn"), format_func=SHARING_LABELS.get,
                                  key="train_sharing", index=1)
+        # the E values follow the size unless the visitor typed their own that still fit it (as Streamlit resets a
+        # G past the new L): a switch of the size or of the sidebar's config kept E past 4H from the size before
+        follow(E_KEY, f"{tr.factorized_size(base)}, {base.hidden_size}", lambda text: fits_e(text, base))
         groups = c[1].number_input("Groups G", 1, base.num_layers, 1, key="train_groups")
         inner = c[2].number_input("Inner repeats K", 1, 4, 1, key="train_inner")
-        e_text = c[3].text_input("E values", f"{tr.factorized_size(base)}, {base.hidden_size}", key="train_e",
-                                 max_chars=40, help="One run per embedding size (comma separated).")
+        e_text = c[3].text_input("E values", key=E_KEY, max_chars=40,
+                                 help="One run per embedding size (comma separated).")
         specs = tr.custom_specs(base, sharing=sharing, groups=int(groups), inner=int(inner),
-                                embedding_sizes=tr.parse_ints(e_text, "E values", limit=4, lo=1,
-                                                              hi=base.hidden_size * 4),
+                                embedding_sizes=parse_e(e_text, base),
                                 task=task, steps=int(steps), seeds=seeds, batch_size=batch, seq_len=seq,
                                 mask_rate=mask_rate, probe=probe)
 except ValueError as exc:
