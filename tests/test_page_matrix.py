@@ -26,10 +26,11 @@ checked and every problem reported together. What is tried, sampled deterministi
   the tokens shown are exactly the cap;
 - **the preset box**: every preset picked in the sidebar's box in a fresh session (the Explorer page).
 
-Why sampled, and why sessions: one fresh session per page view costs two script runs (the link opens the Explorer
-first) and the full product of views with every Train option about 1,300 runs, over three and a half minutes with
-two test processes on a loaded 2-core host; walking the pages of one session costs one run per page, and the sample
-keeps every preset on every page and every head on the pages that read it.
+Why sampled, and why sessions: a fresh session per page view costs two script runs (a link opens the Explorer
+first); the full product of views that way with every Train option is about 1,300 runs, and the 536 views alone
+took 3.5 minutes with two test processes on a 2-core Xeon at load 5. Walking one session's pages costs one run
+per page: this module takes about 70 s there (56 s of CPU), and the sample still has every preset on every page and
+every head on the pages that read it.
 
 Kept cheap: the Live page's presets run under a 16 MiB memory budget (every preset is over it: the page says so and
 proves the count on the meta device, allocating nothing); only the token-cap models (H 64, L 2, V 300) are built;
