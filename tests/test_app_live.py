@@ -372,8 +372,6 @@ def test_the_token_cap_leaves_out_the_position_offset(app, preset, max_positions
     assert (df["match"] == MATCH).all() and df.iloc[-1]["live"] == count_params(cfg).total
 
 
-@pytest.mark.xfail(strict=True, reason="ui/live/runs.py:67 `_encode` still tokenizes to min(128, P) tokens, not "
-                   "min(128, P - offset) (cfg.max_seq_len): its owner's change; remove this mark with it")
 def test_a_long_text_is_cut_to_the_positions_after_the_offset(app):
     cfg = _small("roberta-base", 129)
     at = app({**config_to_query(cfg), "seq": "32"}, page=PAGE)

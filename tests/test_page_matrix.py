@@ -243,10 +243,7 @@ def token_cap_cases() -> list:
         offset = ALL_PRESETS[preset].position_offset
         for rows in (16, MAX_TOKENS - 1, MAX_TOKENS + 1):  # positions after the offset
             cap = min(MAX_TOKENS, rows)
-            # ui/live/runs.py (its owner's) still tokenizes to min(128, P), not min(128, P - offset)
-            marks = [pytest.mark.xfail(strict=True, reason="ui/live/runs.py:67 tokenizes to min(128, P), not "
-                                       "min(128, P - offset)")] if offset and rows < MAX_TOKENS else []
-            out.append(pytest.param(family, rows + offset, cap, marks=marks, id=f"{family}-P{rows + offset}"))
+            out.append(pytest.param(family, rows + offset, cap, id=f"{family}-P{rows + offset}"))
     return out
 
 

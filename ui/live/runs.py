@@ -64,7 +64,7 @@ def _encode(model: Any, text: str, pair: str | None, checkpoint: str | None):
     from albert_core.text.encoding import encode
 
     cfg = model.config
-    return encode(text, cfg, min(MAX_TOKENS, cfg.max_position_embeddings), pair, checkpoint)
+    return encode(text, cfg, min(MAX_TOKENS, cfg.max_seq_len), pair, checkpoint)  # the rows after the offset
 
 
 def run_text(ref: ModelRef, text: str, pair: str | None) -> Run:
