@@ -173,3 +173,18 @@ def test_sizes_off_the_hardware_multiples_and_embedding_share():
     assert found["ffn-not-multiple"].fix == "intermediate_size = 3,072"
     share = found["embedding-share"]
     assert "69%" in share.what  # 250,002 x 768 + 514 x 768 + 768 + 2 x 768 of 278M
+
+
+def test_embedding_share_says_which_way_the_flops_go():
+    """Issue 42: a 60.7 % FLOP reduction (the E-wide MLM decoder of a masked-LM head) read "FLOPs stay within
+    60.7 %"; the finding says the direction and only says "within" for a change that is nearly nothing."""
+    from albert_core.configuration.coerce import albertize
+    from albert_core.configuration.presets import ENCODER_PRESETS
+    from albert_core.counting.flops import count_flops
+
+    cfg = ENCODER_PRESETS["xlm-roberta-base"].replace(head="masked-lm")
+    ratio = count_flops(albertize(cfg, sharing=None), 1, 512).forward / count_flops(cfg, 1, 512).forward
+    assert ratio < 0.9  # the decoder at E = 128 instead of H = 768
+    what = {f.code: f for f in diagnose(_family_json("xlm-roberta-base"), 512).findings}["embedding-share"].what
+    assert "stay within" not in what
+    assert f"forward FLOPs fall by {1 - ratio:.1%}" in what

@@ -343,3 +343,20 @@ def test_every_box_on_every_page_is_drawn_with_its_value(app):
             assert area.proto.default == area.value, (page, area.label)
         for key, value in own.items():
             assert at.query_params.get(key) == value, (page, key)
+
+
+def test_the_discriminator_head_is_offered_where_transformers_has_its_class(app):
+    """ELECTRA's replaced-token discriminator (ElectraForPreTraining) was offered, under ELECTRA's class name, for
+    every family after BERT. It is offered for ELECTRA; elsewhere only while the config has it (a link), named as
+    having no class."""
+    at = app({"family": "roberta"})
+    assert "discriminator" not in [o.split()[0] for o in at.selectbox(key="cfg_head").options]
+    assert not any("discriminator" in o for o in at.selectbox(key="cfg_head").options)
+    at = app({"family": "electra"})
+    assert any(o.startswith("replaced-token discriminator (ElectraForPreTraining") for o in
+               at.selectbox(key="cfg_head").options)
+    at = app({"family": "roberta", "head": "discriminator"})  # a link: the box holds what the page computes
+    box = at.selectbox(key="cfg_head")
+    assert computed(at)[0].head == "discriminator" and box.value == "discriminator"
+    assert "no transformers class for this family" in box.options[box.index]
+    check_one_truth(at)

@@ -21,6 +21,7 @@ Widget keys are `cfg_<URL key>` (see `QUERY_KEYS`) and `wl_<URL key>` (see `WORK
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode
 
@@ -40,8 +41,13 @@ from albert_core.configuration.config import (
     POSITION_LABELS,
     SHARING_LABELS,
 )
-from albert_core.configuration.hf_config import config_from_json_bytes
-from albert_core.configuration.presets import ALL_PRESETS, ENCODER_PRESETS, matching_preset
+from albert_core.configuration.hf_config import config_from_json_bytes, hf_class_mismatch
+from albert_core.configuration.presets import (
+    ALL_PRESETS,
+    ENCODER_PRESETS,
+    FAMILY_BASE_PRESET,
+    matching_preset,
+)
 from albert_core.configuration.workload import (
     DTYPE_BYTES,
     MIXED_DTYPES,
@@ -403,13 +409,37 @@ def _model_widgets() -> None:
     with _pair():
         _number("Groups G", "G", *LIMITS["num_hidden_groups"], disabled=unshared)
         _number("Inner repeats K", "K", *LIMITS["inner_group_num"], disabled=bert)
-    _select("Head", HEADS if paper else tuple(h for h in ENCODER_HEADS if h != "pretraining"), _key("head"),
-            format_func=HEAD_LABELS.__getitem__, help=HELP["head"])
+    family = ss[_key("family")]
+    _select("Head", head_options(family, ss[_key("head")]), _key("head"), format_func=functools.partial(
+        head_label, family), help=HELP["head"])
     st.checkbox("Tie MLM decoder to word embeddings", value=ss[_key("tied")], key=_key("tied"), help=HELP["tied"],
                 on_change=_on_field_change, disabled=ss[_key("head")] == "model")
     with st.expander("More fields"):
         _number("Token types T", "T", LIMITS["type_vocab_size"][0] if paper else 0, LIMITS["type_vocab_size"][1])
         _select("Activation", ACTIVATIONS if paper else ENCODER_ACTIVATIONS, _key("act"), help=HELP["act"])
+
+
+@functools.cache
+def _has_discriminator_class(family: str) -> bool:
+    """Whether transformers has a replaced-token discriminator class for the family (ELECTRA's, today)."""
+    base = ALL_PRESETS[FAMILY_BASE_PRESET[family]]
+    return hf_class_mismatch(base.replace(head="discriminator")) is None
+
+
+def head_options(family: str, current: str) -> tuple[str, ...]:
+    """The heads the Head box offers: the paper's three for BERT and ALBERT; after them the bare encoder and the
+    masked-LM head, and the replaced-token discriminator where transformers has a class for it (or while the
+    current config has one, from a link or an upload: the box always holds what the pages compute)."""
+    if family in PAPER_FAMILIES:
+        return HEADS
+    return tuple(h for h in ENCODER_HEADS if h not in ("pretraining", "discriminator")
+                 or (h == "discriminator" and (_has_discriminator_class(family) or current == h)))
+
+
+def head_label(family: str, head: str) -> str:
+    if head == "discriminator" and not _has_discriminator_class(family):
+        return "replaced-token discriminator (ELECTRA's head; no transformers class for this family)"
+    return HEAD_LABELS[head]
 
 
 def _preset_label(name: str) -> str:

@@ -93,6 +93,13 @@ def _flops(cfg: ModelConfig, seq_len: int) -> int:
     return count_flops(cfg, 1, seq_len).forward
 
 
+def _flops_way(change: float) -> str:
+    """A FLOP change in words that follow its sign (issue 42: a 60.7 % reduction read "stay within 60.7 %")."""
+    if abs(change) < 0.01:
+        return f"forward FLOPs stay within {abs(change):.1%}"
+    return f"forward FLOPs {'fall' if change < 0 else 'rise'} by {abs(change):.1%}"
+
+
 def _change(before: int, after: int, fmt=fmt_params) -> str:
     sign = "+" if after >= before else "-"
     return f"{fmt(before)} -> {fmt(after)} ({sign}{fmt(abs(after - before))})"
@@ -475,8 +482,8 @@ def _encoder_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
         out.append(Finding(
             "embedding-share", "info",
             f"the embeddings hold {share:.0%} of the parameters: ALBERT's factorization (a {V:,} x 128 table and "
-            f"a 128 x {cfg.hidden_size} projection) shrinks exactly that part; FLOPs stay within "
-            f"{abs(_flops(twin, seq_len) / _flops(cfg, seq_len) - 1):.1%}",
+            f"a 128 x {cfg.hidden_size} projection) shrinks exactly that part; "
+            + _flops_way(_flops(twin, seq_len) / _flops(cfg, seq_len) - 1),
             "parameters", f"embeddings {fmt_params(count_params(cfg).group_totals()['embeddings'])} of "
             f"{fmt_params(total)}",
             "embedding_size = 128 (ALBERTize: `albertize` on the command line, the Explorer's E)",
