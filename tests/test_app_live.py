@@ -417,3 +417,64 @@ def test_a_busy_server_after_the_first_pass_is_a_message_in_every_section(monkey
     monkeypatch.setattr(live_text, "_show_smoothness", show_smoothness)  # the others have gone
     again = run_page(cfg, at=at)  # the next run draws everything
     assert not again.warning and "Attention weights, executed layer 1, head 1" in charts(again)
+
+
+def _captions(at) -> str:
+    return " ".join(c.value.replace("\\", "") for c in at.caption)
+
+
+def test_the_speed_sentence_speaks_of_sharing_only_for_a_model_that_shares():
+    """Issue 42: "sharing saves parameters, not time" was said for models that share nothing."""
+    shared = _captions(run_page(TINY))
+    assert "sharing saves parameters, not time" in shared and "runs all 4 layers" in shared
+    unshared = _captions(run_page(TINY.replace(family="bert", sharing="none")))
+    assert "sharing saves" not in unshared
+    assert "shares no layer" in unshared and "runs its 4 layers" in unshared
+
+
+@pytest.mark.parametrize(("factor", "words"), [(0.5, "so it saves less"), (1.1, "it saved more"),
+                                               (1.0, "nearly what the estimate says")])
+def test_the_saved_activation_sentence_follows_the_measurement(monkeypatch, factor, words):
+    """Issue 42: "so it saves less" where the model saved 1.10x more than the estimate."""
+    from ui.live import text as live_text
+
+    T = {}
+
+    def measured(ref, first, pair):
+        est = estimate_memory(ref.cfg, 1, T["n"], "fp32", "none", training=True, dropout=0.0,
+                              device="cpu").activations
+        return int(est * factor)
+
+    real_saved_section = live_text._show_saved_activations
+
+    def section(ref, first, pair, n, flops):
+        T["n"] = n
+        real_saved_section(ref, first, pair, n, flops)
+
+    monkeypatch.setattr(live_text, "saved_bytes", measured)
+    monkeypatch.setattr(live_text, "_show_saved_activations", section)
+    text = _captions(run_page(TINY))
+    assert words in text
+    for other in {"so it saves less", "it saved more", "nearly what the estimate says"} - {words}:
+        assert other not in text
+
+
+def test_a_model_without_a_pooler_is_not_called_encoder_plus_pooler():
+    """Issue 42: a ModernBERT (no pooler) was headed "encoder + pooler (XModel)"."""
+    cfg = _small("modernbert-base", 64).replace(head="model")
+    assert not cfg.pooler
+    at = run_page(cfg)
+    assert not at.exception, at.exception
+    heading = at.subheader[0].value.replace("\\", "")
+    assert "pooler" in heading and "encoder + pooler" not in heading and cfg.head_label in heading
+
+
+def test_token_ids_are_drawn_as_whole_numbers():
+    """Issue 42: a token id was drawn as "000000000002" (a float grid cell): the id column is formatted as an
+    integer (printf %d)."""
+    import json
+
+    at = run_page(TINY)
+    columns = json.loads(at.dataframe[1].proto.columns)
+    assert columns["id"]["type_config"]["format"] == "%d"
+    assert at.dataframe[1].value["id"].dtype.kind == "i"

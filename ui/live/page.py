@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from albert_core.configuration.config import HEAD_LABELS
 from albert_core.format import escape_markdown
 from ui.live import build as live_build
 from ui.live import lab_demos as live_lab_demos
@@ -28,7 +27,7 @@ source = live_sources.pick()
 dtype = live_sources.compute_dtype(wl.dtype)
 chosen = live_sources.load(source, cfg, dtype)  # stops the page when nothing can be loaded
 seq_cap = min(MAX_TOKENS, chosen.cfg.max_seq_len)  # the position table's rows after its offset (RoBERTa: P - 2)
-st.subheader(f"{escape_markdown(chosen.cfg.label)} · {HEAD_LABELS[chosen.cfg.head]} · {chosen.dtype}")
+st.subheader(f"{escape_markdown(chosen.cfg.label)} · {chosen.cfg.head_label} · {chosen.dtype}")
 if chosen.ref is None:  # the sidebar's config
     st.caption(live_build.used_fields_note(seq_cap))
 

@@ -19,7 +19,15 @@ from albert_core.configuration.config import LIMITS
 from albert_core.configuration.workload import DTYPE_BYTES
 from albert_core.counting.flops import count_flops
 from albert_core.counting.memory import estimate_memory
-from albert_core.format import escape_markdown, fmt_bytes, fmt_duration, fmt_flops, fmt_pct, fmt_ratio
+from albert_core.format import (
+    direction,
+    escape_markdown,
+    fmt_bytes,
+    fmt_duration,
+    fmt_flops,
+    fmt_pct,
+    fmt_ratio,
+)
 from albert_core.live.analysis import attention_maps, layer_smoothness
 from albert_core.live.budget import Cancelled, flops_fit
 from albert_core.paper import SMOOTHNESS_FIGURE_SHORT
@@ -124,7 +132,8 @@ def _show_tokens(run: Run, flops: int, seq_cap: int) -> None:
     with left:
         st.dataframe(tok, key="live_tokens", height=min(35 * (T + 1) + 3, 320),
                      column_config={"token": st.column_config.TextColumn("token"),
-                                    "id": st.column_config.NumberColumn("id", format="plain"),
+                                    # %d: a whole number (the "plain" format drew 000000000002)
+                                    "id": st.column_config.NumberColumn("id", format="%d"),
                                     "segment": st.column_config.TextColumn("segment", width="small")})
     with right:
         n_b = int((tok["segment"] == "B").sum())
@@ -170,10 +179,12 @@ def _show_speed(ref: ModelRef, run: Run, first: str, pair: str | None, flops: in
     c[3].metric("Share of matmul limit", fmt_pct(share),
                 help=f"This machine's best fp32 matmul (torch.matmul or oneDNN): {t['peak']:.1f} GFLOP/s "
                 "(fp32, short probe).")
+    runs = (f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers"
+            if cfg.sharing != "none" else
+            f"this model shares no layer weights; it runs its {cfg.executed_layers} layers")
     takeaway(
-        f"sharing saves parameters, not time: this model runs all {cfg.executed_layers} layers "
-        f"({fmt_flops(flops)} per {T}-token sequence) in {fmt_duration(t['median_s'])}, {fmt_pct(share)} of this "
-        f"machine's best matmul speed ({t['peak']:.0f} GFLOP/s on {t['threads']} threads); "
+        f"{runs} ({fmt_flops(flops)} per {T}-token sequence) in {fmt_duration(t['median_s'])}, "
+        f"{fmt_pct(share)} of this machine's best matmul speed ({t['peak']:.0f} GFLOP/s on {t['threads']} threads); "
         + ("a short sequence gives small matrices, and attention and element-wise work add more, so it stays "
            "well below that limit." if share < 0.5 else "the matrices are large enough to run near that limit.")
     )
@@ -212,11 +223,14 @@ def _show_saved_activations(ref: ModelRef, first: str, pair: str | None, T: int,
         busy_or_error("measure saved activations here", exc)
         return
     chart(fl.activation_bars(measured, est), key="fig_live_activations", width="stretch")
+    way = direction(measured, est)  # the sentence follows the measurement (issue 42)
+    verdict = {-1: "so it saves less", 0: "yet it saved nearly what the estimate says",
+               1: "yet it saved more (the estimate leaves out what this build keeps beyond them)"}[way]
     takeaway(
         f"autograd saved {fmt_bytes(measured)} for one {T}-token sequence; estimate_memory says "
         f"{fmt_bytes(est)} ({fmt_ratio(measured / est)} measured/estimate) in {dtype} "
         f"({DTYPE_BYTES[dtype]} bytes per element). The estimate follows transformers' eager model (Python "
         "GELU saving several tensors, explicit softmax, the MLM loss of a training step); this model uses fused "
-        "GELU and attention kernels and computes no loss, so it saves less: activations, not weights, are what "
+        f"GELU and attention kernels and computes no loss, {verdict}: activations, not weights, are what "
         "sharing leaves untouched."
     )
