@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from albert_core.configuration.coerce import albertize
-from albert_core.configuration.config import PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.config import ModelConfig, family_of
 from albert_core.configuration.presets import ALL_PRESETS, ENCODER_PRESETS, PRESETS, config_name
 from albert_core.counting.flops import count_flops
 from albert_core.counting.params import count_params
@@ -161,7 +161,7 @@ def twins(rows: Iterable[Mapping[str, Any]]) -> list[Twin]:
     by_cfg: dict[ModelConfig, list[str]] = {}
     for r in rows:
         cfg = ALL_PRESETS.get(r["preset"]) if r.get("preset") else EXTRA_CONFIGS.get(r["model"])
-        if cfg is not None and cfg.family not in PAPER_FAMILIES:
+        if cfg is not None and not family_of(cfg.family).paper:
             names = by_cfg.setdefault(cfg, [])
             if r["model"] not in names:
                 names.append(r["model"])

@@ -275,11 +275,11 @@ def test_training_activations_of_new_blocks_match_saved_tensors(name, head, batc
     train mode, the family's dropout): within 10 % (measured 0.93-1.05 at these sizes; DeBERTa's relative
     attention lowest)."""
     from albert_core import estimate_memory
-    from albert_core.counting.memory import DEFAULT_DROPOUT
+    from albert_core.configuration.config import family_of
     from tests.test_memory import forward_kwargs, saved_for_backward
 
     cfg = _small_family(name, head)
-    p = DEFAULT_DROPOUT[cfg.family]
+    p = family_of(cfg.family).dropout
     got = saved_for_backward(hf_model(cfg, dropout=p), forward_kwargs(cfg, batch, seq))
     est = estimate_memory(cfg, batch, seq, "fp32", dropout=p, device="cpu").activations
     assert abs(est - got) <= 0.10 * got, (name, head, got, est)
@@ -425,12 +425,13 @@ def test_gradient_and_optimizer_bytes_equal_torch_for_every_family(name, tie):
 def test_the_defaults_a_config_json_leaves_out_are_transformers_own() -> None:
     """What `config_from_hf` takes for a key a family's config.json leaves out is what transformers' config class
     of that family takes (read off the class, not copied)."""
-    from albert_core.configuration.hf_config import _HF_DEFAULTS, HF_CLASS_PREFIX
+    from albert_core.configuration.config import FAMILIES, family_of
 
     aliases = {"global_rope_theta": None, "local_rope_theta": None, "global_attn_every_n_layers": None,
                "rope_theta": None, "position_embedding_type": None}  # kwargs turned into other attributes
-    for family, defaults in _HF_DEFAULTS.items():
-        theirs = getattr(transformers, HF_CLASS_PREFIX[family] + "Config")()
+    for family in FAMILIES:
+        defaults = family_of(family).reader.defaults
+        theirs = getattr(transformers, family_of(family).transformers.prefix + "Config")()
         for key, value in defaults.items():
             if key in aliases or not hasattr(theirs, key) or value is None:
                 continue  # None: derived by the class from other keys (kv heads = heads, head_dim = H / heads)

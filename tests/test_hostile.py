@@ -310,9 +310,10 @@ FAMILY_FILES = _family_files()
 
 
 def _read_keys() -> list[str]:
-    from albert_core.configuration.hf_schema import FAMILY_KEYS, NOMIC_CODE_KEYS
+    from albert_core.configuration.config import FAMILIES, family_of
+    from albert_core.configuration.families.nomic_bert import CODE_KEYS
 
-    return sorted({"model_type", *NOMIC_CODE_KEYS, *(k for keys in FAMILY_KEYS.values() for k in keys)})
+    return sorted({"model_type", *CODE_KEYS, *(k for f in FAMILIES for k in family_of(f).reader.schema.keys)})
 
 
 READ_KEYS = _read_keys()

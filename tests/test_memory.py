@@ -25,8 +25,9 @@ from torch.utils._pytree import tree_leaves
 
 from albert_core import PRESETS, ModelConfig, estimate_memory
 from albert_core.configuration.coerce import bert_twin
+from albert_core.configuration.config import family_of
 from albert_core.configuration.hf_config import config_to_hf
-from albert_core.counting.memory import DEFAULT_DROPOUT, activation_bytes_terms
+from albert_core.counting.memory import activation_bytes_terms
 from tests.helpers.checkpointing import checkpoint_layers
 from tests.helpers.facts import EXACT_COUNTS
 from tests.helpers.hf_models import hf_model
@@ -66,7 +67,7 @@ def saved_for_backward(model, kwargs) -> int:
 
 
 def measured_training_activations(cfg, batch, seq_len, dtype="fp32", dropout=None) -> tuple[int, int]:
-    p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    p = family_of(cfg.family).dropout if dropout is None else dropout
     model = hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype])
     got = saved_for_backward(model, forward_kwargs(cfg, batch, seq_len))
     est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu").activations
@@ -136,7 +137,7 @@ def test_paper_bert_twin_activations_use_gelu_and_bert_dropout():
     given."""
     albert = ModelConfig(**SMALL, family="albert", head="pretraining")
     twin = bert_twin(albert).replace(hidden_act="gelu")
-    assert config_to_hf(twin)["hidden_dropout_prob"] == DEFAULT_DROPOUT["bert"] == transformers.BertConfig().hidden_dropout_prob
+    assert config_to_hf(twin)["hidden_dropout_prob"] == family_of("bert").dropout == transformers.BertConfig().hidden_dropout_prob
     measured = {}
     for name, cfg in (("albert", albert), ("twin", twin)):
         got, est = measured_training_activations(cfg, 2, 32)
@@ -197,7 +198,7 @@ def checkpointed_saved(model, kwargs) -> tuple[int, int]:
 )
 def test_checkpointing_activations_match_saved_tensors(changes, batch, seq_len, dtype, dropout):
     cfg = ModelConfig(**{**SMALL, **changes})
-    p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    p = family_of(cfg.family).dropout if dropout is None else dropout
     model = hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype])
     got, calls = checkpointed_saved(model, forward_kwargs(cfg, batch, seq_len))
     assert calls == cfg.executed_layers  # every executed layer (L*K) is checkpointed
@@ -214,7 +215,7 @@ def test_checkpointing_activations_match_saved_tensors(changes, batch, seq_len, 
 @given(training_cases())
 def test_checkpointing_activations_match_saved_tensors_drawn(case):
     cfg, batch, seq_len, dtype, dropout = case
-    p = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    p = family_of(cfg.family).dropout if dropout is None else dropout
     got, _ = checkpointed_saved(hf_model(cfg, dropout=p).to(TORCH_DTYPES[dtype]), forward_kwargs(cfg, batch, seq_len))
     est = estimate_memory(cfg, batch, seq_len, dtype, dropout=p, device="cpu", checkpointing=True).activations
     assert abs(est - got) <= 0.10 * got, (cfg, batch, seq_len, dtype, dropout, got, est)
@@ -467,6 +468,7 @@ def test_vectorised_terms_equal_scalar():
         is_factorized=True, has_pooler=True, has_mlm_head=True, has_order_head=True,
         kv_size=cols["hidden_size"], ffn_kind="dense", has_discriminator=False, norm="layernorm",
         embedding_norm=True, head_transform=True, norm_placement="post", position="learned", head_act="gelu_new",
+        transform_act="gelu_new",
     )
     batch, seq = np.array([8, 2, 32]), np.array([128, 512, 64])
     for training in (True, False):

@@ -105,6 +105,8 @@ def test_config_hash_keys_differ_in_every_field():
         "num_kv_heads": (modern, 4), "local_window": (modern, 256), "global_every": (modern, 2),
         "pooler": (p["roberta-base"], False), "head_transform": (modern, False), "head_bias": (p["roberta-base"], False),
         "decoder_bias": (modern, False), "rope_theta": (modern, 10_000.0), "local_rope_theta": (modern, 20_000.0),
+        "projection_bias": (p["electra-small-discriminator"], False), "norm_after_projection": (modern, True),
+        "separate_decoder_bias": (modern, True), "head_act": (modern, "gelu"), "always_project": (modern, True),
     }
     assert set(axis_changes) == set(AXIS_FIELDS)
     for name, (base, value) in axis_changes.items():

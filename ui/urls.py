@@ -19,7 +19,14 @@ from typing import Any
 
 from albert_core.checks import short_repr
 from albert_core.configuration.coerce import coerce
-from albert_core.configuration.config import CHOICE_FIELDS, FLAG_FIELDS, LIMITS, PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.config import (
+    CHOICE_FIELDS,
+    FAMILY_SWITCHES,
+    FLAG_FIELDS,
+    LIMITS,
+    ModelConfig,
+    family_of,
+)
 from albert_core.configuration.presets import ALL_PRESETS, config_name, matching_preset
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, WORKLOAD_LIMITS, Workload
 
@@ -45,14 +52,16 @@ QUERY_KEYS: Mapping[str, str] = MappingProxyType(
 )
 # URL key -> ModelConfig field, for the architecture axes of the families after BERT. A link writes them only for
 # those families (every BERT and ALBERT link is as it was); reading one, an absent axis key takes the default of
-# the field when any axis key is present, else the family's layout by the coerce rule (a hand-written link).
+# the field when any axis key is present (a family switch, `FAMILY_SWITCHES`: the family's, so a link written before
+# they had keys reads as it did), else the family's layout by the coerce rule (a hand-written link).
 AXIS_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
     {
         "ffn": "ffn_kind", "pos": "position", "poff": "position_offset", "pbk": "position_buckets", "norm": "norm",
         "nb": "norm_bias", "place": "norm_placement", "en": "embedding_norm", "fn": "first_layer_norm",
         "ab": "attention_bias", "mb": "mlp_bias", "kv": "num_kv_heads", "win": "local_window",
         "gev": "global_every", "pool": "pooler", "ht": "head_transform", "hb": "head_bias", "db": "decoder_bias",
-        "rope": "rope_theta", "lrope": "local_rope_theta",
+        "rope": "rope_theta", "lrope": "local_rope_theta", "pb": "projection_bias", "nap": "norm_after_projection",
+        "sdb": "separate_decoder_bias", "hact": "head_act", "proj": "always_project",
     }
 )
 ALL_QUERY_KEYS: Mapping[str, str] = MappingProxyType({**QUERY_KEYS, **AXIS_QUERY_KEYS})
@@ -85,7 +94,7 @@ def _last(raw: Any) -> str:
 
 # ----------------------------------------------------------------------------- model config
 def config_to_query(cfg: ModelConfig) -> dict[str, str]:
-    keys = QUERY_KEYS if cfg.family in PAPER_FAMILIES else ALL_QUERY_KEYS
+    keys = QUERY_KEYS if family_of(cfg.family).paper else ALL_QUERY_KEYS
     return {key: _encode(getattr(cfg, name)) for key, name in keys.items()}
 
 
@@ -94,7 +103,8 @@ def _axis_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
     if not any(key in params for key in AXIS_QUERY_KEYS):
         return {}
     default = ModelConfig()
-    return {name: getattr(default, name) for key, name in AXIS_QUERY_KEYS.items() if key not in params}
+    return {name: None if name in FAMILY_SWITCHES else getattr(default, name)
+            for key, name in AXIS_QUERY_KEYS.items() if key not in params}
 
 
 def decode_query_value(key: str, field: str, raw: Any) -> Any:
@@ -261,7 +271,9 @@ def encode_pin(cfg: ModelConfig, name: str = "") -> str:
     if preset:
         body = preset
     else:
-        default = {key: _encode(getattr(ModelConfig(), name)) for key, name in ALL_QUERY_KEYS.items()}
+        layout = family_of(cfg.family).layout  # an absent family switch reads as the family's (`_axis_defaults`)
+        default = {key: _encode(layout[name] if name in FAMILY_SWITCHES else getattr(ModelConfig(), name))
+                   for key, name in ALL_QUERY_KEYS.items()}
         # a family after BERT always names one axis, so that the others read as written (`_axis_defaults`)
         body = "~".join(f"{k}.{v}" for k, v in config_to_query(cfg).items() if default[k] != v or k == "ffn")
         body = body or "albert-base"

@@ -8,7 +8,7 @@ the CLI overrides, Compare's pins, the BERT twin and the sweeps (through `bert_f
   E = min(128, H), all layers shared, G = K = 1 (an ALBERT as the paper builds it; the sidebar gives
   back what it held before the switch by passing those values explicitly).
 * **Families after BERT.** Switching to one (RoBERTa, ModernBERT, EuroBERT, ...) gives every field not given
-  explicitly that family's layout (`albert_core.configuration.families`): its axes, token types,
+  explicitly that family's layout (its record's, `albert_core.configuration.families`): its axes, token types,
   activation and norm epsilon, E = H and no sharing (ALBERTizing is a separate edit, `albertize`); the size (V,
   H, L, heads, I, P) stays. Switching from one back to BERT or ALBERT restores the paper's layout on the axes the
   same way. A pretraining head (MLM + SOP/NSP) becomes masked-lm outside BERT and ALBERT. Outside ALBERT an
@@ -36,13 +36,13 @@ from albert_core.checks import is_whole_number
 from albert_core.configuration.config import (
     ACTIVATIONS,
     AXIS_FIELDS,
-    FAMILY_NAMES,
+    FAMILIES,
     HEADS,
     LIMITS,
-    PAPER_FAMILIES,
     ModelConfig,
+    family_of,
 )
-from albert_core.configuration.families import FAMILY_LAYOUTS
+from albert_core.configuration.family import LAYOUT_EXTRA
 
 ALBERT_EMBEDDING = 128  # the paper's E for every ALBERT size
 
@@ -78,7 +78,7 @@ def twin_fields(hidden_size: Any) -> dict[str, Any]:
 def bert_twin(cfg: ModelConfig) -> ModelConfig:
     """The paper's BERT of ``cfg``'s size: same V, H, L, heads, I, P, T, head and tying, no factorization,
     no sharing, GELU. A BERT is its own twin."""
-    if cfg.family == "bert":
+    if not family_of(cfg.family).albert_ideas:
         return cfg
     return coerce({"family": "bert", "hidden_act": BERT_TWIN_ACT}, cfg).config
 
@@ -89,26 +89,23 @@ def albert_defaults(hidden_size: int) -> dict[str, Any]:
             "inner_group_num": 1}
 
 
-_LAYOUT_EXTRA = ("type_vocab_size", "hidden_act", "layer_norm_eps")
-
-
 def family_layout(family: str, base: ModelConfig) -> dict[str, Any]:
     """The fields a config switching from ``base``'s family to ``family`` takes unless given (see the rule)."""
-    paper = ModelConfig()
-    if family in PAPER_FAMILIES:
-        if base.family in PAPER_FAMILIES:
+    record, was = family_of(family), family_of(base.family)
+    if record.paper:
+        if was.paper:
             return {}  # BERT <-> ALBERT: the paper's own rule (bert_fields, albert_defaults)
-        out: dict[str, Any] = {name: getattr(paper, name) for name in AXIS_FIELDS}
-        out["type_vocab_size"] = base.type_vocab_size or paper.type_vocab_size
-        out["layer_norm_eps"] = paper.layer_norm_eps
+        out: dict[str, Any] = {name: record.layout[name] for name in AXIS_FIELDS}
+        out["type_vocab_size"] = base.type_vocab_size or record.layout["type_vocab_size"]
+        out["layer_norm_eps"] = record.layout["layer_norm_eps"]
         if base.hidden_act not in ACTIVATIONS:
-            out["hidden_act"] = "gelu" if family == "bert" else paper.hidden_act
+            out["hidden_act"] = record.layout["hidden_act"]
         if base.head not in HEADS:
             out["head"] = "model"
-        if family == "albert":
+        if "sharing" in record.class_axes:  # ALBERT: a factorized embedding and all layers shared, as the paper
             out |= albert_defaults(base.hidden_size)
         return out
-    out = {name: getattr(paper, name) for name in (*AXIS_FIELDS, *_LAYOUT_EXTRA)} | dict(FAMILY_LAYOUTS[family])
+    out = {name: record.layout[name] for name in (*AXIS_FIELDS, *LAYOUT_EXTRA)}
     out |= {"embedding_size": base.hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
     if base.head == "pretraining":
         out["head"] = "masked-lm"
@@ -159,20 +156,22 @@ def coerce(
     lo, hi = LIMITS["hidden_size"]
     if not is_whole_number(hidden) or not lo <= hidden <= hi:
         return Coerced(ModelConfig(**out))  # ModelConfig names the bad value
-    if out["family"] == "bert":
+    target = family_of(out["family"]) if out["family"] in FAMILIES else None
+    if target is not None and not target.albert_ideas:
         for name, value in bert_fields(hidden).items():
             if name != "embedding_size":  # E follows H silently: it is not a choice for a BERT
-                force(name, value, "for family 'bert' (BERT has no cross-layer sharing or inner groups)")
+                force(name, value, f"for family {target.name!r} ({target.label} has no cross-layer sharing or "
+                                   "inner groups)")
         out["embedding_size"] = hidden
-    elif base.family == "bert":
+    elif not family_of(base.family).albert_ideas:
         out.update({name: value for name, value in albert_defaults(hidden).items() if name not in given})
-    if out["family"] != base.family and isinstance(out["family"], str) and out["family"] in FAMILY_NAMES:
+    if target is not None and out["family"] != base.family:
         layout = family_layout(out["family"], base)
         if "embedding_size" in layout and "hidden_size" in given:
             layout["embedding_size"] = hidden  # E = H at the new size
         out.update({name: value for name, value in layout.items() if name not in given})
 
-    if (out["family"] not in PAPER_FAMILIES and base.embedding_size == base.hidden_size
+    if (target is not None and not target.paper and base.embedding_size == base.hidden_size
             and "embedding_size" not in given):
         out["embedding_size"] = hidden  # an unfactorized embedding (E = H) follows H outside ALBERT
 
@@ -203,29 +202,27 @@ def albertize(
                                         ("num_hidden_groups", num_hidden_groups),
                                         ("inner_group_num", inner_group_num)) if value is not None
     }
-    if cfg.family == "bert":
+    if not family_of(cfg.family).albert_ideas:
         changes["family"] = "albert"
     if changes.get("sharing") == "none" and "num_hidden_groups" not in changes:
         changes["num_hidden_groups"] = 1
     return coerce(changes, cfg).config
 
 
-NATIVE_FACTORIZATION = ("albert", "electra", "deberta-v2")  # families whose own class has an E->H projection
-
-
 def is_albertized(cfg: ModelConfig) -> bool:
     """A family after BERT with ALBERT's ideas applied: any sharing or inner repeats, or a factorized E where the
-    family's own class has none."""
-    if cfg.family in PAPER_FAMILIES:
+    family's own class has none (`Family.class_axes`)."""
+    record = family_of(cfg.family)
+    if record.paper:
         return False
-    factorized = cfg.embedding_size != cfg.hidden_size and cfg.family not in NATIVE_FACTORIZATION
+    factorized = cfg.embedding_size != cfg.hidden_size and "embedding_size" not in record.class_axes
     return cfg.sharing != "none" or cfg.inner_group_num > 1 or factorized
 
 
 def original_of(cfg: ModelConfig) -> ModelConfig:
     """An ALBERTized encoder's original: no sharing, G = K = 1, and E = H where the family has no projection."""
     changes: dict[str, Any] = {"sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
-    if cfg.family not in NATIVE_FACTORIZATION:
+    if "embedding_size" not in family_of(cfg.family).class_axes:
         changes["embedding_size"] = cfg.hidden_size
     return coerce(changes, cfg).config
 
@@ -234,7 +231,7 @@ def twin_of(cfg: ModelConfig) -> tuple[ModelConfig, str]:
     """The config the explorer compares ``cfg`` with, and what it is: an ALBERT's BERT twin ("bert"; a BERT is
     its own), an encoder's ALBERTized twin ("albertized": E = 128, all layers shared) or an ALBERTized encoder's
     original ("original")."""
-    if cfg.family in PAPER_FAMILIES:
+    if family_of(cfg.family).paper:
         return bert_twin(cfg), "bert"
     if is_albertized(cfg):
         return original_of(cfg), "original"

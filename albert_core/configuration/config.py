@@ -3,8 +3,10 @@
 An encoder is described by its architecture axes (feed-forward kind, position scheme, norm kind and placement,
 biases, attention pattern, key/value heads, head kind and tying), plus ALBERT's two ideas as axes any family can
 take: a factorized embedding size E and cross-layer sharing (all / attention / FFN, G groups, K inner blocks).
-``family`` names the lineage: which transformers class the config exports to and is checked against, and the
-defaults its `config.json` leaves out (`albert_core.configuration.hf_config`); the counters read the axes only.
+``family`` names the lineage: its record (`albert_core.configuration.family.Family`, registered here by
+`register_family`; the shipped ones in `albert_core.configuration.families`) holds everything outside the axes
+(transformers' classes, the config.json reader and writer, tokenizer, dropout, base preset); the counters read the
+axes only.
 
 `ModelConfig` is the single object that travels from widgets, presets, URLs and transformers
 `config.json` files to every counter and to the live model. It is frozen and validated on
@@ -18,26 +20,106 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, KeysView, Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
 from albert_core.checks import check_field_names, check_flag, check_number, check_whole_number, short_repr
+from albert_core.configuration.family import LAYOUT_EXTRA, Family
 
-# The families BERT and ALBERT (the paper's two) and the encoders designed since, by transformers' model_type.
-FAMILIES = ("albert", "bert", "roberta", "xlm-roberta", "electra", "deberta-v2", "modernbert", "eurobert",
-            "nomic_bert")
-PAPER_FAMILIES = ("albert", "bert")
-FAMILY_NAMES: Mapping[str, str] = MappingProxyType({
-    "albert": "ALBERT", "bert": "BERT", "roberta": "RoBERTa", "xlm-roberta": "XLM-R", "electra": "ELECTRA",
-    "deberta-v2": "DeBERTa-v3", "modernbert": "ModernBERT", "eurobert": "EuroBERT", "nomic_bert": "NomicBERT",
-})
+# The registered families by transformers' model_type, in order (the shipped ones: BERT and ALBERT, the paper's two,
+# and the encoders designed since; `albert_core.configuration.families` registers them when the package loads).
+_RECORDS: dict[str, Family] = {}
+_PAPER_AXES_OF: dict[str, tuple[Any, ...]] = {}  # a paper family's layout on the axes, in `AXIS_FIELDS` order
+
+
+class FamilyNames(KeysView):
+    """The names of the registered families (those of ``keep``), in order: a live view of the records (a family
+    registered later is in it), indexable like a tuple."""
+
+    def __init__(self, keep: Callable[[Family], bool] | None = None) -> None:
+        super().__init__(_RECORDS)
+        self._keep = keep
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(n for n, r in _RECORDS.items() if self._keep is None or self._keep(r))
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._names()[index]
+
+    def index(self, name: str) -> int:
+        return self._names().index(name)
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        record = _RECORDS.get(name) if isinstance(name, str) else None
+        return record is not None and (self._keep is None or self._keep(record))
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+class _FamilyLabels(Mapping[str, str]):
+    """Family name -> its label ("DeBERTa-v3"), read from the records."""
+
+    def __getitem__(self, name: str) -> str:
+        return family_of(name).label
+
+    def __len__(self) -> int:
+        return len(_RECORDS)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(_RECORDS))
+
+
+FAMILIES = FamilyNames()
+PAPER_FAMILIES = FamilyNames(lambda r: r.paper)  # the ALBERT paper's two: their layout is fixed
+FAMILY_NAMES: Mapping[str, str] = _FamilyLabels()
+
+
+def family_of(name: str) -> Family:
+    """The record of the family called ``name`` (ValueError naming the registered ones otherwise)."""
+    record = _RECORDS.get(name) if isinstance(name, str) else None
+    if record is None:
+        raise ValueError(f"family must be one of {', '.join(_RECORDS)}; got {short_repr(name)}")
+    return record
+
+
+def register_family(record: Family) -> None:
+    """Make ``record``'s name a valid ``family``: ValueError naming what is missing when its layout does not give
+    every axis (`AXIS_FIELDS`) and `LAYOUT_EXTRA`, or a field it fixes is not a config field."""
+    if not isinstance(record, Family):
+        raise ValueError(f"record must be a Family, got {type(record).__name__}")
+    missing = [n for n in (*AXIS_FIELDS, *LAYOUT_EXTRA) if n not in record.layout]
+    unknown = sorted(set(record.layout) - set(AXIS_FIELDS) - set(LAYOUT_EXTRA))
+    if missing or unknown:
+        raise ValueError(f"the layout of family {record.name!r} must give every axis and {', '.join(LAYOUT_EXTRA)}: "
+                         f"missing {', '.join(missing) or 'none'}, unknown {', '.join(unknown) or 'none'}")
+    if stray := sorted(set(record.fixed) - {f.name for f in fields(ModelConfig)}):
+        raise ValueError(f"family {record.name!r} fixes unknown field(s) {', '.join(stray)}")
+    _RECORDS[record.name] = record
+    if record.paper:
+        _PAPER_AXES_OF[record.name] = tuple({**record.layout, **record.fixed}[n] for n in AXIS_FIELDS)
+
+
+def unregister_family(name: str) -> None:
+    """Forget a family registered with `register_family` (a test's extra family)."""
+    _RECORDS.pop(name, None)
+    _PAPER_AXES_OF.pop(name, None)
+
+
 SHARING_MODES = ("none", "all", "attention", "ffn")
 HEADS = ("model", "pretraining", "masked-lm")  # the heads of BERT and ALBERT (the Explorer's choices)
 ENCODER_HEADS = (*HEADS, "discriminator")  # + ELECTRA's replaced-token discriminator (ElectraForPreTraining)
 ACTIVATIONS = ("gelu", "gelu_new", "relu")  # BERT's and ALBERT's (the Explorer's choices)
 ENCODER_ACTIVATIONS = (*ACTIVATIONS, "silu")  # + EuroBERT's and NomicBERT's SwiGLU gate
+HEAD_ACTS = ("hidden", *ENCODER_ACTIVATIONS)  # the MLM transform's activation: "hidden" is hidden_act
 FFN_KINDS = ("dense", "glu")
 POSITIONS = ("learned", "rotary", "relative")
 NORMS = ("layernorm", "rmsnorm")
@@ -88,20 +170,26 @@ LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
 _INT_LIMITS = tuple(LIMITS.items())
 CHOICE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"family": FAMILIES, "sharing": SHARING_MODES, "head": ENCODER_HEADS, "hidden_act": ENCODER_ACTIVATIONS,
-     "ffn_kind": FFN_KINDS, "position": POSITIONS, "norm": NORMS, "norm_placement": NORM_PLACEMENTS}
+     "ffn_kind": FFN_KINDS, "position": POSITIONS, "norm": NORMS, "norm_placement": NORM_PLACEMENTS,
+     "head_act": HEAD_ACTS}
 )
 FLAG_FIELDS = ("tie_word_embeddings", "norm_bias", "embedding_norm", "first_layer_norm", "attention_bias",
-               "mlp_bias", "pooler", "head_transform", "head_bias", "decoder_bias")
+               "mlp_bias", "pooler", "head_transform", "head_bias", "decoder_bias", "projection_bias",
+               "norm_after_projection", "separate_decoder_bias", "always_project")
+# The axes a config that does not give them takes from its family's record (`Family.layout`): facts that were
+# written as tests of the family's name before they were axes.
+FAMILY_SWITCHES = ("projection_bias", "norm_after_projection", "separate_decoder_bias", "head_act", "always_project")
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """Architecture of a BERT-style encoder and which transformers head sits on it.
 
-    Defaults are ALBERT-base. For ``family="bert"`` the embedding size is the hidden size (it is
-    set to ``hidden_size`` on construction), there is no cross-layer sharing and K is 1. BERT and ALBERT keep
-    the paper's layout on every other axis (dense FFN, learned positions, post-LN with biases); the other
-    families take any value of the axes, E and sharing included ("ALBERTized").
+    Defaults are ALBERT-base. A family without ALBERT's ideas (``family="bert"``) has E = H (set on construction),
+    no cross-layer sharing and K = 1. BERT and ALBERT keep the paper's layout on every other axis (dense FFN, learned
+    positions, post-LN with biases); the other families take any value of the axes, E and sharing included
+    ("ALBERTized"). The `FAMILY_SWITCHES` a config does not give are its family's (`Family.layout`); the fields a
+    family fixes (`Family.fixed`) are set whatever is given.
     """
 
     family: str = "albert"
@@ -141,14 +229,28 @@ class ModelConfig:
     decoder_bias: bool = True  # the MLM decoder adds a bias over the vocabulary
     rope_theta: float = 10_000.0  # rotary: base of the global layers' frequencies
     local_rope_theta: float = 10_000.0  # rotary: base of the local layers' frequencies (ModernBERT)
+    # ---- the family's unless given (`FAMILY_SWITCHES`, the record's layout)
+    projection_bias: bool | None = None  # the E -> H projection has a bias (DeBERTa's embed_proj: none)
+    norm_after_projection: bool | None = None  # the embedding norm after the E -> H projection, H wide (DeBERTa)
+    separate_decoder_bias: bool | None = None  # the MLM bias is a parameter of its own beside the decoder (BERT's
+    # lineage): an untied decoder then gets a bias of its own too, and that one goes unused
+    head_act: str | None = None  # the MLM transform's activation: "hidden" (hidden_act) or one of its own
+    always_project: bool | None = None  # an E -> H projection even when E == H (transformers' ALBERT)
 
     def __post_init__(self) -> None:
         # Constructed on every edit, sweep row check and cache key: each group of fields is read in one C call
         # (attrgetter) and checked on a fast path; the per-field check only names the field that fails.
+        record = _RECORDS.get(self.family) if isinstance(self.family, str) else None
+        if record is not None:
+            for name, value in zip(FAMILY_SWITCHES, _get_switches(self), strict=True):
+                if value is None:
+                    object.__setattr__(self, name, record.layout[name])
+            for name, value in record.fixed.items():
+                object.__setattr__(self, name, value)
         for name, choices, value in zip(CHOICE_FIELDS, CHOICE_FIELDS.values(), _get_choices(self), strict=True):
             if value not in choices or not isinstance(value, str):
                 raise ValueError(f"{name} must be one of {', '.join(choices)}; got {short_repr(value)}")
-        paper = self.family in PAPER_FAMILIES
+        paper = record.paper
         for (name, (lo, hi)), value in zip(_INT_LIMITS, _get_ints(self), strict=True):
             if type(value) is not int or not lo <= value <= hi:
                 if name == "type_vocab_size" and not paper:
@@ -162,26 +264,27 @@ class ModelConfig:
         for name in ("rope_theta", "local_rope_theta"):
             check_number(name, getattr(self, name), 0, 1e12, lo_open=True)
         if paper:
-            if _get_axes(self) != _PAPER_AXES:
-                self._check_paper_layout()
+            if _get_axes(self) != _PAPER_AXES_OF[self.family]:
+                self._check_paper_layout(record)
             if self.head not in HEADS or self.hidden_act not in ACTIVATIONS:
-                self._check_paper_layout()
+                self._check_paper_layout(record)
         elif self.head == "pretraining":
             raise ValueError(
-                f"head 'pretraining' (MLM + sentence-order / next-sentence) exists for albert and bert only; "
-                f"{self.family} pretrains with 'masked-lm' (ELECTRA: 'discriminator')"
+                f"head 'pretraining' (MLM + sentence-order / next-sentence) exists for "
+                f"{' and '.join(PAPER_FAMILIES)} only; {self.family} pretrains with 'masked-lm' (ELECTRA: "
+                "'discriminator')"
             )
-        if self.family == "bert":
+        if not record.albert_ideas:
             if self.sharing != "none":
                 raise ValueError(
-                    f"sharing must be 'none' for family 'bert' (BERT has no cross-layer sharing; "
+                    f"sharing must be 'none' for family {self.family!r} ({record.label} has no cross-layer sharing; "
                     f"use family 'albert'), got {self.sharing!r}"
                 )
             if self.inner_group_num != 1:
                 raise ValueError(
-                    f"inner_group_num must be 1 for family 'bert', got {self.inner_group_num}"
+                    f"inner_group_num must be 1 for family {self.family!r}, got {self.inner_group_num}"
                 )
-            # For BERT the token embeddings live at the hidden size: no factorization.
+            # Its token embeddings live at the hidden size: no factorization.
             object.__setattr__(self, "embedding_size", self.hidden_size)
             object.__setattr__(self, "num_hidden_groups", 1)
         if self.hidden_size % self.num_heads:
@@ -195,9 +298,10 @@ class ModelConfig:
             )
         self._check_axes()
 
-    def _check_paper_layout(self) -> None:
-        """BERT and ALBERT keep the paper's layout: every axis at its default."""
-        for name, value in _PAPER_LAYOUT:
+    def _check_paper_layout(self, record: Family) -> None:
+        """BERT and ALBERT keep the paper's layout: every axis at their record's."""
+        for name in AXIS_FIELDS:
+            value = record.layout[name]
             if getattr(self, name) != value:
                 raise ValueError(
                     f"{name} must be {value!r} for family {self.family!r} (the paper's layout; other families, "
@@ -318,26 +422,9 @@ class ModelConfig:
 
     @property
     def is_factorized(self) -> bool:
-        """An E->H projection: ALBERT always (transformers keeps it even when E == H), the others when E != H
-        (ELECTRA's embeddings_project, DeBERTa's embed_proj, or an ALBERTized encoder)."""
-        return self.family == "albert" or self.embedding_size != self.hidden_size
-
-    @property
-    def projection_bias(self) -> bool:
-        """DeBERTa's embed_proj has no bias; ALBERT's and ELECTRA's projections do."""
-        return self.family != "deberta-v2"
-
-    @property
-    def norm_after_projection(self) -> bool:
-        """DeBERTa projects E->H before the embedding LayerNorm (its norm is H wide); ALBERT and ELECTRA norm the
-        E-wide embeddings, then project."""
-        return self.family == "deberta-v2"
-
-    @property
-    def separate_decoder_bias(self) -> bool:
-        """The MLM head keeps its bias as a parameter of its own (BERT's lineage): an untied decoder then gets a
-        bias of its own as well. ELECTRA's, ModernBERT's and EuroBERT's decoders hold their bias themselves."""
-        return self.family not in ("electra", "modernbert", "eurobert")
+        """An E->H projection: where E != H (ELECTRA's embeddings_project, DeBERTa's embed_proj, an ALBERTized
+        encoder), and always with ``always_project`` (transformers' ALBERT keeps it even when E == H)."""
+        return self.always_project or self.embedding_size != self.hidden_size
 
     @property
     def has_position_table(self) -> bool:
@@ -355,10 +442,9 @@ class ModelConfig:
         return HEAD_LABELS[self.head]
 
     @property
-    def head_act(self) -> str:
-        """The MLM transform's activation: RoBERTa's, XLM-R's and ELECTRA's generator heads use GELU whatever
-        hidden_act says (transformers' classes); the others use hidden_act."""
-        return "gelu" if self.family in ("roberta", "xlm-roberta", "electra") else self.hidden_act
+    def transform_act(self) -> str:
+        """The activation the MLM transform applies: ``head_act``, or hidden_act where that is "hidden"."""
+        return self.hidden_act if self.head_act == "hidden" else self.head_act
 
     @property
     def has_mlm_head(self) -> bool:
@@ -389,13 +475,12 @@ class ModelConfig:
     @property
     def label(self) -> str:
         """A short human description, e.g. 'ALBERT H=768 L=12 E=128 all-shared'."""
-        if self.family == "bert":
-            return f"BERT H={self.hidden_size} L={self.num_layers}"
-        name = FAMILY_NAMES[self.family]
-        text = f"{name} H={self.hidden_size} L={self.num_layers}"
-        if self.family == "albert" or self.is_factorized:
+        record = _RECORDS[self.family]
+        shares = "sharing" in record.class_axes  # E and the sharing mode are always part of such a family's name
+        text = f"{record.label} H={self.hidden_size} L={self.num_layers}"
+        if shares or self.is_factorized:
             text += f" E={self.embedding_size}"
-        if self.family == "albert" or self.sharing != "none":
+        if shares or self.sharing != "none":
             text += f" {SHARING_LABELS[self.sharing]}"
         if self.sharing != "none" and self.num_hidden_groups > 1:
             text += f" G={self.num_hidden_groups}"
@@ -413,12 +498,17 @@ class ModelConfig:
 
     def to_dict(self, *, default_axes: bool = True) -> dict[str, Any]:
         """Every field; with ``default_axes=False`` without the architecture axes that are at BERT's and ALBERT's
-        layout, so that a dict written before the axes existed (a lab run's spec, hence its cache key) stays the
-        same config's dict (`from_dict` fills the defaults back in)."""
+        layout, the `FAMILY_SWITCHES` at the family's and the fields the family fixes, so that a dict written
+        before they existed (a lab run's spec, hence its cache key) stays the same config's dict (`from_dict` fills
+        them back in)."""
         out = dataclasses.asdict(self)
         if not default_axes:
+            record = _RECORDS[self.family]
             for name, value in _PAPER_LAYOUT:
                 if out[name] == value:
+                    del out[name]
+            for name in FAMILY_SWITCHES:
+                if name in out and (out[name] == record.layout[name] or name in record.fixed):
                     del out[name]
         return out
 
@@ -428,14 +518,16 @@ class ModelConfig:
         return cls(**data)
 
 
-# The paper's layout on every axis: what BERT and ALBERT must keep (the defaults of the fields above).
-_AXES = ("ffn_kind", "position", "position_offset", "position_buckets", "norm", "norm_bias", "norm_placement",
-         "embedding_norm", "first_layer_norm", "attention_bias", "mlp_bias", "num_kv_heads", "local_window",
-         "global_every", "pooler", "head_transform", "head_bias", "decoder_bias", "rope_theta", "local_rope_theta")
-AXIS_FIELDS = _AXES
-_PAPER_LAYOUT = tuple((f.name, f.default) for f in fields(ModelConfig) if f.name in _AXES)
-_PAPER_AXES = tuple(value for _, value in _PAPER_LAYOUT)
-_get_axes = operator.attrgetter(*(name for name, _ in _PAPER_LAYOUT))
+# The architecture axes (every family's record gives each of them), and the defaults of those that have one: BERT's
+# and ALBERT's layout.
+AXIS_FIELDS = ("ffn_kind", "position", "position_offset", "position_buckets", "norm", "norm_bias", "norm_placement",
+               "embedding_norm", "first_layer_norm", "attention_bias", "mlp_bias", "num_kv_heads", "local_window",
+               "global_every", "pooler", "head_transform", "head_bias", "decoder_bias", "rope_theta",
+               "local_rope_theta", *FAMILY_SWITCHES)
+_PAPER_LAYOUT = tuple((f.name, f.default) for f in fields(ModelConfig) if f.name in AXIS_FIELDS
+                      and f.name not in FAMILY_SWITCHES)
+_get_axes = operator.attrgetter(*AXIS_FIELDS)
+_get_switches = operator.attrgetter(*FAMILY_SWITCHES)
 _get_choices = operator.attrgetter(*CHOICE_FIELDS)
 _get_ints = operator.attrgetter(*(name for name, _ in _INT_LIMITS))
 _get_flags = operator.attrgetter(*FLAG_FIELDS)

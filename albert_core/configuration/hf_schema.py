@@ -8,8 +8,9 @@ count is a JSON integer (not 12.0, not "12", not true), a flag is true or false,
 
 Besides the keys the counts read, each family lists the keys of its config class (or of the file's own class, for
 NomicBERT's GPT-2-style files) that would change a size or the live model's outputs but are not modelled; a file
-setting one of them to anything but the modelled value is refused with the key and the reason
-(`FAMILY_KEYS`, docs/architecture.md "The config.json reader").
+setting one of them to anything but the modelled value is refused with the key and the reason (each family's
+`Schema` is in its record, `albert_core.configuration.families`; docs/architecture.md "The config.json reader").
+Here: the kinds of key, the groups of keys several families share, the messages and the check.
 
 No pydantic import until a file is read (counting starts fast).
 """
@@ -21,7 +22,6 @@ import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from types import MappingProxyType
 from typing import Any
 
 from albert_core.configuration.config import ENCODER_ACTIVATIONS, LIMITS
@@ -84,12 +84,21 @@ def choice(*choices: str, why: str = "", nullable: str = "", absent: Any = None)
     return Key("choice", text, choices=choices, nullable=bool(nullable), absent=absent)
 
 
-# ----------------------------------------------------------------------------- the keys, by family
-_ACT = choice(*ENCODER_ACTIVATIONS, why=" (the activations modelled)")
-_EPS = number(0, 1, lo_open=True, hi_open=True)
+@dataclass(frozen=True, eq=False)
+class Schema:
+    """The keys one reader uses (``name`` names its pydantic model): compared and hashed by identity, so the
+    model built for it is built once."""
+
+    name: str
+    keys: Mapping[str, Key]
+
+
+# ----------------------------------------------------------------------------- keys several families read
+ACT = choice(*ENCODER_ACTIVATIONS, why=" (the activations modelled)")
+EPS = number(0, 1, lo_open=True, hi_open=True)
 _ROPE_RULE = ("null or an object with rope_type 'default' and rope_theta a number in (0, 1e12] (no rotary scaling "
               "is modelled)")
-_COMMON = {
+COMMON = {
     "vocab_size": limit("vocab_size"),
     "hidden_size": limit("hidden_size"),
     "num_hidden_layers": limit("num_layers"),
@@ -100,18 +109,18 @@ _COMMON = {
     "architectures": Key("names", f"null or a list of at most {MAX_NAMES} class names of at most {MAX_NAME_CHARS} "
                          "characters", nullable=True, max_items=MAX_NAMES),
 }
-_BERT_LIKE = _COMMON | {
+BERT_LIKE = COMMON | {
     "type_vocab_size": limit("type_vocab_size"),
-    "hidden_act": _ACT,
-    "layer_norm_eps": _EPS,
+    "hidden_act": ACT,
+    "layer_norm_eps": EPS,
     "position_embedding_type": choice("absolute", why=" (the only position scheme modelled for this family: "
                                       "'relative_key' adds a distance table)", nullable="absolute"),
 }
-_ENCODER_ONLY = {  # BERT's lineage can be built as a decoder; these change its layers
+ENCODER_ONLY = {  # BERT's lineage can be built as a decoder; these change its layers
     "is_decoder": flag(False, "an encoder: a decoder attends causally, which is not modelled"),
     "add_cross_attention": flag(False, "a decoder's cross-attention layers are not modelled"),
 }
-_ROTARY = {
+ROTARY = {
     "rope_parameters": Key("rope", _ROPE_RULE, nullable=True),
     "rope_scaling": Key("rope", "null (transformers 4's spelling; no rotary scaling is modelled) or an object with "
                         "rope_type 'default'", nullable=True),
@@ -119,117 +128,6 @@ _ROTARY = {
     "partial_rotary_factor": number(0, 1, lo_open=True, nullable="the whole head", want=(None, 1.0),
                                     rule="null or 1.0 (rotary over the whole head: partial rotary is not modelled)"),
 }
-# NomicBERT as nomic's own config class (a GPT2Config) writes it: the GPT-2 spelling of the sizes, and the switches of
-# nomic's code, each refused unless it is the layout transformers' NomicBert builds. A file holding any of them is
-# read as that class reads it (`NOMIC_CODE_DEFAULTS` for what it leaves out).
-NOMIC_CODE_KEYS: Mapping[str, Key] = MappingProxyType({
-    "n_embd": limit("hidden_size"),
-    "n_layer": limit("num_layers"),
-    "n_head": limit("num_heads"),
-    "n_inner": limit("intermediate_size", nullable="8/3 of n_embd rounded up to 256 by nomic's code"),
-    "n_positions": limit("max_position_embeddings"),
-    "layer_norm_epsilon": _EPS,
-    "rotary_emb_base": number(0, MAX_THETA, lo_open=True),
-    "activation_function": choice("swiglu", "geglu", why=" (a gated FFN, as transformers' NomicBert; 'glu' and the "
-                                  "dense FFNs of nomic's code are not modelled)"),
-    "rotary_emb_fraction": number(0, 1, want=(1.0,), rule="1.0 (rotary over the whole head, as transformers' "
-                                  "NomicBert: 0 is a learned position table, a fraction a partial rotary; not "
-                                  "modelled)"),
-    "qkv_proj_bias": flag(False, "transformers' NomicBert has no attention biases"),
-    "mlp_fc1_bias": flag(False, "transformers' NomicBert has no feed-forward biases"),
-    "mlp_fc2_bias": flag(False, "transformers' NomicBert has no feed-forward biases"),
-    "prenorm": flag(False, "NomicBERT's post-norm blocks are modelled, not pre-norm"),
-    "use_rms_norm": flag(False, "NomicBERT's LayerNorm is modelled, not RMSNorm"),
-    "parallel_block": flag(False, "attention then FFN is modelled, not both in parallel"),
-    "causal": flag(False, "an encoder: causal attention is not modelled"),
-    "rotary_emb_interleaved": flag(False, "rotation of the two halves of each head, as transformers'"),
-    "rotary_emb_scale_base": number(0, MAX_THETA, nullable="none", want=(None,),
-                                    rule="null (no rotary scaling is modelled)"),
-    "rotary_scaling_factor": number(0, MAX_THETA, nullable="none", want=(None,),
-                                    rule="null (no rotary scaling is modelled)"),
-    "pad_vocab_size_multiple": whole(1, 1_000_000),
-})
-# nomic's own class's defaults (nomic-ai configuration_hf_nomic_bert.NomicBertConfig over transformers' GPT2Config):
-# what a GPT-2-style file means by a key it leaves out
-NOMIC_CODE_DEFAULTS: Mapping[str, Any] = MappingProxyType({
-    "vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_inner": None, "n_positions": 1024,
-    "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new", "rotary_emb_base": 10_000,
-    "rotary_emb_fraction": 0.0, "qkv_proj_bias": True, "mlp_fc1_bias": True, "mlp_fc2_bias": True, "prenorm": False,
-    "use_rms_norm": False, "parallel_block": False, "causal": False, "rotary_emb_interleaved": False,
-    "rotary_emb_scale_base": None, "rotary_scaling_factor": None, "pad_vocab_size_multiple": 1,
-    "type_vocab_size": 2, "tie_word_embeddings": True,
-})
-
-FAMILY_KEYS: Mapping[str, Mapping[str, Key]] = MappingProxyType({
-    "albert": _BERT_LIKE | {
-        "embedding_size": limit("embedding_size"),
-        "num_hidden_groups": limit("num_hidden_groups"),
-        "inner_group_num": limit("inner_group_num"),
-    },
-    "bert": _BERT_LIKE | _ENCODER_ONLY,
-    "electra": _BERT_LIKE | _ENCODER_ONLY | {"embedding_size": limit("embedding_size")},
-    **dict.fromkeys(("roberta", "xlm-roberta"), _BERT_LIKE | _ENCODER_ONLY | {
-        "type_vocab_size": limit("type_vocab_size", lo=0),
-        "pad_token_id": whole(0, LIMITS["position_offset"][1] - 1, " (RoBERTa's positions start after it)"),
-    }),
-    "deberta-v2": _COMMON | {
-        "type_vocab_size": limit("type_vocab_size", lo=0),
-        "hidden_act": _ACT,
-        "layer_norm_eps": _EPS,
-        "embedding_size": limit("embedding_size", nullable="hidden_size"),
-        "relative_attention": flag(True, "DeBERTa-v3's disentangled attention: the layout modelled"),
-        "position_biased_input": flag(False, "no absolute position table, as DeBERTa-v3: the layout modelled"),
-        "share_att_key": flag(True, "positions projected by each layer's own query and key, as DeBERTa-v3: the layout "
-                              "modelled"),
-        "norm_rel_ebd": choice("layer_norm", why=" (the relative table normed once, as DeBERTa-v3: the layout "
-                               "modelled)"),
-        "conv_kernel_size": whole(0, 1024, nullable="no convolution", want=(0, None),
-                                  rule="0 or null (no convolution layer, as DeBERTa-v3: the layout modelled)"),
-        "pos_att_type": Key("att_types", "'p2c|c2p' or ['p2c', 'c2p'] (both of DeBERTa-v3's position terms: the "
-                            "layout modelled)", nullable=True, max_items=8),
-        "position_buckets": whole(2, LIMITS["position_buckets"][1], rule=(
-            f"a whole number between 2 and {LIMITS['position_buckets'][1]:,} (DeBERTa-v3's log buckets, 256 in its "
-            "published files): without it (transformers' -1, or below 1) DeBERTa scores raw relative positions "
-            "clipped at max_relative_positions, which the live model does not build")),
-        "max_relative_positions": whole(-1_000_000, LIMITS["max_position_embeddings"][1], rule=(
-            "-1 (or any whole number below 1: the whole max_position_embeddings, DeBERTa-v3's) or "
-            "max_position_embeddings")),
-        "legacy": flag(),
-        "attention_head_size": whole(1, LIMITS["hidden_size"][1], nullable="hidden_size / num_attention_heads"),
-    },
-    "modernbert": _COMMON | {
-        "hidden_activation": _ACT,
-        "classifier_activation": _ACT,
-        "norm_eps": _EPS,
-        "norm_bias": flag(), "attention_bias": flag(), "mlp_bias": flag(), "classifier_bias": flag(),
-        "decoder_bias": flag(),
-        "local_attention": whole(2, LIMITS["local_window"][1], " (the whole window: an even number of tokens)"),
-        "sliding_window": whole(1, LIMITS["local_window"][1] // 2, nullable="local_attention / 2"),
-        "global_attn_every_n_layers": limit("global_every", nullable="from layer_types"),
-        "layer_types": Key("layer_types", f"null or a list of at most {LIMITS['num_layers'][1]} of "
-                           "'full_attention' and 'sliding_attention'", nullable=True,
-                           max_items=LIMITS["num_layers"][1]),
-        "rope_parameters": Key("rope_by_layer", "null or an object with full_attention and/or sliding_attention, each "
-                               "with rope_type 'default' and rope_theta a number in (0, 1e12] (no rotary scaling is "
-                               "modelled)", nullable=True),
-        "global_rope_theta": number(0, MAX_THETA, lo_open=True),
-        "local_rope_theta": number(0, MAX_THETA, lo_open=True),
-        "rope_scaling": _ROTARY["rope_scaling"],
-    },
-    "eurobert": _COMMON | _ROTARY | {
-        "hidden_act": _ACT,
-        "rms_norm_eps": _EPS,
-        "num_key_value_heads": limit("num_kv_heads", lo=1, nullable="num_attention_heads"),
-        "head_dim": whole(1, LIMITS["hidden_size"][1], nullable="hidden_size / num_attention_heads"),
-        "attention_bias": flag(), "mlp_bias": flag(),
-    },
-    "nomic_bert": _COMMON | _ROTARY | {
-        "type_vocab_size": limit("type_vocab_size", lo=0),
-        "hidden_act": _ACT,
-        "layer_norm_eps": _EPS,
-        "head_dim": whole(1, LIMITS["hidden_size"][1], nullable="hidden_size / num_attention_heads"),
-    },
-})
 _LEAF_RULES = {  # the parts of a rotary object, named in a message by their path
     "rope_type": "'default' (no rotary scaling is modelled)",
     "type": "'default' (no rotary scaling is modelled)",
@@ -280,22 +178,16 @@ def problem(key: str, rule: str, value: Any = _ABSENT, default: Any = _ABSENT) -
 
 
 # ----------------------------------------------------------------------------- the check
-def family_keys(family: str, nomic_code: bool = False) -> Mapping[str, Key]:
-    """The keys ``family``'s reader uses (``nomic_code``: with those of nomic's own class, `NOMIC_CODE_KEYS`)."""
-    return {**FAMILY_KEYS[family], **NOMIC_CODE_KEYS} if nomic_code else FAMILY_KEYS[family]
-
-
-def check_keys(family: str, data: Mapping[str, Any], defaults: Mapping[str, Any],
-               nomic_code: bool = False) -> dict[str, Any]:
-    """Every key ``family``'s reader uses: the file's value, else ``defaults``' (transformers' for the family, or
-    nomic's class's), else the key's own; its type and range checked (pydantic, strict), then the modelled layout's
-    values (`Key.want`). ValueError naming the first key that fails, its rule and an excerpt of the value."""
+def check_keys(schema: Schema, data: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Every key of ``schema``: the file's value, else ``defaults``' (transformers' for the family, or nomic's
+    class's), else the key's own; its type and range checked (pydantic, strict), then the modelled layout's values
+    (`Key.want`). ValueError naming the first key that fails, its rule and an excerpt of the value."""
     from pydantic import ValidationError
 
-    keys = family_keys(family, nomic_code)
+    keys = schema.keys
     values = {k: data[k] if k in data else defaults.get(k, key.absent) for k, key in keys.items()}
     try:
-        _model(family, nomic_code).model_validate(values)
+        _model(schema).model_validate(values)
     except ValidationError as exc:
         raise ValueError(_first_problem(exc, keys, data, defaults)) from None
     for k, key in keys.items():
@@ -325,13 +217,13 @@ def _first_problem(exc: Any, keys: Mapping[str, Key], data: Mapping[str, Any], d
 
 
 @cache
-def _model(family: str, nomic_code: bool) -> Any:
-    """The pydantic model of ``family``'s keys (built on first use; strict: no coercion between types)."""
+def _model(schema: Schema) -> Any:
+    """The pydantic model of ``schema``'s keys (built on first use; strict: no coercion between types)."""
     from pydantic import ConfigDict, create_model
 
-    fields = {k: (_annotation(key), ...) for k, key in family_keys(family, nomic_code).items()}
+    fields = {k: (_annotation(key), ...) for k, key in schema.keys.items()}
     config = ConfigDict(strict=True, extra="ignore", protected_namespaces=(), allow_inf_nan=False)
-    return create_model(f"{family.replace('-', '_')}_config_json", __config__=config, **fields)
+    return create_model(f"{schema.name.replace('-', '_')}_config_json", __config__=config, **fields)
 
 
 @cache

@@ -10,8 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from albert_core.checks import short_repr
-from albert_core.configuration.config import ModelConfig
-from albert_core.configuration.families import FAMILY_LAYOUTS
+from albert_core.configuration.config import FAMILIES, ModelConfig, family_of
 
 PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
     {
@@ -35,11 +34,11 @@ PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
 
 
 def _family(family: str, vocab: int, hidden: int, layers: int, heads: int, inner: int, **changes: Any) -> ModelConfig:
-    """A published model of a family after BERT: its layout (`FAMILY_LAYOUTS`) at this size, E = H unless given."""
+    """A published model of a family after BERT: its layout (its record's) at this size, E = H unless given."""
     return ModelConfig(**{
         "family": family, "vocab_size": vocab, "embedding_size": hidden, "hidden_size": hidden,
         "num_layers": layers, "num_heads": heads, "intermediate_size": inner, "sharing": "none",
-        **FAMILY_LAYOUTS[family], **changes,
+        **family_of(family).layout, **changes,
     })
 
 
@@ -102,12 +101,8 @@ ENCODER_PRESETS: Mapping[str, ModelConfig] = MappingProxyType(
     }
 )
 ALL_PRESETS: Mapping[str, ModelConfig] = MappingProxyType({**PRESETS, **ENCODER_PRESETS})
-# The preset a name without one is read against (`reference_config`), per family.
-FAMILY_BASE_PRESET: Mapping[str, str] = MappingProxyType({
-    "albert": "albert-base", "bert": "bert-base", "roberta": "roberta-base", "xlm-roberta": "xlm-roberta-base",
-    "electra": "electra-base-discriminator", "deberta-v2": "deberta-v3-base", "modernbert": "modernbert-base",
-    "eurobert": "eurobert-210m", "nomic_bert": "nomic-bert-2048",
-})
+# The preset a name without one is read against (`reference_config`), per family: its record's base preset.
+FAMILY_BASE_PRESET: Mapping[str, str] = MappingProxyType({name: family_of(name).base_preset for name in FAMILIES})
 
 
 @dataclass(frozen=True)
@@ -194,6 +189,8 @@ _UNLABELLED = (
     ("first_layer_norm", "fn"), ("attention_bias", "ab"), ("mlp_bias", "mb"), ("num_kv_heads", "kv"),
     ("local_window", "win"), ("global_every", "gev"), ("pooler", "pool"), ("head_transform", "ht"),
     ("head_bias", "hb"), ("decoder_bias", "db"), ("rope_theta", "rope"), ("local_rope_theta", "lrope"),
+    ("projection_bias", "pb"), ("norm_after_projection", "nap"), ("separate_decoder_bias", "sdb"),
+    ("head_act", "hact"), ("always_project", "proj"),
 )
 
 
@@ -210,9 +207,10 @@ def reference_config(cfg: ModelConfig) -> ModelConfig:
     label's fields applied by the coerce rule (heads and I follow H). A function of the label alone."""
     from albert_core.configuration.coerce import coerce
 
-    base = ALL_PRESETS[FAMILY_BASE_PRESET[cfg.family]]
+    record = family_of(cfg.family)
+    base = ALL_PRESETS[record.base_preset]
     labelled = {"family": cfg.family, "hidden_size": cfg.hidden_size, "num_layers": cfg.num_layers}
-    if cfg.family != "bert":  # what `ModelConfig.label` shows of an ALBERT (of the others: E and sharing)
+    if record.albert_ideas:  # what `ModelConfig.label` shows of an ALBERT (of the others: E and sharing)
         labelled |= {"embedding_size": cfg.embedding_size, "sharing": cfg.sharing}
         if cfg.sharing != "none" and cfg.num_hidden_groups > 1:
             labelled["num_hidden_groups"] = cfg.num_hidden_groups

@@ -157,7 +157,7 @@ def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
         heads = heads + B * H * (BIAS_FLOPS + TANH_FLOPS)
     if c.has_mlm_head:
         # transform bias + activation + LayerNorm, decoder bias, and (as ELECTRA) the softmax over V
-        heads = (heads + M * E * (BIAS_FLOPS + ACTIVATION_FLOPS[c.head_act] + LAYER_NORM_FLOPS)
+        heads = (heads + M * E * (BIAS_FLOPS + ACTIVATION_FLOPS[c.transform_act] + LAYER_NORM_FLOPS)
                  + M * V * (BIAS_FLOPS + SOFTMAX_FLOPS))
     if c.has_order_head:
         heads = heads + B * C * BIAS_FLOPS

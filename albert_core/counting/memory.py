@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from albert_core.checks import check_flag, check_number
-from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.config import ModelConfig, family_of
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload, check_seq_len
 from albert_core.counting.params import count_params
 
@@ -63,9 +63,6 @@ MASTER_BYTES = DTYPE_BYTES["fp32"]  # mixed precision: master weights and optimi
 # 0.5*x and 1+tanh, plus the output; torch's gelu saves its input; relu saves only its output.
 ACT_SAVED = {"gelu_new": 5, "gelu": 2, "relu": 1, "silu": 2}  # silu keeps its input and (as gelu) its output
 
-# Family defaults of config_to_hf(cfg) (hidden and attention-probability dropout).
-DEFAULT_DROPOUT = {"albert": 0.0, "bert": 0.1, "roberta": 0.1, "xlm-roberta": 0.1, "electra": 0.1, "deberta-v2": 0.1,
-                   "modernbert": 0.0, "eurobert": 0.0, "nomic_bert": 0.0}
 DEVICES = ("cuda", "cpu")
 # transformers' attention implementations the training estimate knows: "eager" (every matmul and the softmax
 # visible) and "sdpa" (torch's scaled_dot_product_attention, transformers' default)
@@ -167,7 +164,8 @@ def activation_bytes_terms(
     # One executed layer: Q/K/V input, Q, K, V, softmax output, context (dense input), the two
     # LayerNorm inputs, the FFN input, the activation's tensors; with dropout the masks and the
     # dropped probabilities (the input of probs @ V).
-    ffn_drop = 0 if c.family == "albert" else N * H * m  # ALBERT has no dropout after ffn_output
+    record = family_of(c.family)
+    ffn_drop = N * H * m * record.ffn_dropout  # none after ALBERT's ffn_output
     if attention == "sdpa" and (dropout == 0 or device == "cuda"):
         probs = B * c.num_heads * S * LOGSUMEXP_BYTES  # the fused kernel's logsumexp, no probabilities
     else:
@@ -202,11 +200,11 @@ def activation_bytes_terms(
     if c.has_mlm_head:
         # transform: activation tensors, LayerNorm, decoder input; loss: log-softmax (B*S*V) + labels
         if c.head_transform:  # EuroBERT's head is the decoder alone
-            heads += N * E_head * b * ACT_SAVED[c.head_act] + 2 * N * stats + N * E_head * b
+            heads += N * E_head * b * ACT_SAVED[c.transform_act] + 2 * N * stats + N * E_head * b
         heads += N * V * b + N * INDEX_BYTES + b  # (+ the loss's scalar total weight)
     if c.has_order_head:
         heads += B * 2 * b + B * INDEX_BYTES + b  # order loss: log-softmax + labels
-        if c.family == "albert" and dropout > 0:
+        if record.order_dropout and dropout > 0:
             heads += B * H * (m + b)  # SOP dropout: mask and the classifier's input
     if c.has_discriminator:  # transform input and activation tensors, the logits' input; the BCE loss
         heads += N * H * b * (1 + act) + N * H * b + 2 * N * b
@@ -355,7 +353,7 @@ def estimate_memory(
     if checkpointing and not training:
         raise ValueError("checkpointing applies to training only, not to inference")
     if dropout is None:
-        dropout = DEFAULT_DROPOUT[cfg.family]
+        dropout = family_of(cfg.family).dropout
     check_number("dropout", dropout, 0, 1, hi_open=True)
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}; got {device!r}")
@@ -414,7 +412,7 @@ def _fit_totals(
     training = training and dtype != "int8"
     first = estimate_memory(cfg, 1, seq_len, dtype, optimizer, training, precision=precision,
                             checkpointing=checkpointing and training, dropout=dropout)  # validates the rest
-    drop = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    drop = family_of(cfg.family).dropout if dropout is None else dropout
 
     @functools.cache
     def total(batch: int) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any
 
-from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig
+from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig, family_of
 
 GROUPS = ("embeddings", "encoder", "heads")
 
@@ -71,9 +71,10 @@ def component_of(param_name: str) -> str:
     return _INDEX.sub("", param_name).rsplit(".", 1)[0]
 
 
-def order_head_name(family: str) -> str:
-    """ALBERT's sentence-order head and BERT's next-sentence head are both Linear(H, 2)."""
-    return "sop_classifier" if family == "albert" else "nsp_classifier"
+def order_head_name(family: str) -> str | None:
+    """The component of the family's sentence-order head (`Family.order_head`; None: its pretraining has none):
+    ALBERT's sentence-order head and BERT's next-sentence head are both Linear(H, 2)."""
+    return family_of(family).order_head
 
 
 def param_terms(c: Any) -> list[tuple[str, Any, Any]]:

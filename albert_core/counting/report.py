@@ -44,11 +44,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from albert_core.configuration.coerce import ALBERT_ACT, BERT_TWIN_ACT, bert_twin, switch_family, twin_of
-from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.config import ModelConfig, family_of
 from albert_core.configuration.presets import config_name
 from albert_core.configuration.workload import DTYPE_BYTES, Workload
 from albert_core.counting.flops import FlopBreakdown, count_flops, training_rule
-from albert_core.counting.memory import DEFAULT_DROPOUT, MemoryEstimate, estimate_memory
+from albert_core.counting.memory import MemoryEstimate, estimate_memory
 from albert_core.counting.params import ParamBreakdown, count_params
 
 SCHEMA_VERSION = 2
@@ -101,7 +101,7 @@ class Costs:
 def costs(cfg: ModelConfig, wl: Workload, dropout: float | None = None) -> Costs:
     """Every count of ``cfg`` at ``wl`` (``dropout``: for the activation estimate; the family's default)."""
     wl.check_fits(cfg)
-    dropout = DEFAULT_DROPOUT[cfg.family] if dropout is None else dropout
+    dropout = family_of(cfg.family).dropout if dropout is None else dropout
 
     def memory(training: bool) -> MemoryEstimate:
         return estimate_memory(cfg, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, training, dropout=dropout,
@@ -130,7 +130,7 @@ class Result:
 
     @property
     def is_bert(self) -> bool:
-        return self.config.family == "bert"
+        return not family_of(self.config.family).albert_ideas
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON export (schema in the module docstring)."""
@@ -198,7 +198,7 @@ def albert_pair(cfg: ModelConfig) -> tuple[ModelConfig, ModelConfig] | None:
     ALBERT and its BERT twin, a BERT's ALBERT counterpart and the BERT, an encoder's ALBERTized twin and the
     encoder, an ALBERTized encoder and its original (`coerce.twin_of`). None for a BERT without a counterpart.
     Asked from either config of a pair that is each other's twin, the same pair in the same order."""
-    if cfg.family == "bert":
+    if not family_of(cfg.family).albert_ideas:
         alt = albert_counterpart(cfg)
         return None if alt is None else (alt, cfg)
     twin, kind = twin_of(cfg)

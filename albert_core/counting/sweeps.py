@@ -21,14 +21,15 @@ from albert_core.configuration.coerce import bert_fields, twin_fields
 from albert_core.configuration.config import (
     AXIS_FIELDS,
     CHOICE_FIELDS,
+    FAMILIES,
     FLAG_FIELDS,
     LIMITS,
-    PAPER_FAMILIES,
     ModelConfig,
+    family_of,
 )
 from albert_core.configuration.workload import DTYPE_BYTES, Workload, check_seq_len
 from albert_core.counting.flops import flop_terms, training_factor
-from albert_core.counting.memory import DEFAULT_DROPOUT, activation_bytes_terms, state_bytes, unused_params
+from albert_core.counting.memory import activation_bytes_terms, state_bytes, unused_params
 from albert_core.counting.params import COMPONENT_INFO, param_terms
 
 FIELDS = tuple(f.name for f in fields(ModelConfig))
@@ -67,11 +68,8 @@ class ConfigColumns:
     ffn_width = ModelConfig.ffn_width
     attention_norms = ModelConfig.attention_norms
     norm_size = ModelConfig.norm_size
-    projection_bias = ModelConfig.projection_bias
-    separate_decoder_bias = ModelConfig.separate_decoder_bias
     local_layers = ModelConfig.local_layers
-    norm_after_projection = ModelConfig.norm_after_projection
-    head_act = ModelConfig.head_act
+    transform_act = ModelConfig.transform_act
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.__dict__.update(values)
@@ -94,7 +92,7 @@ def _metrics(c: Any, batch: int, seq_len: int, dtype: str, optimizer: str) -> di
     act_bytes = DTYPE_BYTES["fp32"] if dtype == "int8" else DTYPE_BYTES[dtype]
     states = state_bytes(out["params"], unused_params(c), dtype, optimizer, training)
     weights, grads, opt = states["weights"], states["gradients"], states["optimizer"]
-    groups = activation_bytes_terms(c, batch, seq_len, act_bytes, training, DEFAULT_DROPOUT[c.family])
+    groups = activation_bytes_terms(c, batch, seq_len, act_bytes, training, family_of(c.family).dropout)
     acts = sum(groups.values())
     out.update(
         weights_bytes=weights,
@@ -173,7 +171,7 @@ def sweep(
         cols[x] = np.repeat(xs, len(ys))
         cols[y] = np.tile(ys, len(xs))
     swept = {"x": cols[x]} | ({"y": cols[y]} if y is not None else {})
-    if (base.family not in PAPER_FAMILIES and base.embedding_size == base.hidden_size
+    if (not family_of(base.family).paper and base.embedding_size == base.hidden_size
             and "embedding_size" not in (x, y)):
         cols["embedding_size"] = cols["hidden_size"]  # the coerce rule: an unfactorized E follows H outside ALBERT
 
@@ -182,13 +180,14 @@ def sweep(
     rows = {f: (v[ok] if isinstance(v, np.ndarray) else v) for f, v in cols.items()}
     swept = {k: v[ok] for k, v in swept.items()}
     m = int(ok.sum())
-    _family_rule(rows, m)  # BERT rows: E = H, G = 1 (as coerce and ModelConfig do)
+    _family_rule(rows, m)  # BERT rows: E = H, G = 1 (as coerce and ModelConfig do); each family's fixed fields
 
     parts = [_columns(rows, swept, m, batch, seq_len, dtype, optimizer)]
     if include_bert:
-        albert = _is(rows["family"], "albert", m)
+        albert = _of(rows["family"], m, lambda r: r.paper and r.albert_ideas)  # an ALBERT's twin is its BERT
         twin = {f: (v[albert] if isinstance(v, np.ndarray) else v) for f, v in rows.items()}
         twin |= twin_fields(twin["hidden_size"])  # coerce.bert_twin, per column
+        _family_rule(twin, int(albert.sum()))
         parts.append(_columns(twin, {k: v[albert] for k, v in swept.items()}, int(albert.sum()),
                               batch, seq_len, dtype, optimizer))
     keep = list(parts[0]) if columns is None else list(columns)
@@ -209,6 +208,13 @@ def _is(value: Any, choice: str, n: int) -> np.ndarray:
     return value == choice if isinstance(value, np.ndarray) else np.full(n, value == choice)
 
 
+def _of(family: Any, n: int, keep: Any) -> np.ndarray:
+    """Row mask of the rows whose family (a column or a constant) has a record that ``keep`` accepts (rows of an
+    unknown family: False, `_valid_rows` drops them)."""
+    names = [name for name in FAMILIES if keep(family_of(name))]
+    return np.isin(family, names) if isinstance(family, np.ndarray) else np.full(n, family in names)
+
+
 def _valid_rows(cols: dict[str, Any], n: int, seq_len: int) -> np.ndarray:
     """The rules of ModelConfig.__post_init__, element-wise."""
     ok = np.ones(n, dtype=bool)
@@ -224,7 +230,7 @@ def _valid_rows(cols: dict[str, Any], n: int, seq_len: int) -> np.ndarray:
             ok &= np.array([type(t) is bool for t in v])
     # Rows already rejected may hold out-of-range numbers: make them harmless before the arithmetic.
     g = lambda f: np.where(ok, cols[f], 1) if isinstance(cols[f], np.ndarray) else cols[f]  # noqa: E731
-    bert = _is(cols["family"], "bert", n)
+    bert = _of(cols["family"], n, lambda r: not r.albert_ideas)  # no sharing, no inner groups
     ok &= ~bert | (_is(cols["sharing"], "none", n) & (g("inner_group_num") == 1))
     ok &= g("hidden_size") % g("num_heads") == 0
     ok &= bert | (g("num_hidden_groups") <= g("num_layers"))
@@ -256,11 +262,19 @@ def _py(v: Any) -> Any:
 
 
 def _family_rule(rows: dict[str, Any], m: int) -> None:
-    """`bert_fields` on the BERT rows (their sharing and K are already checked by `_valid_rows`)."""
-    bert = _is(rows["family"], "bert", m)
+    """`bert_fields` on the rows of a family without ALBERT's ideas (their sharing and K are already checked by
+    `_valid_rows`), and on every row the fields its family fixes (ModelConfig's rule, per column)."""
+    bert = _of(rows["family"], m, lambda r: not r.albert_ideas)
     if bert.any():
         for f in ("embedding_size", "num_hidden_groups"):
             rows[f] = np.where(bert, bert_fields(rows["hidden_size"])[f], rows[f]).astype(np.int64)
+    family = rows["family"]
+    for name in (np.unique(family) if isinstance(family, np.ndarray) else (family,)):
+        for f, value in family_of(name).fixed.items():
+            if isinstance(family, np.ndarray) or isinstance(rows[f], np.ndarray):
+                rows[f] = np.where(_is(family, name, m), value, rows[f])
+            else:
+                rows[f] = value
 
 
 def _columns(rows: dict[str, Any], swept: dict[str, np.ndarray], m: int, batch: int, seq_len: int,
@@ -284,7 +298,7 @@ def _columns(rows: dict[str, Any], swept: dict[str, np.ndarray], m: int, batch: 
             if v.dtype == object and results[k].dtype != object:
                 results[k] = results[k].astype(object)
             results[k][idx] = v
-    data = {"model": _is(rows["family"], "bert", m).astype(np.int8)}
+    data = {"model": _of(rows["family"], m, lambda r: not r.albert_ideas).astype(np.int8)}
     data |= swept
     data |= {f: numeric[f] if f in numeric else _plain(f, rows[f], m) for f in FIELDS}
     return data | results

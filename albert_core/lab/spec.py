@@ -37,7 +37,6 @@ CODE_VERSION = "lab-4"
 
 TASKS = ("none", "nsp", "sop")
 TOKENIZER_KINDS = lab_tokenizers.KINDS
-FAMILY_TOKENIZER = lab_tokenizers.FAMILY_KIND  # the papers' own choices
 FAMILY_MAX_NGRAM = {"albert": 3, "bert": 1}
 
 # Hard ranges of the fields (what can describe a run at all); what a visitor may start is bounded
@@ -195,7 +194,7 @@ class RunSpec:
     # ----------------------------------------------------------------------------- derived values
     @property
     def tokenizer_kind(self) -> str:
-        return self.tokenizer or FAMILY_TOKENIZER[self.config.family]
+        return self.tokenizer or lab_tokenizers.tokenizer_kind(self.config.family)  # the family's record
 
     @property
     def ngram(self) -> int:

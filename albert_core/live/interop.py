@@ -1,8 +1,9 @@
 """transformers <-> live model: import a model of any family (or a saved folder), export back.
 
-Families: ALBERT, BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa-v3, ModernBERT, EuroBERT, NomicBERT; heads: the bare model,
-ALBERT's / BERT's pre-training heads, the masked-LM heads, ELECTRA's discriminator. Every weight is copied through
-one explicit name map per family (ours -> transformers'), with an assert on every shape and a check that every
+Families: ALBERT, BERT, RoBERTa, XLM-R, ELECTRA, DeBERTa-v3, ModernBERT, EuroBERT, NomicBERT (every registered family
+whose record names transformers' classes); heads: the bare model, ALBERT's / BERT's pre-training heads, the masked-LM
+heads, ELECTRA's discriminator. Every weight is copied through one explicit name map (ours -> transformers') built
+from the family's module names (`Family.transformers.modules`), with an assert on every shape and a check that every
 transformers parameter is used exactly once. Folders are read with
 transformers' `from_pretrained(local_files_only=True, use_safetensors=True)`: no network, never pickle.
 """
@@ -16,8 +17,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from albert_core.configuration.config import FAMILIES, PAPER_FAMILIES, ModelConfig
-from albert_core.configuration.hf_config import HF_CLASS_PREFIX, config_from_hf, config_to_hf
+from albert_core.configuration.config import FAMILIES, ModelConfig, family_of
+from albert_core.configuration.hf_config import config_from_hf, config_to_hf
+from albert_core.counting.params import order_head_name
 from albert_core.format import fmt_bytes
 from albert_core.live import budget
 from albert_core.live.budget import ForwardGuard, MemoryBudgetError, check_budget, memory_budget
@@ -28,106 +30,44 @@ from albert_core.live.model import (
     dtype_name,
 )
 
-_CLASSES = {
-    ("albert", "model"): "AlbertModel",
-    ("albert", "pretraining"): "AlbertForPreTraining",
-    ("albert", "masked-lm"): "AlbertForMaskedLM",
-    ("bert", "model"): "BertModel",
-    ("bert", "pretraining"): "BertForPreTraining",
-    ("bert", "masked-lm"): "BertForMaskedLM",
-    **{(family, head): HF_CLASS_PREFIX[family] + suffix
-       for family in FAMILIES if family not in PAPER_FAMILIES
-       for head, suffix in (("model", "Model"), ("masked-lm", "ForMaskedLM"))},
-    ("electra", "discriminator"): "ElectraForPreTraining",
-}
-_HEAD_OF_CLASS = {cls: key for key, cls in _CLASSES.items()}
-# the attribute of a head class that holds the base model
-_BASE_PREFIX = {"albert": "albert", "bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta",
-                "electra": "electra", "deberta-v2": "deberta", "modernbert": "model", "eurobert": "model",
-                "nomic_bert": "nomic_bert"}
+
+def _head_of_class() -> dict[str, tuple[str, str]]:
+    """transformers' class name -> (family, head), for every registered family with classes."""
+    out = {}
+    for name in FAMILIES:
+        record = family_of(name)
+        for head in record.transformers.heads if record.transformers else ():
+            out.setdefault(record.class_name(head), (name, head))
+    return out
 
 
 def _hf_class(family: str, head: str) -> type[nn.Module]:
     import transformers
 
-    name = _CLASSES.get((family, head))
+    record = family_of(family)
+    name = record.class_name(head)
     if name is None or not hasattr(transformers, name):
+        classes = [record.class_name(h) for h in (record.transformers.heads if record.transformers else ())]
         raise ValueError(f"transformers has no class for a {family} encoder with head {head!r} (classes: "
-                         f"{', '.join(c for (f, _), c in _CLASSES.items() if f == family)})")
+                         f"{', '.join(classes) or 'none'})")
     return getattr(transformers, name)
 
 
-def _param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
-    """(our parameter name, the transformers parameter names it is made of) for every parameter.
+def _param_map(cfg: ModelConfig, hf_config: Any = None) -> list[tuple[str, list[str]]]:
+    """(our parameter name, the transformers parameter names it is made of) for every parameter, from the module
+    names of the family's record (`Modules`); ``hf_config`` (the transformers model's config) picks a head the class
+    builds by a value of its config (`Modules.mlm_variants`: DeBERTa's newer head).
 
     Only Q/K/V (and a GLU's gate and up projections) map to more than one name: they are concatenated along the
-    output dimension.
+    output dimension. transformers' classes of the families after BERT hold no sharing and no factorization beyond
+    ELECTRA's and DeBERTa's projections: one layer a copy; ALBERT's hold G groups of K inner layers.
     """
-    if cfg.family not in PAPER_FAMILIES:
-        return _family_param_map(cfg)
-    albert = cfg.family == "albert"
-    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
-    out: list[tuple[str, list[str]]] = []
-
-    def pair(ours: str, theirs: str, bias: bool = True) -> None:
-        for w in ("weight", "bias") if bias else ("weight",):
-            out.append((f"{ours}.{w}", [f"{theirs}.{w}"]))
-
-    for name in ("word_embeddings", "position_embeddings", "token_type_embeddings"):
-        pair(f"embeddings.{name}", f"{p}embeddings.{name}", bias=False)
-    pair("embeddings.LayerNorm", f"{p}embeddings.LayerNorm")
-    if albert:
-        pair("encoder.embedding_hidden_mapping_in", f"{p}encoder.embedding_hidden_mapping_in")
-    K = cfg.inner_group_num
-    for c in range(cfg.attention_copies // K):
-        for k in range(K):
-            src = (
-                f"{p}encoder.albert_layer_groups.{c}.albert_layers.{k}.attention"
-                if albert
-                else f"{p}encoder.layer.{c}.attention"
-            )
-            qkv = ["query", "key", "value"]
-            ours = f"encoder.attention.{c}.{k}"
-            for w in ("weight", "bias"):
-                names = [f"{src}.{x}.{w}" if albert else f"{src}.self.{x}.{w}" for x in qkv]
-                out.append((f"{ours}.qkv.{w}", names))
-            pair(f"{ours}.dense", f"{src}.dense" if albert else f"{src}.output.dense")
-            pair(f"{ours}.LayerNorm", f"{src}.LayerNorm" if albert else f"{src}.output.LayerNorm")
-    for c in range(cfg.ffn_copies // K):
-        for k in range(K):
-            ours = f"encoder.ffn.{c}.{k}"
-            if albert:
-                src = f"{p}encoder.albert_layer_groups.{c}.albert_layers.{k}"
-                pair(f"{ours}.ffn", f"{src}.ffn")
-                pair(f"{ours}.ffn_output", f"{src}.ffn_output")
-                pair(f"{ours}.LayerNorm", f"{src}.full_layer_layer_norm")
-            else:
-                src = f"{p}encoder.layer.{c}"
-                pair(f"{ours}.ffn", f"{src}.intermediate.dense")
-                pair(f"{ours}.ffn_output", f"{src}.output.dense")
-                pair(f"{ours}.LayerNorm", f"{src}.output.LayerNorm")
-    if cfg.has_pooler:
-        pair("pooler", f"{p}pooler" if albert else f"{p}pooler.dense")
-    if cfg.has_mlm_head:
-        mlm = "predictions" if albert else "cls.predictions"
-        pair("predictions.dense", f"{mlm}.dense" if albert else f"{mlm}.transform.dense")
-        pair("predictions.LayerNorm", f"{mlm}.LayerNorm" if albert else f"{mlm}.transform.LayerNorm")
-        out.append(("predictions.bias", [f"{mlm}.bias"]))
-        if not cfg.tie_word_embeddings:
-            pair("predictions.decoder", f"{mlm}.decoder")
-    if cfg.has_order_head:
-        pair(*(("sop_classifier", "sop_classifier.classifier") if albert
-               else ("nsp_classifier", "cls.seq_relationship")))
-    return out
-
-
-def _family_param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
-    """`_param_map` of the families after BERT (transformers' classes hold no sharing and no factorization
-    beyond ELECTRA's and DeBERTa's projections: one layer a copy). Each of our modules maps to the transformers
-    module(s) it is made of; its weight and, where ours has one, its bias are copied."""
+    record = family_of(cfg.family)
+    if record.transformers is None:
+        raise ValueError(f"transformers has no class for {record.label}: no weights map to it")
+    m = record.transformers.modules
     ours = {name for name, _ in EncoderModel(cfg).named_parameters()}  # meta device: shapes only
-    fam = cfg.family
-    p = "" if cfg.head == "model" else _BASE_PREFIX[fam] + "."
+    p = "" if cfg.head == "model" else m.base + "."
     out: list[tuple[str, list[str]]] = []
 
     def pair(mine: str, *theirs: str) -> None:
@@ -135,76 +75,37 @@ def _family_param_map(cfg: ModelConfig) -> list[tuple[str, list[str]]]:
             if f"{mine}.{w}" in ours:
                 out.append((f"{mine}.{w}", [f"{t}.{w}" for t in theirs]))
 
-    bert_like = fam in ("roberta", "xlm-roberta", "electra", "deberta-v2")
-    if bert_like or fam == "nomic_bert":
-        for name in ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm"):
-            pair(f"embeddings.{name}", f"{p}embeddings.{name}")
-    elif fam == "modernbert":
-        pair("embeddings.word_embeddings", f"{p}embeddings.tok_embeddings")
-        pair("embeddings.LayerNorm", f"{p}embeddings.norm")
-    else:  # eurobert
-        pair("embeddings.word_embeddings", f"{p}embed_tokens")
-    if fam == "electra":
-        pair("encoder.embedding_hidden_mapping_in", f"{p}embeddings_project")
-    if fam == "deberta-v2":
-        pair("encoder.embedding_hidden_mapping_in", f"{p}embeddings.embed_proj")
-        pair("embeddings.relative_embeddings", f"{p}encoder.rel_embeddings")
-        pair("embeddings.relative_LayerNorm", f"{p}encoder.LayerNorm")
-    for i in range(cfg.num_layers):
-        att, ffn = f"encoder.attention.{i}.0", f"encoder.ffn.{i}.0"
-        if bert_like:
-            src = f"{p}encoder.layer.{i}"
-            qkv = ("query_proj", "key_proj", "value_proj") if fam == "deberta-v2" else ("query", "key", "value")
-            pair(f"{att}.qkv", *(f"{src}.attention.self.{x}" for x in qkv))
-            pair(f"{att}.dense", f"{src}.attention.output.dense")
-            pair(f"{att}.LayerNorm", f"{src}.attention.output.LayerNorm")
-            pair(f"{ffn}.ffn", f"{src}.intermediate.dense")
-            pair(f"{ffn}.ffn_output", f"{src}.output.dense")
-            pair(f"{ffn}.LayerNorm", f"{src}.output.LayerNorm")
-        elif fam == "modernbert":
-            src = f"{p}layers.{i}"
-            pair(f"{att}.qkv", f"{src}.attn.Wqkv")
-            pair(f"{att}.dense", f"{src}.attn.Wo")
-            pair(f"{att}.LayerNorm", f"{src}.attn_norm")
-            pair(f"{ffn}.ffn", f"{src}.mlp.Wi")
-            pair(f"{ffn}.ffn_output", f"{src}.mlp.Wo")
-            pair(f"{ffn}.LayerNorm", f"{src}.mlp_norm")
-        else:  # eurobert, nomic_bert: Llama-style names
-            src = f"{p}layers.{i}"
-            pair(f"{att}.qkv", *(f"{src}.self_attn.{x}_proj" for x in "qkv"))
-            pair(f"{att}.dense", f"{src}.self_attn.o_proj")
-            pair(f"{ffn}.ffn", f"{src}.mlp.gate_proj", f"{src}.mlp.up_proj")
-            pair(f"{ffn}.ffn_output", f"{src}.mlp.down_proj")
-            if fam == "eurobert":
-                pair(f"{att}.LayerNorm", f"{src}.input_layernorm")
-                pair(f"{ffn}.LayerNorm", f"{src}.post_attention_layernorm")
-            else:
-                pair(f"{att}.LayerNorm", f"{src}.post_attention_layernorm")
-                pair(f"{ffn}.LayerNorm", f"{src}.post_mlp_layernorm")
-    pair("encoder.final_norm", {"modernbert": f"{p}final_norm", "eurobert": f"{p}norm"}.get(fam, "-"))
-    pair("pooler", f"{p}pooler.dense")
-    if cfg.has_mlm_head:
-        if fam in ("roberta", "xlm-roberta"):
-            dense, norm, bias, decoder = "lm_head.dense", "lm_head.layer_norm", "lm_head.bias", "lm_head.decoder"
-        elif fam == "electra":
-            dense, norm, bias, decoder = ("generator_predictions.dense", "generator_predictions.LayerNorm",
-                                          "generator_lm_head.bias", "generator_lm_head")
-        elif fam == "modernbert":
-            dense, norm, bias, decoder = "head.dense", "head.norm", "decoder.bias", "decoder"
-        elif fam == "eurobert":
-            dense, norm, bias, decoder = "-", "-", "lm_head.bias", "lm_head"
-        else:  # deberta-v2 (legacy head), nomic_bert
-            t = "cls.predictions.transform"
-            dense, norm = f"{t}.dense", f"{t}.LayerNorm" if fam == "deberta-v2" else f"{t}.layer_norm"
-            bias, decoder = "cls.predictions.bias", "cls.predictions.decoder"
-        pair("predictions.dense", dense)
-        pair("predictions.LayerNorm", norm)
-        if "predictions.bias" in ours:
-            out.append(("predictions.bias", [bias]))
-        pair("predictions.decoder", decoder)
-    if cfg.has_discriminator:
-        pair("discriminator.dense", "discriminator_predictions.dense")
-        pair("discriminator.prediction", "discriminator_predictions.dense_prediction")
+    for name, theirs in m.tables.items():
+        pair(f"embeddings.{name}", p + theirs)
+    if m.projection:
+        pair("encoder.embedding_hidden_mapping_in", p + m.projection)
+    if m.relative:
+        pair("embeddings.relative_embeddings", p + m.relative[0])
+        pair("embeddings.relative_LayerNorm", p + m.relative[1])
+    K = cfg.inner_group_num
+    for kind, names, copies in (("attention", m.attention, cfg.attention_copies), ("ffn", m.ffn, cfg.ffn_copies)):
+        for c in range(copies // K):
+            for k in range(K):
+                block = p + m.layer.format(i=c) + ("." + m.block.format(k=k) if m.block else "")
+                for mine, theirs in names.items():
+                    pair(f"encoder.{kind}.{c}.{k}.{mine}", *(f"{block}.{t}" for t in theirs))
+    if m.final_norm:
+        pair("encoder.final_norm", p + m.final_norm)
+    if m.pooler:
+        pair("pooler", p + m.pooler)
+    mlm = dict(m.mlm)
+    for (attribute, value), names in m.mlm_variants:
+        if hf_config is not None and getattr(hf_config, attribute, None) == value:
+            mlm = dict(names)
+    for mine in ("dense", "LayerNorm", "decoder"):
+        if mine in mlm:
+            pair(f"predictions.{mine}", mlm[mine])
+    if "predictions.bias" in ours:
+        out.append(("predictions.bias", [mlm["bias"]]))
+    if cfg.has_order_head and m.order:
+        pair(order_head_name(cfg.family), m.order[1])
+    for mine, theirs in m.discriminator.items():
+        pair(f"discriminator.{mine}", theirs)
     return out
 
 
@@ -227,23 +128,25 @@ def _check_all_used(hf_model: nn.Module, used: Iterable[nn.Parameter]) -> None:
 
 # ----------------------------------------------------------------------------- import
 def from_hf(source: Any, *, dtype: torch.dtype = torch.float32) -> EncoderModel:
-    """Our model with every weight of ``source`` copied: a transformers model of any family and head of `_CLASSES`
-    (AlbertModel / AlbertForPreTraining / AlbertForMaskedLM, BertModel / ..., RobertaModel / RobertaForMaskedLM,
-    XLMRoberta..., ElectraModel / ElectraForMaskedLM / ElectraForPreTraining, DebertaV2Model / ...ForMaskedLM,
-    ModernBert..., EuroBert..., NomicBert...) instance, or a folder saved with ``save_pretrained`` (safetensors
-    only, memory budget checked before loading). Library use: the result's inputs are not limited, as for a
-    model one already holds; the app loads user folders with `load_pretrained_folder`, which confines and limits."""
+    """Our model with every weight of ``source`` copied: a transformers model of any family and head whose class
+    its record names (`_head_of_class`: AlbertModel / AlbertForPreTraining / AlbertForMaskedLM, BertModel / ...,
+    RobertaModel / RobertaForMaskedLM, XLMRoberta..., ElectraModel / ElectraForMaskedLM / ElectraForPreTraining,
+    DebertaV2Model / ...ForMaskedLM, ModernBert..., EuroBert..., NomicBert...) instance, or a folder saved with
+    ``save_pretrained`` (safetensors only, memory budget checked before loading). Library use: the result's inputs
+    are not limited, as for a model one already holds; the app loads user folders with `load_pretrained_folder`,
+    which confines and limits."""
     if isinstance(source, (str, Path)):
         model = load_pretrained_folder(source, allowed_roots=None)
         model.guard = None
         return model
     hf_model = source
     cls_name = type(hf_model).__name__
-    if cls_name not in _HEAD_OF_CLASS or not isinstance(hf_model, nn.Module):
-        raise ValueError(f"source must be one of {', '.join(_HEAD_OF_CLASS)} or a saved folder, got {cls_name}")
-    family, head = _HEAD_OF_CLASS[cls_name]
+    classes = _head_of_class()
+    if cls_name not in classes or not isinstance(hf_model, nn.Module):
+        raise ValueError(f"source must be one of {', '.join(classes)} or a saved folder, got {cls_name}")
+    family, head = classes[cls_name]
     cfg = config_from_hf(hf_model.config, head=head)
-    base = hf_model if head == "model" else getattr(hf_model, _BASE_PREFIX[family])
+    base = hf_model if head == "model" else getattr(hf_model, family_of(family).transformers.modules.base)
     pooler = getattr(base, "pooler", None)
     if head == "model" and cfg.pooler and pooler is None:
         raise ValueError(f"{cls_name} was built with add_pooling_layer=False, which has no ModelConfig head")
@@ -256,7 +159,7 @@ def from_hf(source: Any, *, dtype: torch.dtype = torch.float32) -> EncoderModel:
 def _copy_from(hf_model: nn.Module, cfg: ModelConfig, dtype: torch.dtype) -> EncoderModel:
     if getattr(hf_model.config, "is_decoder", False) or getattr(hf_model.config, "add_cross_attention", False):
         raise ValueError("is_decoder / add_cross_attention must be off: only bidirectional encoders are modelled")
-    rel = getattr(hf_model.config, "max_relative_positions", -1) if cfg.family == "deberta-v2" else -1
+    rel = getattr(hf_model.config, "max_relative_positions", -1) if cfg.position == "relative" else -1
     if isinstance(rel, int) and rel >= 1 and rel != cfg.max_position_embeddings:
         # counted right, but the live model log-buckets relative positions up to max_position_embeddings, as
         # transformers does only with max_relative_positions -1 (DeBERTa-v3's own configs)
@@ -267,7 +170,7 @@ def _copy_from(hf_model: nn.Module, cfg: ModelConfig, dtype: torch.dtype) -> Enc
     model.to_empty(device=next(hf_model.parameters()).device)
     ours = dict(model.named_parameters())
     theirs = dict(hf_model.named_parameters(remove_duplicate=False))
-    mapping = _param_map(cfg)
+    mapping = _param_map(cfg, hf_model.config)
     assert sorted(ours) == sorted(name for name, _ in mapping), "every parameter of ours is mapped once"
     used = []
     for name, sources in mapping:
@@ -435,17 +338,13 @@ def to_transformers(model: EncoderModel, *, budget_bytes: int | None = None) -> 
     if first.device.type == "meta":
         raise ValueError("a model on the meta device has no weights to export")
     cls = _hf_class(cfg.family, cfg.head)
-    if cfg.family in PAPER_FAMILIES:
-        config_cls = transformers.AlbertConfig if cfg.family == "albert" else transformers.BertConfig
-        hf_config = config_cls(**{k: v for k, v in hf_dict.items() if k != "model_type"})
-    else:
-        hf_config = transformers.AutoConfig.for_model(**hf_dict)
+    hf_config = transformers.AutoConfig.for_model(**hf_dict)
     with torch.device(first.device):
         hf_model = cls(hf_config).to(first.dtype)
     ours = dict(model.named_parameters())
     theirs = dict(hf_model.named_parameters(remove_duplicate=False))
     used = []
-    for name, targets in _param_map(cfg):
+    for name, targets in _param_map(cfg, hf_config):
         tensors = [theirs[t] for t in targets]
         parts = ours[name].split([t.shape[0] for t in tensors]) if len(tensors) > 1 else [ours[name]]
         for t, part in zip(tensors, parts, strict=True):

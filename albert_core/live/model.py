@@ -464,11 +464,6 @@ class Encoder(nn.Module):
         return x, hidden, attns
 
 
-# The MLM transform's activation: RoBERTa's and XLM-R's heads apply (erf) GELU and ELECTRA's generator head GELU
-# whatever hidden_act is; every other family's head uses hidden_act.
-HEAD_GELU_FAMILIES = ("roberta", "xlm-roberta", "electra")
-
-
 class MLMHead(nn.Module):
     """[dense -> act -> norm] (or, without a transform, a bias-free H -> E map when factorized) -> decoder (tied to
     the word embeddings unless untied) + bias (where the config has one)."""
@@ -476,7 +471,7 @@ class MLMHead(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         E = cfg.embedding_size
-        self.act = ACTIVATIONS["gelu" if cfg.family in HEAD_GELU_FAMILIES else cfg.hidden_act]
+        self.act = ACTIVATIONS[cfg.transform_act]  # RoBERTa's, XLM-R's, ELECTRA's: GELU whatever hidden_act is
         self.transform = cfg.head_transform
         if cfg.head_transform:
             self.dense = Linear(cfg.hidden_size, E, bias=cfg.head_bias)  # BERT: H -> H (E == H)
@@ -548,7 +543,7 @@ class EncoderModel(nn.Module):
             self.add_module(self.order_head, Linear(cfg.hidden_size, 2))
         if cfg.has_discriminator:
             self.discriminator = DiscriminatorHead(cfg)
-        self.deberta = cfg.family == "deberta-v2"
+        self.deberta = cfg.position == "relative"  # DeBERTa: zeroes padded embeddings, masks padded queries
         self.guard: ForwardGuard | None = None  # set by build_model / interop: the budget-checked size
 
     def forward(

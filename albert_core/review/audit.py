@@ -49,11 +49,11 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from albert_core.checks import check_whole_number
-from albert_core.configuration.config import PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.config import ModelConfig, family_of
+from albert_core.configuration.family import Modules
 from albert_core.configuration.hf_config import config_to_hf, hf_class_mismatch, hf_class_name
 from albert_core.configuration.presets import config_name
 from albert_core.configuration.workload import check_seq_len
@@ -209,7 +209,7 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
     position_rows = P if cfg.has_position_table else 0
     # torchinfo: a lookup's multiply-adds are its table x the batch of its output; BERT's and ELECTRA's position
     # ids are a (1, S) buffer, RoBERTa's are made per sequence from the input ids
-    per_sequence_positions = cfg.family in ("roberta", "xlm-roberta")
+    per_sequence_positions = cfg.position_offset > 0  # RoBERTa's positions count the non-padding tokens
     lookup_macs = B * (V + T) * E + position_rows * E * (B if per_sequence_positions else 1)
     partial = cfg.sharing in ("attention", "ffn")
     out = Terms(
@@ -227,7 +227,7 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
         bias_adds=bias_adds,
         norm_elements=0 if rms else normed,
         softmax_elements=B * cfg.num_heads * S * S * X,
-        act_elements=N * X * I + (transform and _head_act_follows(cfg)) * N * E + disc * N * H,
+        act_elements=N * X * I + (transform and cfg.head_act == "hidden") * N * E + disc * N * H,
         reused_slots=(cfg.num_layers - cfg.num_hidden_groups) if partial else 0,
         attention_block=4 * H * H + 6 * H,
         ffn_block=2 * H * I + I + 3 * H,
@@ -244,12 +244,6 @@ def terms(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> Terms:
                  + out.relative_table)
     assert accounted == out.executed_params, (accounted, out.executed_params)
     return out
-
-
-def _head_act_follows(cfg: ModelConfig) -> bool:
-    """Whether the MLM transform's activation is the config's hidden_act: RoBERTa's and XLM-R's LM heads call GELU
-    and ELECTRA's generator head builds get_activation("gelu"), whatever hidden_act says."""
-    return cfg.family not in ("roberta", "xlm-roberta", "electra")
 
 
 # ----------------------------------------------------------------------------- causes
@@ -297,7 +291,7 @@ def explain(tool: Tool | str, t: Terms) -> tuple[Cause, ...]:
     # the window; a tool that sees those matmuls counts the masked pairs too (the exact figure counts the window)
     dense = (DENSE_MASKED, t.dense_excess // (2 if tool.unit == "MACs" else 1))
     positions = (
-        "RoBERTa's position table once per sequence" if cfg.family in ("roberta", "xlm-roberta")
+        "RoBERTa's position table once per sequence" if cfg.position_offset > 0
         else "the position table once per batch" if cfg.has_position_table
         else "each table once per sequence"
     )
@@ -590,43 +584,28 @@ class Part:
     forward: int
 
 
-# The families after BERT in transformers: the attribute holding the base model in a head class, and the module
-# names that differ from the BERT lineage's ("embeddings", "encoder.layer", a one-module MLM head)
-_BASE = MappingProxyType({"roberta": "roberta", "xlm-roberta": "roberta", "electra": "electra", "deberta-v2": "deberta",
-                          "modernbert": "model", "eurobert": "model", "nomic_bert": "nomic_bert"})
-_LAYERS = MappingProxyType({"modernbert": "layers", "eurobert": "layers", "nomic_bert": "layers"})
-_EMBEDDINGS = MappingProxyType({"eurobert": "embed_tokens"})
-_FINAL_NORM = MappingProxyType({"modernbert": "final_norm", "eurobert": "norm"})
-# the MLM head's (transform module, decoder module); one module holds both where the decoder's is None
-_MLM = MappingProxyType({
-    "roberta": ("lm_head", None), "xlm-roberta": ("lm_head", None), "deberta-v2": ("cls", None),
-    "nomic_bert": ("cls", None), "electra": ("generator_predictions", "generator_lm_head"),
-    "modernbert": ("head", "decoder"), "eurobert": (None, "lm_head"),
-})
+def _modules(cfg: ModelConfig) -> Modules:
+    """transformers' module names of ``cfg``'s family (its record's)."""
+    return family_of(cfg.family).transformers.modules
 
 
 def _prefix(cfg: ModelConfig) -> str:
     """The base model's path in ``build_hf_model(cfg)`` ("" for the bare model), with its dot."""
-    if cfg.head == "model":
-        return ""
-    return {"albert": "albert.", "bert": "bert."}.get(cfg.family) or _BASE[cfg.family] + "."
+    return "" if cfg.head == "model" else _modules(cfg).base + "."
 
 
 def _layer_modules(cfg: ModelConfig) -> list[tuple[str, str]]:
-    """(module path, first layer calling it) of each layer of ``build_hf_model(cfg)``."""
-    if cfg.family not in PAPER_FAMILIES:  # built by transformers' own class: unshared, one module per layer
-        layers = _prefix(cfg) + _LAYERS.get(cfg.family, "encoder.layer")
-        return [(f"{layers}.{i}", str(i)) for i in range(cfg.num_layers)]
-    albert = cfg.family == "albert"
-    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
-    if not albert:
-        return [(f"{p}encoder.layer.{i}", str(i)) for i in range(cfg.num_layers)]
+    """(module path, first layer calling it) of each layer of ``build_hf_model(cfg)``: one module per layer, but
+    where the class holds layer groups (ALBERT's, `Modules.block`), one per group, called by each of its layers."""
+    layer = _prefix(cfg) + _modules(cfg).layer
+    if _modules(cfg).block is None:  # built by transformers' own class: unshared, one module per layer
+        return [(layer.format(i=i), str(i)) for i in range(cfg.num_layers)]
     groups = cfg.num_hidden_groups if cfg.sharing == "all" else cfg.num_layers  # the built model's groups
     first: dict[int, int] = {}
     out = []
     for i in range(cfg.num_layers):
         g = cfg.group_of_layer(i, groups)
-        out.append((f"{p}encoder.albert_layer_groups.{g}", str(first.setdefault(g, i))))
+        out.append((layer.format(i=g), str(first.setdefault(g, i))))
     return out
 
 
@@ -639,15 +618,15 @@ def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, .
     """The `Part`s of ``cfg``, their exact figures summed from `count_params` / `count_flops` components
     (the parts' parameters add up to the total, their FLOPs to the forward)."""
     bp, fb = count_params(cfg).by_name(), count_flops(cfg, batch, seq_len).by_name()
-    if cfg.family not in PAPER_FAMILIES:
+    if not family_of(cfg.family).paper:
         return _family_parts(cfg, bp, fb, batch, seq_len)
 
     def total(counts: dict[str, int], *names: str) -> int:
         return sum(n for name, n in counts.items() if name.startswith(names))
 
-    albert = cfg.family == "albert"
-    p = "" if cfg.head == "model" else ("albert." if albert else "bert.")
-    mlm, order = ("predictions", "sop_classifier") if albert else ("cls.predictions", "cls.seq_relationship")
+    m = _modules(cfg)
+    p = _prefix(cfg)
+    mlm, order = m.mlm_modules[0], m.order[0] if m.order else None
     proj = "encoder.embedding_hidden_mapping_in"
     K, L = cfg.inner_group_num, cfg.num_layers
     att = total(bp, "encoder.attention.") // cfg.attention_copies
@@ -657,9 +636,9 @@ def parts(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[Part, .
     def held(i: int, shared: bool, block: int) -> int:
         return K * block if not shared or _owner(cfg, i) == i else 0
 
-    out = [Part("embeddings", "Embeddings", f"{p}embeddings", total(bp, "embeddings."), 0)]
+    out = [Part("embeddings", "Embeddings", p + m.embeddings, total(bp, "embeddings."), 0)]
     if cfg.is_factorized:
-        out.append(Part("projection", "Embedding projection E→H", p + proj, bp[proj], fb[proj]))
+        out.append(Part("projection", "Embedding projection E→H", p + m.projection, bp[proj], fb[proj]))
     for i, (module, first) in enumerate(_layer_modules(cfg)):
         params = held(i, cfg.attention_shared, att) + held(i, cfg.ffn_shared, ffn)
         out.append(Part(f"layer {i}", f"Layer {i}", module if first == str(i) else None, params, layer_flops))
@@ -687,19 +666,19 @@ def _family_parts(cfg: ModelConfig, bp: dict[str, int], fb: dict[str, int], batc
     the audit runs only what that class builds; ValueError for an ALBERTized one, which it does not)."""
     if problem := no_transformers_model(cfg):
         raise ValueError(f"no per-component rows for a config transformers cannot build: {problem}")
-    p, L = _prefix(cfg), cfg.num_layers
+    p, L, m = _prefix(cfg), cfg.num_layers, _modules(cfg)
     proj = "encoder.embedding_hidden_mapping_in"
     nested = cfg.norm_after_projection  # DeBERTa's embed_proj sits inside its embeddings module
     emb_params = sum(n for name, n in bp.items() if name.startswith("embeddings.") and "relative" not in name)
-    emb = _EMBEDDINGS.get(cfg.family, "embeddings")
-    out = [Part("embeddings", "Embeddings", p + emb, emb_params + nested * bp.get(proj, 0), nested * fb.get(proj, 0))]
+    out = [Part("embeddings", "Embeddings", p + m.embeddings, emb_params + nested * bp.get(proj, 0),
+                nested * fb.get(proj, 0))]
     if cfg.is_factorized and not nested:  # ELECTRA's embeddings_project
-        out.append(Part("projection", "Embedding projection E→H", f"{p}embeddings_project", bp[proj], fb[proj]))
+        out.append(Part("projection", "Embedding projection E→H", p + m.projection, bp[proj], fb[proj]))
     if cfg.position == "relative":  # DeBERTa: the table is read as a weight, normed once, projected by every layer
         out += [
-            Part("relative_table", COMPONENT_INFO["embeddings.relative_embeddings"][0], f"{p}encoder.rel_embeddings",
+            Part("relative_table", COMPONENT_INFO["embeddings.relative_embeddings"][0], p + m.relative[0],
                  bp["embeddings.relative_embeddings"], 0),
-            Part("relative_norm", COMPONENT_INFO["embeddings.relative_LayerNorm"][0], f"{p}encoder.LayerNorm",
+            Part("relative_norm", COMPONENT_INFO["embeddings.relative_LayerNorm"][0], p + m.relative[1],
                  bp["embeddings.relative_LayerNorm"], 0),
         ]
     layer_params = {k: v for k, v in bp.items() if k.startswith(("encoder.attention.", "encoder.ffn."))}
@@ -711,12 +690,12 @@ def _family_parts(cfg: ModelConfig, bp: dict[str, int], fb: dict[str, int], batc
         params = per_layer - (missing if i == 0 else 0)
         out.append(Part(f"layer {i}", f"Layer {i}", module, params, matmuls + _layer_scores(cfg, batch, seq_len, i)[0]))
     if cfg.norm_placement == "pre":
-        out.append(Part("final_norm", COMPONENT_INFO["encoder.final_norm"][0], p + _FINAL_NORM[cfg.family],
+        out.append(Part("final_norm", COMPONENT_INFO["encoder.final_norm"][0], p + m.final_norm,
                         bp["encoder.final_norm"], 0))
     if cfg.has_pooler:
         out.append(Part("pooler", "Pooler", f"{p}pooler", bp["pooler"], fb["pooler"]))
     if cfg.has_mlm_head:
-        transform, decoder = _MLM[cfg.family]
+        transform, decoder = m.mlm_modules
         head_params = {k: v for k, v in bp.items() if k.startswith("predictions")}
         head_flops = {k: v for k, v in fb.items() if k.startswith("predictions")}
         if decoder is None:
@@ -731,7 +710,7 @@ def _family_parts(cfg: ModelConfig, bp: dict[str, int], fb: dict[str, int], batc
                             head_flops["predictions.decoder"]))
     if cfg.has_discriminator:
         names = ("discriminator.dense", "discriminator.prediction")
-        out.append(Part("discriminator", "Discriminator head", "discriminator_predictions",
+        out.append(Part("discriminator", "Discriminator head", m.discriminator_module,
                         sum(bp[n] for n in names), sum(fb[n] for n in names)))
     return tuple(out)
 
@@ -772,7 +751,7 @@ def _part_work(t: Terms, part: Part) -> _Work:
     """The `_Work` under ``part``'s module (a layer's from `_block_work`, the others' exact forward from
     `parts`)."""
     cfg, B, N = t.config, t.batch, t.tokens
-    if cfg.family not in PAPER_FAMILIES:
+    if not family_of(cfg.family).paper:
         return _family_part_work(t, part)
     E, H, V = cfg.embedding_size, cfg.hidden_size, cfg.vocab_size
     relu = cfg.hidden_act == "relu"
@@ -824,11 +803,11 @@ def _family_part_work(t: Terms, part: Part) -> _Work:
         return _Work(0, norm=layer_norm * N * H)
     if key == "pooler":
         return _Work(part.forward, bias=B * H)
-    head_act = act if _head_act_follows(cfg) else None
+    head_act = act if cfg.head_act == "hidden" else None  # RoBERTa's, ELECTRA's heads call GELU themselves
     transform_work = _Work(0, norm=N * E * layer_norm, bias=cfg.head_bias * N * E) + _activation(head_act, N * E)
     decoder_work = _Work(0, bias=cfg.decoder_bias * N * V)
     if key == "mlm_head":
-        both = transform_work + (decoder_work if _MLM[cfg.family][1] is None else _Work(0))
+        both = transform_work + (decoder_work if _modules(cfg).mlm_modules[1] is None else _Work(0))
         return _Work(part.forward) + (both if transform else _Work(0))
     if key == "mlm_decoder":
         return _Work(part.forward) + decoder_work
@@ -932,7 +911,7 @@ def explain_part(tool: Tool | str, t: Terms, part: Part) -> tuple[Cause, ...]:
     if family not in PER_MODULE:
         return ()
     if family == "torchinfo":
-        decoder = "mlm_decoder" if _MLM.get(t.config.family, ("", None))[1] else "mlm_head"
+        decoder = "mlm_decoder" if _modules(t.config).mlm_modules[1] else "mlm_head"
         tied = ("tied MLM decoder weight (the word table) counted in the MLM head", t.tied_decoder)
         never = ("the relative table is read as a weight, never called: torchinfo has no row for it", -part.params)
         return _causes([tied] if part.key == decoder else [never] if part.key == "relative_table" else [])
@@ -1023,7 +1002,7 @@ def small_twin(cfg: ModelConfig, seq_len: int) -> ModelConfig:
     heads = heads if hidden % heads == 0 else 1
     inner = max(1, cfg.intermediate_size * hidden // cfg.hidden_size)
     embedding = min(cfg.embedding_size, SMALL_EMBEDDING)
-    if cfg.family != "albert":  # the others have an E->H projection exactly when E != H: keep it so
+    if not cfg.always_project:  # an E->H projection exactly when E != H: keep it so
         embedding = hidden if not cfg.is_factorized else (embedding if embedding != hidden else hidden // 2 or 1)
     kv = cfg.num_kv_heads
     if kv:  # grouped queries: the same group size where it divides the twin's heads, else one key/value head
@@ -1051,13 +1030,13 @@ def no_transformers_model(cfg: ModelConfig) -> str | None:
     """Why the tools cannot run on ``cfg`` (None: they can): an encoder after BERT with ALBERT's ideas applied (E
     where its class has no projection, cross-layer sharing) has no transformers model to run them on. BERT's and
     ALBERT's partial sharing modes are built here (`build_hf_model`)."""
-    return None if cfg.family in PAPER_FAMILIES else hf_class_mismatch(cfg)
+    return None if family_of(cfg.family).paper else hf_class_mismatch(cfg)
 
 
 def has_sdpa(cfg: ModelConfig) -> bool:
     """Whether transformers' class of ``cfg`` has an SDPA attention (DeBERTa-v2's is eager only: its SDPA rows run
     the eager model)."""
-    return cfg.family != "deberta-v2"
+    return family_of(cfg.family).transformers.sdpa
 
 
 # ----------------------------------------------------------------------------- running the tools
@@ -1085,7 +1064,7 @@ def build_hf_model(cfg: ModelConfig, attention: str, device: str = "meta"):
     with torch.device(device):
         model = getattr(transformers, hf_class_name(cfg))._from_config(conf, attn_implementation=attention)
     if cfg.sharing in ("attention", "ffn"):
-        groups = (model if cfg.head == "model" else model.albert).encoder.albert_layer_groups
+        groups = (model if cfg.head == "model" else getattr(model, _modules(cfg).base)).encoder.albert_layer_groups
         names = (
             ("attention",) if cfg.sharing == "attention" else ("ffn", "ffn_output", "full_layer_layer_norm")
         )

@@ -22,9 +22,8 @@ from typing import Any
 
 from albert_core.checks import check_whole_number
 from albert_core.configuration.coerce import albertize, bert_twin, fit_heads
-from albert_core.configuration.config import PAPER_FAMILIES, ModelConfig
+from albert_core.configuration.config import ModelConfig, family_of
 from albert_core.configuration.hf_config import (
-    _HF_DEFAULTS,
     HfFields,
     _hf_dict,
     config_from_fields,
@@ -35,7 +34,7 @@ from albert_core.configuration.hf_config import (
 from albert_core.configuration.hf_schema import excerpt
 from albert_core.configuration.presets import config_name
 from albert_core.counting.flops import count_flops, dense_masked_excess
-from albert_core.counting.memory import DEFAULT_DROPOUT, estimate_memory
+from albert_core.counting.memory import estimate_memory
 from albert_core.counting.params import count_params
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_ratio
 
@@ -119,7 +118,7 @@ def _layer_plan(cfg: ModelConfig) -> str:
 def _dropout_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> list[Finding]:
     values = {}
     for key in DROPOUT_KEYS:
-        value = data.get(key, DEFAULT_DROPOUT[cfg.family])
+        value = data.get(key, family_of(cfg.family).dropout)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
             return [
                 Finding(
@@ -134,7 +133,7 @@ def _dropout_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
                 )
             ]
         values[key] = float(value)
-    if cfg.family != "albert" or any(values.values()):
+    if not _shares(cfg) or any(values.values()):  # ALBERT's releases: v1 with 0.1, v2 without
         return []
     absent = [k for k in DROPOUT_KEYS if k not in data]
     source = ", ".join(DROPOUT_KEYS) + (
@@ -159,8 +158,14 @@ def _dropout_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
     ]
 
 
+def _shares(cfg: ModelConfig) -> bool:
+    """The file's family writes ALBERT's sharing keys (num_hidden_groups, inner_group_num): its class shares layers
+    (`Family.class_axes`), and the findings about them, its embedding and its BERT twin apply."""
+    return "sharing" in family_of(cfg.family).class_axes
+
+
 def _sharing_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> list[Finding]:
-    if cfg.family != "albert":
+    if not _shares(cfg):
         return []
     L, G, K = cfg.num_layers, cfg.num_hidden_groups, cfg.inner_group_num
     out: list[Finding] = []
@@ -247,7 +252,7 @@ def _sharing_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
 
 
 def _embedding_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> list[Finding]:
-    if cfg.family != "albert":
+    if not _shares(cfg):
         return []
     V, E, H = cfg.vocab_size, cfg.embedding_size, cfg.hidden_size
     out: list[Finding] = []
@@ -299,7 +304,7 @@ def _embedding_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int)
 
 
 def _cost_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> list[Finding]:
-    if cfg.family != "albert":
+    if not _shares(cfg):
         return []
     twin = bert_twin(cfg)
     p, tp = _params(cfg), _params(twin)
@@ -364,14 +369,21 @@ def _ffn_meaning(cfg: ModelConfig, data: Mapping[str, Any]) -> Finding | None:
         return None
     H, I = cfg.hidden_size, cfg.intermediate_size  # noqa: E741 (paper notation)
     per_block = 3 * H * I
-    layout = {"modernbert": f"Wi = Linear({H:,}, 2 x {I:,}) (input and gate fused) and Wo = Linear({I:,}, {H:,})",
-              "eurobert": f"gate_proj and up_proj = Linear({H:,}, {I:,}) each and down_proj = Linear({I:,}, {H:,})",
-              "nomic_bert": f"gate_proj and up_proj = Linear({H:,}, {I:,}) each and down_proj = Linear({I:,}, {H:,})"}
+    record = family_of(cfg.family)
+    ffn = record.transformers.modules.ffn if record.transformers else {}
+    up = [n.rsplit(".", 1)[-1] for n in ffn.get("ffn", ())]
+    down = [n.rsplit(".", 1)[-1] for n in ffn.get("ffn_output", ())]
+    if len(up) == 1 and down:  # one module holds gate and up (ModernBERT's Wi)
+        layout = f"{up[0]} = Linear({H:,}, 2 x {I:,}) (input and gate fused) and {down[0]} = Linear({I:,}, {H:,})"
+    elif len(up) == 2 and down:  # gate_proj and up_proj (EuroBERT, NomicBERT)
+        layout = f"{up[0]} and {up[1]} = Linear({H:,}, {I:,}) each and {down[0]} = Linear({I:,}, {H:,})"
+    else:
+        layout = "gate, up and down of I each"
     dense = cfg.replace(ffn_kind="dense")
     return Finding(
         "intermediate-size-meaning", "info",
         f"intermediate_size I = {I:,} is the width of each of a gated FFN's three matrices here: "
-        f"{layout.get(cfg.family, 'gate, up and down of I each')}; in BERT and ALBERT it is one up projection of I, "
+        f"{layout}; in BERT and ALBERT it is one up projection of I, "
         "so the same number means 1.5x the FFN parameters (a GLU at 8H/3 holds what a dense FFN at 4H holds)",
         "parameters", f"FFN per layer {fmt_params(per_block)} (a dense FFN with this I: {fmt_params(2 * H * I)})",
         f"compare FFNs by parameters, not by intermediate_size; a dense FFN of the same size has I = {3 * I // 2:,}",
@@ -401,7 +413,7 @@ def _local_window_findings(cfg: ModelConfig, data: Mapping[str, Any], seq_len: i
         "the window matters only beyond its width: at most "
         f"{w + 1} keys a query", "local_attention, global_attn_every_n_layers")]
     sliding = data.get("sliding_window")
-    written = data.get("local_attention", _HF_DEFAULTS["modernbert"]["local_attention"])
+    written = data.get("local_attention", family_of(cfg.family).reader.defaults.get("local_attention"))
     if sliding is not None and written != w:  # checked by the reader: a whole number, w = 2 x sliding_window
         out.append(Finding(
             "sliding-window-mismatch", "warning",
@@ -450,7 +462,7 @@ def _encoder_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -
             f"per layer", "nothing to fix",
             f"against full multi-head attention: parameters {_change(_params(mha), _params(cfg))}; forward FLOPs "
             f"{_change(_flops(mha, seq_len), _flops(cfg, seq_len), fmt_flops)}", "num_key_value_heads"))
-    if cfg.family in PAPER_FAMILIES:  # the size hints are for encoders being designed, not the paper's fixed sizes
+    if family_of(cfg.family).paper:  # the size hints are for encoders being designed, not the paper's fixed sizes
         return out
     V = cfg.vocab_size
     if V % VOCAB_MULTIPLE:

@@ -33,11 +33,11 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from albert_core import settings
 from albert_core.checks import check_whole_number
+from albert_core.configuration.config import FAMILIES, family_of
 from albert_core.disk_cache import evict, last_use, touch
 from albert_core.text import corpus as lab_corpus
 
 __all__ = [
-    "FAMILY_KIND",
     "KINDS",
     "MAX_VOCAB_SIZE",
     "MIN_VOCAB_SIZE",
@@ -56,12 +56,6 @@ __all__ = [
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")  # ids 0..4
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
 KINDS = ("unigram", "wordpiece")
-# The lab's tokenizer of each family: ALBERT's SentencePiece unigram, BERT's WordPiece; the encoders after BERT take
-# the nearer of the two lab kinds (ELECTRA and NomicBERT use BERT's WordPiece; XLM-R and DeBERTa-v3 SentencePiece;
-# RoBERTa, ModernBERT and EuroBERT a byte-level BPE the lab does not ship: unigram, a subword model of the same kind)
-FAMILY_KIND = {"albert": "unigram", "bert": "wordpiece", "electra": "wordpiece", "nomic_bert": "wordpiece",
-               "xlm-roberta": "unigram", "deberta-v2": "unigram", "roberta": "unigram", "modernbert": "unigram",
-               "eurobert": "unigram"}
 MIN_VOCAB_SIZE = 256  # the corpus's characters must fit (a Unigram model keeps every character)
 MAX_VOCAB_SIZE = 32_768  # bounds a training request (the corpus yields fewer pieces well before this)
 MAX_CACHED_FILES = 12
@@ -73,10 +67,11 @@ _MANIFEST = SHIPPED_DIR / "manifest.json"
 
 
 def tokenizer_kind(family: str) -> str:
-    """The lab tokenizer of a model family: ALBERT -> "unigram", BERT -> "wordpiece" (the others: `FAMILY_KIND`)."""
-    if family not in FAMILY_KIND:
-        raise ValueError(f"family must be one of {', '.join(FAMILY_KIND)}, got {family!r:.40}")
-    return FAMILY_KIND[family]
+    """The lab tokenizer of a model family (its record's, `Family.tokenizer`): ALBERT's SentencePiece unigram, BERT's
+    WordPiece; the encoders after BERT take the nearer of the two (ELECTRA and NomicBERT use BERT's WordPiece, XLM-R
+    and DeBERTa-v3 SentencePiece; RoBERTa, ModernBERT and EuroBERT a byte-level BPE the lab does not ship: unigram, a
+    subword model of the same kind)."""
+    return family_of(family).tokenizer
 
 
 def check_request(kind: str, vocab_size: int) -> None:
@@ -308,7 +303,7 @@ def tokenizer_fingerprint(kind: str, vocab_size: int) -> dict[str, object]:
     results computed with it keys on): a shipped size by a hash of its content; another size (trained by
     the run itself, in the worker) by its recipe, corpus and `tokenizers` version, which is what its disk
     cache is keyed by."""
-    kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
+    kind = family_of(kind).tokenizer if kind in FAMILIES else kind
     check_request(kind, vocab_size)
     if not is_shipped(kind, vocab_size):
         return {"kind": kind, "vocab_size": vocab_size, **recipe(), "tokenizers": tokenizers.__version__}
@@ -329,7 +324,7 @@ def lab_tokenizer(kind: str, vocab_size: int) -> Tokenizer:
     """The lab tokenizer ``kind`` ("unigram" for ALBERT, "wordpiece" for BERT; a family name is accepted)
     with exactly ``vocab_size`` pieces: trained once on the corpus's training split, then read from the
     disk cache. Each call returns a new `tokenizers.Tokenizer` (free to set padding/truncation on)."""
-    kind = FAMILY_KIND.get(kind, kind) if isinstance(kind, str) else kind
+    kind = family_of(kind).tokenizer if kind in FAMILIES else kind
     check_request(kind, vocab_size)
     return Tokenizer.from_str(_tokenizer_json(kind, vocab_size))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from albert_core import ModelConfig
-from albert_core.configuration.config import SHARING_LABELS
+from albert_core.configuration.config import SHARING_LABELS, family_of
 from ui import plotly_dicts
 
 ATTENTION_COLORS = ("#4c78a8", "#72b7b2", "#9ecae9", "#2a5783", "#5fa2ce", "#a0cbe8")
@@ -61,7 +61,8 @@ def architecture_title(cfg: ModelConfig) -> str:
 
 def architecture_summary(cfg: ModelConfig) -> str:
     """One sentence: executed blocks against the copies held."""
-    mode = "BERT, nothing shared" if cfg.family == "bert" else SHARING_LABELS[cfg.sharing]
+    record = family_of(cfg.family)
+    mode = f"{record.label}, nothing shared" if not record.albert_ideas else SHARING_LABELS[cfg.sharing]
     groups = (f", G = {cfg.num_hidden_groups} group{'s' if cfg.num_hidden_groups > 1 else ''}"
               if cfg.sharing != "none" else "")
     return (f"{cfg.num_layers} layers × K = {cfg.inner_group_num} inner repeats run {cfg.executed_layers} "

@@ -21,7 +21,7 @@ def explorer_figures(cfg: ModelConfig, wl: Workload) -> tuple[go.Figure, go.Figu
     """The page's three figures, built once per config and workload (never mutated afterwards). For a
     BERT the third compares its ALBERT counterpart with it (a BERT's own twin is itself)."""
     res = cached_result(cfg, wl)
-    if cfg.family == "albert":
+    if res.twin_kind == "bert" and not res.is_bert:  # an ALBERT beside its BERT twin
         twin = figures_explorer.twin_bars(res)
     elif res.twin_kind != "bert":  # an encoder after BERT: its ALBERTized twin, or an ALBERTized one's original
         twin = figures_explorer.twin_bars(res, names=figures_explorer.TWIN_NAMES[res.twin_kind])

@@ -13,8 +13,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from albert_core.configuration.config import family_of
 from albert_core.counting.flops import differences_words, flop_differences, outside_layers
-from albert_core.counting.memory import DEFAULT_DROPOUT, DEVICE_MEMORY_GB, estimate_memory, largest_batches
+from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
 from albert_core.counting.params import COMPONENT_INFO, ParamBreakdown
 from albert_core.counting.report import Result
 from albert_core.format import (
@@ -196,7 +197,7 @@ def twin_summary(result: Result, names: tuple[str, str] = ("this config", "BERT"
     notes = []
     if c.hidden_act != twin.hidden_act:
         notes.append(f"{me} runs {c.hidden_act}, which saves other tensors than {bert}'s {twin.hidden_act}")
-    drop, drop_twin = DEFAULT_DROPOUT[c.family], DEFAULT_DROPOUT[twin.family]
+    drop, drop_twin = family_of(c.family).dropout, family_of(twin.family).dropout
     if drop != drop_twin:
         notes.append(f"{bert} trains with dropout {drop_twin:g} (its masks are saved too), {me} with {drop:g}")
     act_note = ("; ".join(notes) if notes else f"both run {c.hidden_act} with the same dropout") + "."

@@ -163,7 +163,7 @@ with st.container(border=True, key="panel_vs_bert"):
     if res.twin_kind != "bert":
         render.chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(family_summary(cfg, wl))
-    elif cfg.family == "albert":
+    elif not res.is_bert:  # an ALBERT beside its BERT twin
         render.chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(res))
     elif fig_twin is None:
@@ -239,5 +239,5 @@ with st.container(horizontal=True, key="exports", gap="small"):
 if hf_problem:
     st.caption(escape_markdown(f"config.json not available: {hf_problem}.") + (
         " The paper's shared-attention and shared-FFN modes have no transformers class."
-        if cfg.family == "albert" else ""))
+        if cfg.sharing in ("attention", "ffn") else ""))
 st.caption("Charts: use the camera icon in each chart's toolbar to save a PNG.")

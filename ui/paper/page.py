@@ -78,7 +78,7 @@ st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I")
 st.latex(r"\begin{aligned} &\text{AlbertModel (all-shared)} \\ &= (V+P+T)E + 2E + EH + H \\ "
          r"&\quad + GK\,(4H^2 + 2HI + 9H + I) \\ &\quad + H^2 + H \end{aligned}")
 st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half):")
-if cfg.family == "albert":  # only ALBERT projects its E-wide embeddings to H
+if cfg.is_factorized:  # only a factorized embedding (ALBERT's) is projected from E to H
     st.latex(r"\begin{aligned} \text{fwd} &= 2BSEH + 2BH^2 \\ &+ LK\,(8BSH^2 + 4BS^2H + 4BSHI) \end{aligned}")
     st.caption("2BSEH is ALBERT's E → H projection of the embeddings; a BERT has none (E = H, no projection).")
 else:

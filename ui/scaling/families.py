@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from albert_core import ModelConfig
-from albert_core.configuration.coerce import original_of, twin_of
-from albert_core.configuration.config import FAMILY_NAMES, PAPER_FAMILIES
-from albert_core.configuration.presets import ALL_PRESETS, FAMILY_BASE_PRESET
+from albert_core.configuration.coerce import albertize, original_of, twin_of
+from albert_core.configuration.config import FAMILIES, family_of
+from albert_core.configuration.presets import ALL_PRESETS
 from albert_core.counting.params import count_params
 from albert_core.counting.sweeps import sweep
 from albert_core.format import fmt_params
@@ -90,15 +90,16 @@ def family_table() -> dict[str, list]:
     every layer shared make of it (exact counts), as columns."""
     out: dict[str, list] = {k: [] for k in ("family", "preset", "V", "H", "params", "embedding share",
                                              "E = 128", "E = 128, all shared")}
-    for family, name in FAMILY_BASE_PRESET.items():
-        if family == "albert":
+    for family in FAMILIES:
+        record = family_of(family)
+        if "sharing" in record.class_axes:  # ALBERT: its own class shares already
             continue
+        name = record.base_preset
         cfg = ALL_PRESETS[name]
         bd = count_params(cfg)
-        factorized = (cfg.replace(family="albert", sharing="none") if family in PAPER_FAMILIES
-                      else cfg.replace(embedding_size=128))
+        factorized = albertize(cfg, embedding_size=128, sharing="none")  # a BERT becomes an ALBERT of its size
         shared = factorized.replace(sharing="all")
-        out["family"].append(FAMILY_NAMES[family])
+        out["family"].append(record.label)
         out["preset"].append(name)
         out["V"].append(cfg.vocab_size)
         out["H"].append(cfg.hidden_size)

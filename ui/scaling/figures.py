@@ -17,7 +17,7 @@ from plotly.basedatatypes import BaseTraceType
 
 from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.configuration.coerce import bert_twin
-from albert_core.configuration.config import SHARING_LABELS
+from albert_core.configuration.config import SHARING_LABELS, family_of
 from albert_core.counting.memory import MemoryEstimate
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.paper import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
@@ -472,7 +472,7 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(ModelConfig))
 
 def _grid_key(cfg: ModelConfig, i_follows: bool, *overwritten: str) -> tuple:
     free = {"hidden_size", "num_heads", *overwritten} | ({"intermediate_size"} if i_follows else set())
-    if cfg.family == "bert":
+    if not family_of(cfg.family).albert_ideas:  # E follows H (BERT)
         free.add("embedding_size")
     return (i_follows, *(getattr(cfg, name) for name in _FIELDS if name not in free))
 
