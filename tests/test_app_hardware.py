@@ -121,10 +121,12 @@ def test_answers_for_the_current_config(app):
             b += 1
         return b
 
-    assert list(table(at, col)[col]) == [scan(n, 16e9) for n in ("bert-large", "albert-xxlarge")]
-    assert table(at, col)[col][0] > table(at, col)[col][1]  # ALBERT-xxlarge's activations outweigh sharing
+    quoted = table(at, col).set_index("model")[col]  # after the sidebar's config and its twin (issue 42)
+    assert [quoted[n] for n in ("bert-large", "albert-xxlarge")] == [scan(n, 16e9) for n in ("bert-large",
+                                                                                            "albert-xxlarge")]
+    assert quoted["bert-large"] > quoted["albert-xxlarge"]  # ALBERT-xxlarge's activations outweigh sharing
     at.number_input(key="hw_gb").set_value(40).run()
-    assert table(at, col)[col][0] == scan("bert-large", 40e9)
+    assert table(at, col).set_index("model")[col]["bert-large"] == scan("bert-large", 40e9)
 
 
 def test_gradient_traffic_is_the_unique_parameters(app):
@@ -201,3 +203,44 @@ def test_a_measured_preset_with_another_head_is_named_whatever_the_head(head):
     electra = ALL_PRESETS["electra-base-discriminator"]
     assert not any(same_but_head(PRESETS[r["preset"]], electra) for r in measured["rows"])
     assert "has the head" not in measured_takeaway(measured, electra)
+
+
+def test_is_albert_faster_answers_training_and_inference_each_with_its_ratio(app):
+    """Issue 42: albert-large against bert-large on an H100, bf16 mixed: the answer gave inference only ("No, it
+    is slower") where the page's own training step is faster. Both are answered, each with its ratio."""
+    from albert_core.counting.report import albert_pair
+    from albert_core.format import fmt_ratio
+
+    cfg = PRESETS["albert-large"]
+    query = {**config_to_query(cfg), "hw": "h100", "dtype": "bf16", "prec": "mixed", "batch": "64", "seq": "512"}
+    at = app(query, page=PAGE)
+    assert not at.exception
+    albert, bert = albert_pair(cfg)
+    wl = Workload(batch=64, seq_len=512, dtype="bf16", precision="mixed")
+    train = estimate_time(bert, wl, "h100").training_s / estimate_time(albert, wl, "h100").training_s
+    (answer,) = [m.value.replace("\\", "") for m in at.markdown if "Training:" in m.value]
+    assert f"Training: {'yes, faster' if train > 1.02 else 'no'}" in answer
+    assert f"{fmt_ratio(train)} the speed" in answer and "Inference:" in answer
+    for b in (1, 64):
+        inf = Workload(batch=b, seq_len=512, dtype="bf16", optimizer="none")
+        ratio = estimate_time(bert, inf, "h100").inference_s / estimate_time(albert, inf, "h100").inference_s
+        assert f"{fmt_ratio(ratio)} (batch {b})" in answer
+
+
+def test_what_batch_fits_includes_the_sidebars_config_and_its_twin(app):
+    """Issue 42: "What batch fits in N GB" ignored the sidebar's config and its twin."""
+    from albert_core.configuration.presets import config_name
+    from albert_core.counting.report import albert_pair
+    from ui.hardware.questions import largest_batch
+
+    cfg = ALL_PRESETS["modernbert-base"]
+    at = app({**config_to_query(cfg), "seq": "512"}, page=PAGE)
+    assert not at.exception
+    df = table(at, "batch, fp32")
+    pair = albert_pair(cfg)
+    assert cfg in pair and len(set(pair)) == 2
+    for c in pair:
+        name = config_name(c) + (" (sidebar)" if c == cfg else "")
+        (row,) = df[df["model"] == name].to_dict("records")
+        assert row["batch, fp32"] == largest_batch(c, 16e9, 512, "fp32")
+        assert row["batch, fp16 mixed"] == largest_batch(c, 16e9, 512, "fp16", precision="mixed")

@@ -137,11 +137,11 @@ def test_the_speed_verdict_follows_the_ratios_it_shows(name, dtype):
     text = speed_answer(cmp)
     shown = [float(r) for r in re.findall(r"([0-9.]+)x \(batch \d+\)", text)]
     assert len(shown) == len(cmp.ratios)
-    verdict = re.match(r"\*\*(.+?)\*\*", text).group(1)
+    verdict = re.search(r"\*\*Inference: (.+?)\*\*", text).group(1)
     if all(r < 1 - NEARLY_EQUAL for r in cmp.ratios.values()):
         assert "slower" in verdict
     elif all(r > 1 + NEARLY_EQUAL for r in cmp.ratios.values()):
-        assert verdict == "Yes"
+        assert verdict == "yes, faster"
     elif all(abs(r - 1) < NEARLY_EQUAL for r in cmp.ratios.values()):
         assert "about the same" in verdict
 

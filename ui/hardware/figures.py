@@ -272,7 +272,7 @@ def profiles_frame(profiles: Sequence[HardwareProfile]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-SPEED_VERDICTS = {1: "Yes", -1: "No, it is slower", 0: "No, about the same speed", None: "It depends on the batch"}
+SPEED_VERDICTS = {1: "yes, faster", -1: "no, slower", 0: "no, about the same speed", None: "it depends on the batch"}
 
 
 def pair_names(pair: Sequence[ModelConfig], sidebar: ModelConfig | None = None) -> list[str]:
@@ -287,26 +287,43 @@ NO_COUNTERPART = ("This BERT runs {act}, and an ALBERT's BERT twin runs GELU, so
                   "there is no pair to compare. Pick an ALBERT, or a BERT with GELU.")
 
 
+def _parts_differ(parts: Mapping[str, tuple[float, float]], causes: Mapping[str, str]) -> str:
+    """The parts of a step whose times differ (`direction`), each with both times and its cause."""
+    return "; ".join(f"{PART_LABELS[name].lower()} {fmt_duration(a)} vs {fmt_duration(b)}, "
+                     f"{change_words(a, b, 'shorter by', 'longer by')}"
+                     + (f" ({causes[name]})" if causes.get(name) else "")
+                     for name, (a, b) in parts.items() if direction(a, b))
+
+
 def speed_answer(cmp: SpeedComparison, sidebar: ModelConfig | None = None) -> str:
-    """'Is ALBERT faster than BERT here?' from `questions.compare_speed`: its verdict (one threshold for every
-    comparison, `albert_core.format.direction`), the ratio at each batch, and which part of the inference batch
-    makes the difference, with its cause (the activation, the components whose FLOPs differ)."""
+    """'Is ALBERT faster than BERT here?' from `questions.compare_speed`, for training and for inference, each
+    with its verdict (one threshold for every comparison, `albert_core.format.direction`) and its ratio, and which
+    part of the step makes the difference, with its cause (the activation, the components whose FLOPs differ, the
+    parameters the optimizer updates and the all-reduce sends)."""
     albert, bert = map(escape_markdown, pair_names((cmp.albert, cmp.bert), sidebar))
-    ratios = _and([f"{fmt_ratio(r)} (batch {b})" for b, r in cmp.ratios.items()])
-    text = (f"**{SPEED_VERDICTS[cmp.verdict]}** (estimate, {cmp.hardware.label}): {albert} runs inference at "
-            f"{ratios} the speed of {bert}. Sharing removes parameters, not the layers that run: every executed "
-            "layer still reads its weights and does its FLOPs.")
-    differ = [(name, a, b) for name, (a, b) in cmp.parts.items() if direction(a, b)]
-    if not differ:
-        return text + " Each part of the inference batch takes nearly the same time for both."
     causes = {"elementwise": (f"{cmp.albert.hidden_act} against {cmp.bert.hidden_act}"
                               if cmp.albert.hidden_act != cmp.bert.hidden_act else ""),
               "matmuls": differences_words(flop_differences(count_flops(cmp.albert, 1, cmp.seq_len),
-                                                            count_flops(cmp.bert, 1, cmp.seq_len)))}
-    where = "; ".join(f"{PART_LABELS[name].lower()} {fmt_duration(a)} vs {fmt_duration(b)}, "
-                      f"{change_words(a, b, 'shorter by', 'longer by')}"
-                      + (f" ({causes[name]})" if causes.get(name) else "") for name, a, b in differ)
-    return text + f" Where the time differs (batch {max(cmp.ratios)}): {where}."
+                                                            count_flops(cmp.bert, 1, cmp.seq_len))),
+              "optimizer": "fewer unique parameters to update", "allreduce": "fewer gradients to send"}
+    out = []
+    if cmp.training_ratio is not None and cmp.training_workload is not None:
+        twl = cmp.training_workload
+        where = _parts_differ(cmp.training_parts, causes)
+        out.append(
+            f"**Training: {SPEED_VERDICTS[cmp.training_verdict]}** (estimate, {cmp.hardware.label}, {cmp.chips} "
+            f"chip{'s' if cmp.chips > 1 else ''}): a training step of {albert} at batch {twl.batch} × {twl.seq_len}, "
+            f"{twl.dtype} {twl.precision}, {twl.optimizer} runs at {fmt_ratio(cmp.training_ratio)} the speed of "
+            f"{bert}'s step." + (f" Where the time differs: {where}." if where else
+                            " Each part of the step takes nearly the same time for both."))
+    ratios = _and([f"{fmt_ratio(r)} (batch {b})" for b, r in cmp.ratios.items()])
+    text = (f"**Inference: {SPEED_VERDICTS[cmp.verdict]}** (estimate, {cmp.hardware.label}): {albert} runs "
+            f"inference at {ratios} the speed of {bert}. Sharing removes parameters, not the layers that run: every "
+            "executed layer still reads its weights and does its FLOPs.")
+    where = _parts_differ(cmp.parts, causes)
+    out.append(text + (f" Where the time differs (batch {max(cmp.ratios)}): {where}." if where else
+                       " Each part of the inference batch takes nearly the same time for both."))
+    return "\n\n".join(out)
 
 
 # ----------------------------------------------------------------------------- measured gradient traffic

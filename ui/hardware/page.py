@@ -16,6 +16,7 @@ from albert_core.hardware.profiles import (
     THIS_MACHINE,
     get_profile,
 )
+from albert_core.hardware.time_model import LOCAL_ATTENTION
 from albert_core.paper import QUOTED_BATCH, QUOTED_CARD_GB
 from ui.hardware import cache
 from ui.hardware import figures as figures_hardware
@@ -100,6 +101,8 @@ m[3].metric("Training memory per chip", fmt_bytes(est.memory_per_chip),
             f"{profile.label} has {fmt_bytes(profile.memory_bytes)}.")
 chart(figures_hardware.step_breakdown(est), key="hw_breakdown", width="stretch")
 st.caption(figures_hardware.step_takeaway(est))
+if cfg.local_layers:
+    st.caption(LOCAL_ATTENTION)  # one implementation of local attention in every part of the estimate
 with st.expander("Parts and assumptions"):
     st.dataframe(figures_hardware.breakdown_frame(est).drop(columns=["seconds"]), hide_index=True,
                  width="stretch", key="hw_parts")
@@ -109,7 +112,7 @@ with st.expander("Parts and assumptions"):
 st.subheader("Questions people ask")
 with st.container(border=True, key="hw_answer_speed"):
     st.markdown("**Is ALBERT faster than BERT on my device?**")
-    speed = compare_speed(cfg, wl, profile)
+    speed = compare_speed(cfg, wl, profile, chips=chips, overlap=overlap)
     if speed is None:
         st.markdown(figures_hardware.NO_COUNTERPART.format(act=cfg.hidden_act))
     else:
@@ -117,14 +120,18 @@ with st.container(border=True, key="hw_answer_speed"):
 
 with st.container(border=True, key="hw_answer_memory"):
     st.markdown(f"**What is the largest batch that fits in N GB at sequence {BATCH_SEQ}?** (training, AdamW, "
-                "estimate)")
+                "estimate; a model with fewer positions at its longest sequence)")
     gb = st.number_input("GB per device", 1, 1024, QUOTED_CARD_GB, key="hw_gb")
     rows = []
-    for name in QUOTED_BATCH:
-        row = {"model": name}
-        row["batch, fp16 mixed"] = largest_batch(PRESETS[name], gb * 1e9, BATCH_SEQ, "fp16", precision="mixed")
-        row["batch, fp32"] = largest_batch(PRESETS[name], gb * 1e9, BATCH_SEQ, "fp32")
-        rows.append(row)
+    # the sidebar's config and the config it is compared with (issue 42), then the presets users quote
+    pair = albert_pair(cfg) or (cfg,)
+    named = {**dict(zip(figures_hardware.pair_names(pair, cfg), pair, strict=True)),
+             **{name: PRESETS[name] for name in QUOTED_BATCH}}
+    for name, model in named.items():
+        seq = min(BATCH_SEQ, model.max_seq_len)
+        rows.append({"model": name, "sequence": seq,
+                     "batch, fp16 mixed": largest_batch(model, gb * 1e9, seq, "fp16", precision="mixed"),
+                     "batch, fp32": largest_batch(model, gb * 1e9, seq, "fp32")})
     st.dataframe(rows, hide_index=True, key="hw_batch_table")
     reported = " vs ".join(f"{b} ({figures_hardware.paper_name(n)})" for n, b in QUOTED_BATCH.items())
     st.caption(f"From estimate_memory (weights, gradients and AdamW states exact; activations estimated). Users "

@@ -92,6 +92,17 @@ class SpeedComparison:
     dtype: str
     ratios: Mapping[int, float]
     parts: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
+    # a training step at the sidebar's workload on the page's chips: BERT's seconds over ALBERT's (issue 42: the
+    # answer was inference only, "slower", where the page's own training step was faster), and its parts
+    training_ratio: float | None = None
+    training_workload: Workload | None = None
+    chips: int = 1
+    training_parts: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def training_verdict(self) -> int | None:
+        """+1: ALBERT's training step is faster, -1: slower, 0: nearly equal (`direction`); None: not timed."""
+        return None if self.training_ratio is None else direction(self.training_ratio, 1.0)
 
     @property
     def verdict(self) -> int | None:
@@ -102,10 +113,12 @@ class SpeedComparison:
 
 
 def compare_speed(cfg: ModelConfig, workload: Workload, hardware: str | HardwareProfile,
-                  batches: tuple[int, ...] = SPEED_BATCHES) -> SpeedComparison | None:
+                  batches: tuple[int, ...] = SPEED_BATCHES, chips: int = 1,
+                  overlap: bool = True) -> SpeedComparison | None:
     """`albert_core.counting.report.albert_pair` of ``cfg`` (asked from either config of a pair, the same pair)
     timed at inference at ``batches`` (``workload``'s dtype and sequence length, the sequence capped at both
-    configs' positions); None for a BERT without an ALBERT counterpart."""
+    configs' positions) and for one training step of ``workload`` on ``chips`` (as the page times the sidebar's
+    config); None for a BERT without an ALBERT counterpart."""
     pair = albert_pair(cfg)
     if pair is None:
         return None
@@ -118,4 +131,8 @@ def compare_speed(cfg: ModelConfig, workload: Workload, hardware: str | Hardware
         mine, twin = estimate_time(albert, wl, hw), estimate_time(bert, wl, hw)
         ratios[b] = twin.inference_s / mine.inference_s
         parts = {p.name: (p.seconds, q.seconds) for p, q in zip(mine.inference, twin.inference, strict=True)}
-    return SpeedComparison(albert, bert, hw, seq, workload.dtype, MappingProxyType(ratios), MappingProxyType(parts))
+    train_wl = workload.replace(seq_len=seq)
+    mine, twin = (estimate_time(c, train_wl, hw, chips, overlap=overlap) for c in (albert, bert))
+    train_parts = {p.name: (p.seconds, q.seconds) for p, q in zip(mine.training, twin.training, strict=True)}
+    return SpeedComparison(albert, bert, hw, seq, workload.dtype, MappingProxyType(ratios), MappingProxyType(parts),
+                           twin.training_s / mine.training_s, train_wl, chips, MappingProxyType(train_parts))
