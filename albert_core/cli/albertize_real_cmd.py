@@ -130,6 +130,8 @@ def _flops_sentence(cfg: Any, v: Variant, flops: Any, S: int) -> str:
 
 
 def _measured_sentence(row: dict[str, Any], doc: dict[str, Any]) -> str:
+    from albert_core.lab.posthoc_reference import verdict_phrase
+
     b, env = doc["baselines"], doc["environment"]
     acc, fid = row["accuracy"], row["fidelity"]
     text = (f"Measured (shipped grid, {doc['data']['dev_scored']:,} dev sentences, regressions on "
@@ -140,8 +142,7 @@ def _measured_sentence(row: dict[str, Any], doc: dict[str, Any]) -> str:
             f"{b['majority']['mean']:.1%}")
     vs = row.get("vs_original")
     if vs:
-        text += (f"; against the original: {vs['effect'] * 100:+.1f} points [{vs['low'] * 100:+.1f}, "
-                 f"{vs['high'] * 100:+.1f}], p = {vs['p']:.3g}: {vs['verdict']}")
+        text += f"; against the original: {verdict_phrase(vs, doc['settings']['bootstrap'])}: {vs['verdict']}"
     return text + "."
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from albert_core.counting.posthoc import GRID_E, GRID_RANKS
+from albert_core.lab.posthoc_reference import fmt_p
 from ui import plotly_dicts
 from ui.colors import ALBERT, BERT
 from ui.figure_style import LEGEND_BELOW, TITLE_FONT
@@ -117,7 +118,7 @@ def grid_frame(doc: dict[str, Any]) -> pd.DataFrame:
             "accuracy 95 %": f"{r['accuracy']['low'] * 100:.1f}-{r['accuracy']['high'] * 100:.1f}",
             "vs original (points)": "" if vs is None else
             f"{vs['effect'] * 100:+.1f} [{vs['low'] * 100:+.1f}, {vs['high'] * 100:+.1f}]",
-            "p": None if vs is None else vs["p"],
+            "p": "" if vs is None else fmt_p(vs["p"], doc["settings"]["bootstrap"]).removeprefix("p = "),
             "verdict": "reference" if vs is None else vs["verdict"],
             "vs bag-of-words": r["vs_bag_of_words"]["verdict"].replace("costs quality", "below")
                                                            .replace("gains", "above"),

@@ -122,7 +122,6 @@ def posthoc_section(cfg) -> None:
             "FLOPs / 128 tokens": st.column_config.NumberColumn(format="localized"),
             "fidelity": st.column_config.NumberColumn(format="%.3f"),
             "accuracy %": st.column_config.NumberColumn(format="%.1f"),
-            "p": st.column_config.NumberColumn(format="%.3g"),
         })
         st.caption("Verdict against the original: 'costs quality' when the 95 % interval of the accuracy difference "
                    "lies below zero, 'not distinguishable' when it holds zero. One variant's exact counts and its "
@@ -132,7 +131,10 @@ def posthoc_section(cfg) -> None:
 
 def _acc(row: dict) -> str:
     vs = row.get("vs_original")
-    return f"{row['accuracy']['mean']:.1%}" + ("" if vs is None else f" ({verdict_phrase(vs)}: {vs['verdict']})")
+    if vs is None:
+        return f"{row['accuracy']['mean']:.1%}"
+    phrase = verdict_phrase(vs, load_grid()["settings"]["bootstrap"])
+    return f"{row['accuracy']['mean']:.1%} ({phrase}: {vs['verdict']})"
 
 
 # ----------------------------------------------------------------------------- Figure 1 on trained weights
