@@ -47,8 +47,7 @@ def check_baselines(doc: dict[str, Any], metric: str) -> list[tuple[str, float]]
 
 
 # Points labelled on the chart (the others by their hover): a phone's 390 px leaves no room for a label per rank.
-LABELLED = {"E32", "E64", "E128", "E256", "shared", "shared-r8", "shared-r64", "E128-shared", "E128-shared-r8",
-            "E128-shared-r64"}
+LABELLED = {"E32", "E64", "E128", "E256", "shared", "shared-r64", "E128-shared", "E128-shared-r64"}
 
 
 def _short(label: str) -> str:
