@@ -267,3 +267,71 @@ def test_the_largest_sizes_draw_every_chart_with_counts_past_2_to_the_63(app):
     assert twin["data"][0]["customdata"][1] == float(count_flops(LARGEST, 1, 65_536).forward)
     flops = charts(at)["Forward FLOPs per sequence by component"]
     assert max(flops["data"][0]["x"]) > 2**53 and all(isinstance(v, float) for v in flops["data"][0]["x"])
+
+
+# ----------------------------------------------------------------------------- issue 42: the ALBERTize panel
+def _albertize_in_sidebar(at, embedding_size: int = 128):
+    at.selectbox(key="cfg_sharing").set_value("all").run()
+    at.number_input(key="cfg_E").set_value(embedding_size).run()
+    assert not at.exception
+    return at
+
+
+def test_an_albertized_preset_compares_with_that_preset_from_either_side(app):
+    """Issue 42: an ALBERTized ELECTRA's "original" kept ELECTRA's native E = 128, so the pair read one change from
+    the original's page and another from the twin's; the twin made from a preset compares with that preset."""
+    from albert_core import count_params
+    from albert_core.configuration.coerce import albertize
+    from albert_core.configuration.presets import ALL_PRESETS
+    from ui.figure_style import fmt_delta
+
+    preset = ALL_PRESETS["electra-base-discriminator"]
+    twin = albertize(preset)
+    saving = fmt_delta(count_params(twin).total / count_params(preset).total - 1)
+    at = app(config_to_query(preset))
+    assert metrics(at)["Total parameters"].delta == f"{saving} ALBERTized"  # the original's page: a saving
+    _albertize_in_sidebar(at)
+    assert metrics(at)["Total parameters"].value == fmt_params(count_params(twin).total)
+    assert metrics(at)["Total parameters"].delta == f"{saving} vs original"  # the same change from the twin's side
+    assert "**electra-base-discriminator**" in at.caption[0].value
+
+
+def test_a_twin_made_from_a_custom_config_compares_with_that_config(app):
+    """The session's last config without ALBERT's ideas (an upload, an edited preset) is what its twin compares
+    with, not a family-native E."""
+    from albert_core import count_params
+    from albert_core.configuration.coerce import albertize
+    from albert_core.configuration.presets import ALL_PRESETS
+
+    custom = ALL_PRESETS["deberta-v3-base"].replace(vocab_size=50_000)
+    at = app(config_to_query(custom))
+    _albertize_in_sidebar(at)
+    twin = albertize(custom)
+    want = count_params(twin).total / count_params(custom).total - 1
+    from ui.figure_style import fmt_delta
+
+    assert metrics(at)["Total parameters"].delta == f"{fmt_delta(want)} vs original"
+
+
+def test_what_albertizing_saves_is_one_table_with_each_idea_apart(app):
+    """Issue 42: the panel gave parameters and FLOPs only; the table has training memory, the largest batch and the
+    step time too, for E = 128 alone, the sharing alone and both, each from the library's counts."""
+    from albert_core import count_params
+    from albert_core.configuration.coerce import albertize
+    from albert_core.configuration.presets import ALL_PRESETS
+    from albert_core.hardware.albertized import compare_albertized
+
+    preset = ALL_PRESETS["modernbert-base"]
+    at = app(config_to_query(preset))
+    (df,) = [d.value for d in at.dataframe if "cost" in d.value.columns]
+    assert list(df.columns) == ["cost", "original", "E = 128 alone", "sharing alone", "both (ALBERTized)"]
+    assert list(df["cost"]) == ["Parameters", "Forward FLOPs per sequence", "Training FLOPs per step",
+                                "Training memory (estimate)", "Largest batch on 16 GB (estimate)",
+                                "Largest batch on 80 GB (estimate)", "Training step on NVIDIA H100 SXM 80GB (estimate)"]
+    variants = {"E = 128 alone": albertize(preset, sharing=None), "sharing alone": albertize(preset, embedding_size=None),
+                "both (ALBERTized)": albertize(preset)}
+    for column, cfg in variants.items():
+        assert df[column][0].startswith(fmt_params(count_params(cfg).total) + " (-")
+        pair = compare_albertized(preset, cfg, Workload())
+        assert df[column][4].split(" ")[0] == f"{int(pair.row('largest batch on 16 GB').twin):,}"
+    assert df["original"][0] == fmt_params(count_params(preset).total)

@@ -5,15 +5,21 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core import ModelConfig, Workload
+from albert_core.configuration.coerce import is_albertized
 from albert_core.counting.report import Result, analyze
 
 CONFIG_KEY = "_albert_config"
 WORKLOAD_KEY = "_albert_workload"
 
 
+ORIGIN_KEY = "_albert_origin"  # the session's last config without ALBERT's ideas (what an ALBERTized one came from)
+
+
 def set_current(cfg: ModelConfig, workload: Workload) -> None:
     st.session_state[CONFIG_KEY] = cfg
     st.session_state[WORKLOAD_KEY] = workload
+    if not is_albertized(cfg):  # a preset, an upload, a link, an edit: what ALBERTizing it would start from
+        st.session_state[ORIGIN_KEY] = cfg
 
 
 def current() -> tuple[ModelConfig, Workload]:

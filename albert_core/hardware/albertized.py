@@ -98,3 +98,41 @@ def compare_albertized(original: ModelConfig, twin: ModelConfig, workload: Workl
         ta, tb = (estimate_time(c, wl, hw) for c in (original, twin))
         add(f"training step on {ta.hardware.label}", "seconds", ta.training_s, tb.training_s, "estimate")
     return AlbertizedPair(original, twin, wl, tuple(rows), tuple(flop_differences(fb, fa)))
+
+
+@dataclass(frozen=True)
+class AlbertizingSavings:
+    """What ALBERTizing ``original`` into ``albertized`` saves, idea by idea: each variant ("the factorization
+    alone", "the sharing alone", "both") with its comparison against the original (`compare_albertized`). A variant
+    that would equal the original or another one is left out (ELECTRA-small's own E is already 128)."""
+
+    original: ModelConfig
+    albertized: ModelConfig
+    variants: tuple[tuple[str, AlbertizedPair], ...]
+
+
+def albertizing_savings(original: ModelConfig, albertized: ModelConfig, workload: Workload,
+                        profiles: tuple[str, ...] = TIME_PROFILES) -> AlbertizingSavings:
+    """``albertized`` (the original with ALBERT's ideas) against ``original``, and each idea apart: the original with
+    only ``albertized``'s embedding size, and with only its sharing (G and K included); every cost of
+    `compare_albertized` for each."""
+    from albert_core.configuration.coerce import albertize
+
+    candidates = []
+    if albertized.embedding_size != original.embedding_size:
+        candidates.append((f"E = {albertized.embedding_size} alone",
+                           albertize(original, embedding_size=albertized.embedding_size, sharing=None)))
+    if (albertized.sharing, albertized.num_hidden_groups, albertized.inner_group_num) != (
+            original.sharing, original.num_hidden_groups, original.inner_group_num):
+        candidates.append(("sharing alone", albertize(original, embedding_size=None, sharing=albertized.sharing,
+                                                      num_hidden_groups=albertized.num_hidden_groups,
+                                                      inner_group_num=albertized.inner_group_num)))
+    candidates.append(("both (ALBERTized)", albertized))
+    seen = {original}
+    variants = []
+    for label, cfg in candidates:
+        if cfg in seen:
+            continue
+        seen.add(cfg)
+        variants.append((label, compare_albertized(original, cfg, workload, profiles)))
+    return AlbertizingSavings(original, albertized, tuple(variants))

@@ -13,15 +13,18 @@ from albert_core.counting.params import component_columns
 from albert_core.counting.report import albert_counterpart
 from albert_core.format import escape_markdown, fmt_bytes, fmt_flops, fmt_macs, fmt_params
 from ui import figure_style, render, sidebar, tables
+from ui.explorer import albertize as albertize_panel
 from ui.explorer import architecture as figures_architecture
 from ui.explorer import exports, review
 from ui.explorer import figures as figures_explorer
-from ui.explorer.cache import explorer_figures, family_summary
+from ui.explorer.cache import explorer_figures
 from ui.state import cached_result, current
 
 cfg, wl = current()
-res = cached_result(cfg, wl)
+res = albertize_panel.explorer_result(cached_result(cfg, wl))  # an ALBERTized config: against what it came from
 fig_treemap, fig_flops, fig_twin = explorer_figures(cfg, wl)
+if res.twin_kind != "bert":
+    fig_twin = albertize_panel.twin_figure(cfg, wl, res.twin.config, res)
 own, twin = res.own, res.twin
 bd, forward = own.params, own.flops_sequence.forward
 train_mem = own.training_memory
@@ -53,7 +56,11 @@ def memory_parts_text(mem) -> str:
 
 
 def _delta(value: float, base: float) -> str | None:
-    return None if value == base else f"{figure_style.fmt_delta(value / base - 1)} vs {TWIN_NAME}"
+    if value == base:
+        return None
+    if res.twin_kind == "albertized":  # an original's page: what ALBERTizing saves, not the original's excess
+        return f"{figure_style.fmt_delta(base / value - 1)} ALBERTized"
+    return f"{figure_style.fmt_delta(value / base - 1)} vs {TWIN_NAME}"
 
 
 def metric(label: str, value: str, *, delta: str | None = None, help: str, inverse: bool = True) -> None:
@@ -162,7 +169,16 @@ with st.container(border=True, key="panel_vs_bert"):
                  "What do ALBERT's two ideas do to this encoder?")
     if res.twin_kind != "bert":
         render.chart(fig_twin, key="twin_bars", width="stretch")
-        st.markdown(family_summary(cfg, wl))
+        st.markdown(albertize_panel.twin_summary(cfg, wl, res.twin.config, res))
+        original, albertized = ((cfg, res.twin.config) if res.twin_kind == "albertized" else (res.twin.config, cfg))
+        st.markdown(f"**What ALBERTizing saves**: {escape_markdown(config_name(original))} against E = "
+                    f"{albertized.embedding_size} alone, the sharing alone and both")
+        st.dataframe(albertize_panel.savings_frame(albertize_panel.savings(original, albertized, wl)),
+                     hide_index=True, width="stretch", key="albertize_savings")
+        st.caption(f"Each change against {escape_markdown(config_name(original))} (negative: less; for the largest "
+                   "batch, positive: more fits). Parameters and FLOPs are exact counts; the training memory's "
+                   "activations, the batch that fits (searched on that estimate) and the step time (time model, "
+                   "datasheet profile) are estimates.")
     elif not res.is_bert:  # an ALBERT beside its BERT twin
         render.chart(fig_twin, key="twin_bars", width="stretch")
         st.markdown(figures_explorer.twin_summary(res))
