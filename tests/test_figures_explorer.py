@@ -183,3 +183,11 @@ def test_twin_summary_says_what_table_2_measures():
     assert "different H" not in text
     assert "ALBERT-large and BERT-large both have H = 1024 and L = 24" in text
     assert "1.7x faster" in text and "less communication" in text
+
+
+@pytest.mark.parametrize("names", [*figures_explorer.TWIN_NAMES.values(), ("ALBERT counterpart", "this BERT")])
+def test_the_twin_chart_title_fits_a_phone(names):
+    """Issue 42: the Explorer's twin chart title was cut at 390 px ("This encoder vs ALBERTized twin (ALBERTized
+    twin = 100%)", 56 characters; a 45-character title fits at TITLE_FONT)."""
+    title = figures_explorer.twin_title(names)
+    assert len(title) <= 45 and title.endswith("= 100%)") and names[1] in title

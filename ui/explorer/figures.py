@@ -149,11 +149,21 @@ def twin_bars(result: Result, names: tuple[str, str] = ("this config", "BERT twi
     top = max(max(r[1] / r[2] for r in rows), 1.0)
     return plotly_dicts.figure(bars, dict(
         barmode="group",
-        title=dict(text=f"{sentence_case(names[0])} vs {names[1]} ({_short(names[1])} = 100%)", font=TITLE_FONT),
+        title=dict(text=twin_title(names), font=TITLE_FONT),
         xaxis=dict(tickformat=".0%", title=dict(text=f"relative to the {names[1]}"), range=[0, top * 1.5],
                    **(dict(tickvals=[0, 0.5, 1.0]) if top <= 1.2 else {})),
         yaxis=dict(autorange="reversed"), legend=LEGEND_BELOW,
         margin=_MARGIN, height=420, uniformtext=dict(minsize=10, mode="show")))
+
+
+PHONE_TITLE_CHARS = 45  # what a title at TITLE_FONT holds on a 390 px phone (ui.figure_style)
+
+
+def twin_title(names: tuple[str, str]) -> str:
+    """The twin chart's title, short enough for a phone (issue 42: "This encoder vs ALBERTized twin (ALBERTized twin
+    = 100%)" was cut at 390 px): the twin named once when naming it twice is too long."""
+    title = f"{sentence_case(names[0])} vs {names[1]} ({_short(names[1])} = 100%)"
+    return title if len(title) <= PHONE_TITLE_CHARS else f"{sentence_case(names[0])} vs {names[1]} (= 100%)"
 
 
 def _short(name: str) -> str:
