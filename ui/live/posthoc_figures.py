@@ -106,6 +106,7 @@ def grid_frame(doc: dict[str, Any]) -> pd.DataFrame:
     """One row per variant and one per baseline, with its counts and measured figures (the baselines' own rows
     beside the variants)."""
     out = []
+    resamples = doc["settings"]["bootstrap"]
     for r in doc["variants"]:
         vs = r.get("vs_original")
         out.append({
@@ -117,7 +118,7 @@ def grid_frame(doc: dict[str, Any]) -> pd.DataFrame:
             "accuracy 95 %": f"{r['accuracy']['low'] * 100:.1f}-{r['accuracy']['high'] * 100:.1f}",
             "vs original (points)": "" if vs is None else
             f"{vs['effect'] * 100:+.1f} [{vs['low'] * 100:+.1f}, {vs['high'] * 100:+.1f}]",
-            "p": "" if vs is None else fmt_p(vs["p"], doc["settings"]["bootstrap"]).removeprefix("p = "),
+            "p": "" if vs is None else fmt_p(vs["p"], resamples).removeprefix("p = ").removeprefix("p "),
             "verdict": "reference" if vs is None else vs["verdict"],
             "vs bag-of-words": r["vs_bag_of_words"]["verdict"].replace("costs quality", "below")
                                                            .replace("gains", "above"),
