@@ -105,3 +105,24 @@ def test_the_circulating_baseline_row_is_not_quoted_as_a_row_of_the_table_shown(
     assert "V·H (BERT)" in shown.columns and not shown["model"].str.contains("baseline").any()
     (sentence,) = [md.value for md in at.markdown if f"{SEED_000_BASELINE_ROW:,}" in md.value]
     assert "first row" not in sentence.lower() and "leaves out" in sentence
+
+
+def test_a_modernbert_in_the_sidebar_gets_its_own_closed_forms(app):
+    """Issue 42: with a ModernBERT in the sidebar the page showed BERT's formulas beside its values, which do not
+    satisfy them ("n_att·3(H²+H) = 1,769,472" for a bias-free attention, "(V+P+T)E" without a position table)."""
+    from albert_core import count_params
+    from albert_core.configuration.presets import ALL_PRESETS
+    from ui.urls import config_to_query
+
+    cfg = ALL_PRESETS["modernbert-base"]
+    at = app(config_to_query(cfg), page=PAGE)
+    assert not at.exception and not at.error
+    layouts = [x.value for x in at.latex if r"\text{word embeddings}" in x.value]
+    assert len(layouts) == 2
+    qkv = f"{count_params(cfg).by_name()['encoder.attention.qkv']:,}".replace(",", "{,}")
+    for block in layouts:
+        assert rf"n_{{att}}\cdot 3H^2 &&= {qkv}" in block or rf"n_{{att}}\cdot 3H^2 = {qkv}" in block
+        assert r"3(H^2 + H)" not in block and "position embeddings" not in block
+        assert r"n_{ffn}\cdot 2H\,I" in block
+    every = " ".join(x.value for x in at.latex)
+    assert "(V+P+T)E" not in every and r"\text{one layer} = 4H^2 + 3H\,I + 2H" in every

@@ -8,6 +8,7 @@ import re
 import streamlit as st
 
 from albert_core import count_params
+from albert_core.configuration.config import PAPER_FAMILIES
 from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
 from albert_core.paper import (
     PAPER,
@@ -19,6 +20,7 @@ from albert_core.paper import (
 )
 from albert_core.text.pretraining_inputs import ngram_mask
 from ui.paper import cache
+from ui.paper import formulas as paper_formulas
 from ui.render import takeaway
 from ui.state import current
 
@@ -37,34 +39,22 @@ st.markdown(
     f"Values on the right are for the current config, **{cfg.label}**."
 )
 by_name = count_params(cfg).by_name()
-# component -> (short label, closed form); the value column is this app's exact count for the current config.
-FORMULAS = (
-    ("embeddings.word_embeddings", "word embeddings", r"V\,E"),
-    ("embeddings.position_embeddings", "position embeddings", r"P\,E"),
-    ("embeddings.token_type_embeddings", "token-type embeddings", r"T\,E"),
-    ("embeddings.LayerNorm", "embedding LayerNorm", r"2E"),
-    ("encoder.embedding_hidden_mapping_in", "projection E to H (ALBERT)", r"E\,H + H"),
-    ("encoder.attention.qkv", "attention Q/K/V", r"n_{att}\cdot 3(H^2 + H)"),
-    ("encoder.attention.dense", "attention output", r"n_{att}\,(H^2 + H)"),
-    ("encoder.attention.LayerNorm", "attention LayerNorm", r"n_{att}\cdot 2H"),
-    ("encoder.ffn.ffn", "FFN up", r"n_{ffn}\,(H\,I + I)"),
-    ("encoder.ffn.ffn_output", "FFN down", r"n_{ffn}\,(I\,H + H)"),
-    ("encoder.ffn.LayerNorm", "FFN LayerNorm", r"n_{ffn}\cdot 2H"),
-    ("pooler", "pooler", r"H^2 + H"),
-    ("predictions.dense", "MLM transform", r"H\,E + E"),
-    ("predictions.LayerNorm", "MLM LayerNorm", r"2E"),
-    ("predictions", "MLM output bias", r"V"),
-    ("predictions.decoder", "MLM decoder (untied only)", r"V\,E + V"),
-    ("sop_classifier", "SOP classifier", r"2H + 2"),
-    ("nsp_classifier", "NSP classifier", r"2H + 2"),
-)
+# Each family's own closed forms: the axes decide every term (ui/paper/formulas.py); the value column is this app's
+# exact count for the current config, and a test evaluates every formula shown against it.
+shown = paper_formulas.formulas(cfg)
 # one formula a line, none wider than a phone where it can be helped (a wider one scrolls sideways there)
 st.latex(r"n_{att} = \begin{cases} G\,K & \text{shared (all, attention)} \\ L\,K & \text{otherwise}"
          r"\end{cases}")
 st.latex(r"n_{ffn} = \begin{cases} G\,K & \text{shared (all, ffn)} \\ L\,K & \text{otherwise} \end{cases}")
-st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses group int(i / (L / G)). "
-           "The tied MLM decoder reuses the word-embedding matrix, so it adds nothing unless untied.")
-rows = [(label, tex, f"{by_name[name]:,}".replace(",", "{,}")) for name, label, tex in FORMULAS if name in by_name]
+first_norm = (" n_an = n_att - 1: the first block's attention norm is the identity (no first-layer norm)."
+              if any(f.copies == "n_an" for f in shown) else "")
+kv_note = (f" H_kv = {cfg.kv_size}: the key and value width of {cfg.kv_heads} key/value heads."
+           if cfg.kv_size != cfg.hidden_size else "") + (
+    f" B_r = {cfg.position_buckets}: the relative-position buckets." if cfg.position == "relative" else "")
+st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses group int(i / (L / G))."
+           f"{first_norm}{kv_note} The tied MLM decoder reuses the word-embedding matrix, so it adds nothing unless "
+           "untied.")
+rows = [(f.label, f.tex(), f"{by_name[f.component]:,}".replace(",", "{,}")) for f in shown]
 # Two layouts of the same rows; ui/layout.css shows the one that fits: label, closed form and value in aligned columns
 # (about 540 px wide), or on a phone each label above its closed form and value.
 with st.container(key="paper_formulas"):
@@ -74,10 +64,14 @@ with st.container(key="paper_formulas"):
     with st.container(key="paper_formulas_narrow"):
         st.latex(r"\begin{aligned}" + r" \\[4pt] ".join(rf"&\text{{{label}}} \\ &\quad = {tex} = {value}"
                                                          for label, tex, value in rows) + r"\end{aligned}")
-st.latex(r"\text{one layer} = 4H^2 + 2HI + 9H + I")
-st.latex(r"\begin{aligned} &\text{AlbertModel (all-shared)} \\ &= (V+P+T)E + 2E + EH + H \\ "
-         r"&\quad + GK\,(4H^2 + 2HI + 9H + I) \\ &\quad + H^2 + H \end{aligned}")
-st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half):")
+st.latex(r"\text{one layer} = " + paper_formulas.one_layer(cfg).tex())
+if cfg.family in PAPER_FAMILIES:  # the paper's own total (BERT's and ALBERT's layout only)
+    st.latex(r"\begin{aligned} &\text{AlbertModel (all-shared)} \\ &= (V+P+T)E + 2E + EH + H \\ "
+             r"&\quad + GK\,(4H^2 + 2HI + 9H + I) \\ &\quad + H^2 + H \end{aligned}")
+st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half)" + (
+    ":" if cfg.family in PAPER_FAMILIES else f". These closed forms are BERT's and ALBERT's; {cfg.label}'s own layout "
+    "(its FFN, key/value heads, attention window, heads) changes their terms: its exact FLOPs, component by "
+    "component, are on the Explorer."))
 if cfg.is_factorized:  # only a factorized embedding (ALBERT's) is projected from E to H
     st.latex(r"\begin{aligned} \text{fwd} &= 2BSEH + 2BH^2 \\ &+ LK\,(8BSH^2 + 4BS^2H + 4BSHI) \end{aligned}")
     st.caption("2BSEH is ALBERT's E → H projection of the embeddings; a BERT has none (E = H, no projection).")
