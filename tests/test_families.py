@@ -267,13 +267,14 @@ def _small_family(name: str, head: str) -> ModelConfig:
 @pytest.mark.parametrize("name,head", [
     ("roberta-base", "masked-lm"), ("electra-small-discriminator", "discriminator"), ("deberta-v3-xsmall", "model"),
     ("deberta-v3-xsmall", "masked-lm"), ("modernbert-base", "model"), ("modernbert-base", "masked-lm"),
-    ("eurobert-210m", "model"), ("eurobert-210m", "masked-lm"), ("nomic-bert-2048", "masked-lm"),
+    ("eurobert-210m", "model"), ("eurobert-210m", "masked-lm"), ("eurobert-610m", "masked-lm"),
+    ("nomic-bert-2048", "masked-lm"),
 ])
-@pytest.mark.parametrize("batch,seq", [(2, 16), (2, 48)])
+@pytest.mark.parametrize("batch,seq", [(2, 16), (2, 48), (2, 96)])
 def test_training_activations_of_new_blocks_match_saved_tensors(name, head, batch, seq):
     """The activation estimate against the unique storages autograd saves in transformers' eager model (CPU,
-    train mode, the family's dropout): within 10 % (measured 0.93-1.05 at these sizes; DeBERTa's relative
-    attention lowest)."""
+    train mode, the family's dropout), grouped-query attention (EuroBERT-610m's) included: within 5 % (measured
+    0.973-1.016 at these sizes; DeBERTa at 16 tokens lowest, ModernBERT's bare model highest)."""
     from albert_core import estimate_memory
     from albert_core.configuration.config import family_of
     from tests.test_memory import forward_kwargs, saved_for_backward
@@ -282,7 +283,7 @@ def test_training_activations_of_new_blocks_match_saved_tensors(name, head, batc
     p = family_of(cfg.family).dropout
     got = saved_for_backward(hf_model(cfg, dropout=p), forward_kwargs(cfg, batch, seq))
     est = estimate_memory(cfg, batch, seq, "fp32", dropout=p, device="cpu").activations
-    assert abs(est - got) <= 0.10 * got, (name, head, got, est)
+    assert abs(est - got) <= 0.05 * got, (name, head, got, est)
 
 
 # ----------------------------------------------------------------------------- the coerce rule across families

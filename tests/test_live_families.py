@@ -346,6 +346,30 @@ def test_heads_without_a_transformers_class_are_a_clear_error() -> None:
         from_hf(hf)
 
 
+@torch.no_grad()
+def test_deberta_with_the_newer_head_is_counted_and_loaded_as_transformers_builds_it() -> None:
+    """`legacy: false` (transformers' newer DeBERTa MLM head: dense, act, LayerNorm, then the word embeddings and a
+    bias) ties the decoder whatever tie_word_embeddings says: counted as DebertaV2ForMaskedLM holds it, imported with
+    equal outputs. The legacy head untied would hold V x H + V more (a decoder and its bias)."""
+    from albert_core.configuration.hf_config import config_to_hf
+
+    legacy = DEBERTA.replace(head="masked-lm", embedding_size=32, tie_word_embeddings=False)
+    data = config_to_hf(legacy) | {"legacy": False}
+    conf = transformers.AutoConfig.for_model(**data)
+    with torch.device("meta"):
+        meta = transformers.DebertaV2ForMaskedLM(conf)
+    theirs = sum(p.numel() for p in meta.parameters())
+    cfg = config_from_hf(data)
+    assert cfg.tie_word_embeddings and count_params(cfg).total == theirs
+    V, H = legacy.vocab_size, legacy.hidden_size
+    assert count_params(legacy).total - theirs == V * H + V  # what the untied legacy head adds
+    torch.manual_seed(0)
+    hf = perturb(transformers.DebertaV2ForMaskedLM._from_config(conf, attn_implementation="eager"), 4)
+    ours = from_hf(hf)
+    assert ours.config == cfg
+    compare(cfg, hf, ours, 3, 12, 5)
+
+
 def test_deberta_with_another_relative_span_is_refused() -> None:
     """transformers log-buckets DeBERTa's relative positions up to max_relative_positions (-1: the position range,
     as DeBERTa-v3's configs say); the live model only over the position range: any other span is refused."""

@@ -9,9 +9,11 @@ import json
 import pytest
 
 from albert_core import PRESETS, Workload, count_flops, count_params, estimate_memory
+from albert_core.configuration.presets import ENCODER_PRESETS
 from albert_core.format import fmt_duration
 from albert_core.hardware.profiles import profile_from_probe
 from albert_core.hardware.time_model import (
+    LOCAL_ATTENTION,
     PAPER_SPEEDUP,
     TABLE2_CHIPS,
     TABLE2_COMM_EFFICIENCY,
@@ -93,6 +95,30 @@ def test_activation_traffic_is_passes_of_the_saved_bytes():
     est = estimate_time(cfg, WL, "a100", chips=2)
     saved = estimate_memory(cfg, 64, 128, dtype="bf16", optimizer="adamw").activations
     assert est.part("elementwise").bytes == pytest.approx(5 * saved / 2)
+
+
+def test_local_attention_is_one_sliding_window_kernel_in_every_part():
+    """ModernBERT's local layers are estimated as one implementation in every part (the page says which): beside the
+    same model with every layer global, the matmuls, the element-wise work and the saved probabilities each differ
+    by exactly the pairs outside the window (closed forms written here), not by FLOPs alone."""
+    import torch
+
+    cfg = ENCODER_PRESETS["modernbert-base"]  # L = 22, global every 3rd: layers 0, 3, ..., 21 global, 14 local
+    full = cfg.replace(local_window=0, global_every=1)
+    B, S, A, H, half, local = 2, 8192, 12, 768, 64, 14
+    band = (torch.arange(300)[:, None] - torch.arange(300)[None, :]).abs() <= half  # a query sees |i - j| <= 64
+    assert int(band.sum()) == 300 * (2 * half + 1) - half * (half + 1)
+    outside = S * S - (S * (2 * half + 1) - half * (half + 1))
+    wl = Workload(batch=B, seq_len=S, dtype="bf16", optimizer="adamw")
+    est, ref = estimate_time(cfg, wl, "h100"), estimate_time(full, wl, "h100")
+    train = 3  # forward + a backward of twice the forward
+    assert ref.part("matmuls").flops - est.part("matmuls").flops == train * local * 4 * B * outside * H
+    scale, softmax, dropout = 1, 5, 4  # ELECTRA's element-wise constants per attention score
+    assert ref.part("elementwise").flops - est.part("elementwise").flops == (
+        train * local * B * A * outside * (scale + softmax + dropout))
+    # the softmax output each local layer keeps (bf16, dropout 0 in ModernBERT: no mask), moved 5 times in training
+    assert ref.part("elementwise").bytes - est.part("elementwise").bytes == 5 * local * B * A * outside * 2
+    assert LOCAL_ATTENTION in est.assumptions and LOCAL_ATTENTION not in ref.assumptions
 
 
 def test_roofline_labels_small_batch_memory_bound_large_batch_compute_bound():

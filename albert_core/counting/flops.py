@@ -128,7 +128,8 @@ def dense_masked_excess(cfg: ModelConfig, batch: int, seq_len: int) -> int:
 
 def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
     """ELECTRA-style element-wise work per forward, summed per group (an estimate for the blocks ELECTRA's
-    constants do not cover: a GLU's product, rotary, RMSNorm counted as a LayerNorm)."""
+    constants do not cover: a GLU's product, rotary, RMSNorm counted as a LayerNorm). Local-attention layers
+    normalise only their window's pairs, as `flop_terms` scores them."""
     N = B * S
     # single-letter names in the paper's notation (I = intermediate size, hence the E741 exception)
     V, E, H, I, A = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size, c.num_heads  # noqa: E741
@@ -141,10 +142,8 @@ def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
     factorized = c.is_factorized
     if factorized is not False:
         emb = emb + N * H * BIAS_FLOPS * int(c.projection_bias) * factorized
-    scores = B * A * S * S
     layer = (
         N * ((H + 2 * KV + H) * att_b + (F + H) * mlp_b) * BIAS_FLOPS  # q, k, v, attention output, FFN up, down
-        + scores * (SCALE_FLOPS + SOFTMAX_FLOPS + DROPOUT_FLOPS)
         + 2 * N * H * (DROPOUT_FLOPS + RESIDUAL_FLOPS + LAYER_NORM_FLOPS)  # after attention and FFN
         + N * I * act
     )
@@ -163,7 +162,12 @@ def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
         heads = heads + B * C * BIAS_FLOPS
     if c.has_discriminator:
         heads = heads + N * H * (BIAS_FLOPS + act) + N * BIAS_FLOPS
-    out = [("elementwise.embeddings", emb), ("elementwise.encoder", X * layer)]
+    # the scores' scale, softmax and dropout: every pair of a global layer, the window's pairs of a local one (as
+    # the matmuls count them: a sliding-window kernel)
+    local = c.local_layers * c.inner_group_num
+    scores = B * A * ((X - local) * S * S + local * local_attention_pairs(S, c.local_window))
+    encoder = X * layer + scores * (SCALE_FLOPS + SOFTMAX_FLOPS + DROPOUT_FLOPS)
+    out = [("elementwise.embeddings", emb), ("elementwise.encoder", encoder)]
     if c.has_pooler or c.has_mlm_head or c.has_discriminator:
         out.append(("elementwise.heads", heads))
     return out

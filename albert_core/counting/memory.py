@@ -49,6 +49,7 @@ from typing import Any
 from albert_core.checks import check_flag, check_number
 from albert_core.configuration.config import ModelConfig, family_of
 from albert_core.configuration.workload import DTYPE_BYTES, OPTIMIZERS, PRECISIONS, Workload, check_seq_len
+from albert_core.counting.flops import local_attention_pairs
 from albert_core.counting.params import count_params
 
 # Optimizer states per trained parameter, each in the weights' dtype (as torch keeps them), fp32 under
@@ -64,9 +65,11 @@ MASTER_BYTES = DTYPE_BYTES["fp32"]  # mixed precision: master weights and optimi
 ACT_SAVED = {"gelu_new": 5, "gelu": 2, "relu": 1, "silu": 2}  # silu keeps its input and (as gelu) its output
 
 DEVICES = ("cuda", "cpu")
-# transformers' attention implementations the training estimate knows: "eager" (every matmul and the softmax
-# visible) and "sdpa" (torch's scaled_dot_product_attention, transformers' default)
-ATTENTIONS = ("eager", "sdpa")
+# the attention implementations the training estimate knows: transformers' "eager" (every matmul and the softmax
+# visible) and "sdpa" (torch's scaled_dot_product_attention, transformers' default), and "windowed": eager, but
+# local-attention layers run a sliding-window kernel that scores and keeps only their window's pairs (what the time
+# model assumes, as `count_flops` counts them)
+ATTENTIONS = ("eager", "sdpa", "windowed")
 LOGSUMEXP_BYTES = 4  # SDPA's fused kernels keep one fp32 logsumexp per attention row, whatever the dtype
 INDEX_BYTES = 8  # int64 token ids / labels
 
@@ -132,7 +135,8 @@ def activation_bytes_terms(
     dropout their mask and the dropped probabilities); "sdpa" runs a fused kernel that keeps one fp32
     logsumexp per attention row instead, except on the CPU with dropout > 0, where torch's SDPA takes its
     math path and saves what eager saves (both measured on the CPU; the CUDA kernels' saved tensors are
-    taken from their definitions, output and logsumexp, and not measured here).
+    taken from their definitions, output and logsumexp, and not measured here); "windowed" is eager but for the
+    local-attention layers, which keep only their window's probabilities (a sliding-window kernel).
     """
     V, E, H, inner = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size
     B, S, b = batch, seq_len, bytes_per_el
@@ -172,8 +176,11 @@ def activation_bytes_terms(
         probs = scores * b + (scores * (m + b) if dropout > 0 else 0)  # softmax output (+ mask, dropped)
     # A GLU also keeps its up projection and the gated product (estimate: the new blocks are not measured yet).
     ffn_act = N * inner * b * (act + 2 if c.ffn_kind == "glu" else act)
+    # K and V as the scores' and context's matmuls read them: eager attention repeats grouped key/value heads to
+    # every query head first (transformers' repeat_kv: H wide), SDPA's kernel reads them narrow
+    kv_saved = KV if attention == "sdpa" else H
     layer = (
-        N * H * b * 4 + 2 * N * KV * b  # Q/K/V input, Q, context, FFN input; K and V (narrower with GQA)
+        N * H * b * 4 + 2 * N * kv_saved * b  # Q/K/V input, Q, context, FFN input; K and V
         + probs
         + 2 * layer_norm(H)
         + ffn_act
@@ -181,20 +188,26 @@ def activation_bytes_terms(
         + ffn_drop
     )
     if c.position == "relative":  # DeBERTa, measured on its eager model: per layer, the 2k-row position keys and
-        # queries repeated per sequence, the content->position and position->content scores the gathers keep,
-        # and the keys divided by their scale; once, the normed relative table
+        # queries repeated per sequence, the content->position and position->content scores the gathers keep with
+        # their int64 indices (S x S each, expanded over the batch and heads), and the keys divided by their scale;
+        # once, the normed relative table and the (B, 1, S, S) bool mask every layer reads
         k2 = 2 * c.position_buckets
-        layer = layer + B * (2 * k2 * H + 2 * c.num_heads * S * k2 + S * H) * b
-        emb += k2 * H * b + 2 * k2 * stats
+        layer = layer + B * (2 * k2 * H + 2 * c.num_heads * S * k2 + S * H) * b + 2 * S * S * INDEX_BYTES
+        emb += k2 * H * b + 2 * k2 * stats + B * S * S
     # Checkpointing: each layer keeps only its input (one of the six B*S*H tensors above), and one
     # layer's tensors are saved again while the backward recomputes it.
     X = c.executed_layers
     enc = (X - 1) * N * H * b + layer if checkpointing else X * layer
+    if attention == "windowed" and not checkpointing:  # (checkpointed: the recomputed layer may be a global one)
+        local = c.local_layers * c.inner_group_num  # executed local layers: the pairs outside the window never exist
+        outside = B * c.num_heads * (S * S - local_attention_pairs(S, c.local_window))
+        enc = enc - local * (outside * b + (outside * (m + b) if dropout > 0 else 0))
     if c.norm_placement == "pre":
         enc = enc + layer_norm(H)  # the final norm after the last layer
 
-    # Heads. The last hidden state is saved by the pooler (a view of it) or the MLM transform.
-    heads = N * H * b
+    # Heads. The last hidden state is saved by the pooler (a view of it), the MLM transform or the discriminator's
+    # dense; a bare model without a pooler keeps nothing after the encoder.
+    heads = N * H * b * (c.has_pooler or c.has_mlm_head or c.has_discriminator)
     if c.has_pooler:
         heads += B * H * b  # tanh output
     if c.has_mlm_head:
@@ -206,8 +219,8 @@ def activation_bytes_terms(
         heads += B * 2 * b + B * INDEX_BYTES + b  # order loss: log-softmax + labels
         if record.order_dropout and dropout > 0:
             heads += B * H * (m + b)  # SOP dropout: mask and the classifier's input
-    if c.has_discriminator:  # transform input and activation tensors, the logits' input; the BCE loss
-        heads += N * H * b * (1 + act) + N * H * b + 2 * N * b
+    if c.has_discriminator:  # the activation's tensors (its output is the logits' input); the BCE loss
+        heads += N * H * b * act + 2 * N * b
     return {"embeddings": emb, "encoder": enc, "heads": heads}
 
 
@@ -335,7 +348,7 @@ def estimate_memory(
     encoder layer, see the module docstring; its recomputation FLOPs are `count_flops(recompute=True)`.
     ``dropout`` (every dropout layer) defaults to the family default of ``config_to_hf(cfg)``: BERT 0.1,
     ALBERT 0.0 (to_hf leaves ALBERT's SOP classifier dropout at transformers' 0.1, a B*H mask left
-    out here). ``device``: "cuda" (default) or "cpu"; ``attention`` (training): "eager" (default) or
+    out here). ``device``: "cuda" (default) or "cpu"; ``attention`` (training): "eager" (default), "windowed" or
     transformers' default "sdpa"; see `activation_bytes_terms`.
     """
     if not isinstance(cfg, ModelConfig):

@@ -10,6 +10,8 @@ memory time, and labelled by which one it is):
   element-wise FLOPs against the activation traffic: every saved activation is written and read
   once in the forward and, in training, read again in the backward with a gradient of the same
   size written and read (5 passes; 2 for inference);
+- local attention (ModernBERT's local layers) as a sliding-window kernel in every part (`LOCAL_ATTENTION`): the
+  matmuls, the softmax's element-wise work and the saved probabilities cover the window's pairs only;
 - optimizer update: every unique parameter's weight, gradient and states read, weight and states
   written (memory-bound);
 - gradient all-reduce (data parallelism): a ring moves 2 (n-1)/n x gradient bytes per chip over
@@ -46,6 +48,10 @@ TRAIN_WEIGHT_PASSES = 3  # forward read, backward read (input gradient), weight-
 ELEMENTWISE_TRAIN_FACTOR = 3  # the backward of element-wise work costs about twice its forward
 EMBEDDING_TABLES = ("embeddings.word_embeddings", "embeddings.position_embeddings",
                     "embeddings.token_type_embeddings")
+
+# How the estimate runs local attention (ModernBERT's local layers), in every part alike.
+LOCAL_ATTENTION = ("Local attention is estimated as a sliding-window kernel: its layers score, normalise and keep "
+                   "only the pairs inside the window (no S x S tensor); global layers as eager attention.")
 
 PART_LABELS: Mapping[str, str] = MappingProxyType({
     "matmuls": "Matmuls",
@@ -222,8 +228,12 @@ def estimate_time(
     elementwise = full.forward - fl.forward
     unique = count_params(cfg).total
     weights = weight_read_params(cfg) * nb
-    train_mem = estimate_memory(cfg, B, S, dtype=dtype, optimizer=workload.optimizer, training=True)
-    infer_act = estimate_memory(cfg, B, S, dtype=dtype, optimizer="none", training=True, dropout=0.0).activations
+    # one attention implementation for every part: eager in the global layers, a sliding-window kernel in the local
+    # ones (`LOCAL_ATTENTION`), whose matmuls, element-wise work and saved probabilities cover the window's pairs
+    train_mem = estimate_memory(cfg, B, S, dtype=dtype, optimizer=workload.optimizer, training=True,
+                                attention="windowed")
+    infer_act = estimate_memory(cfg, B, S, dtype=dtype, optimizer="none", training=True, dropout=0.0,
+                                attention="windowed").activations
     n = chips
 
     matmuls = _roofline("matmuls", fl.training / n, TRAIN_WEIGHT_PASSES * weights, train_rate, bw)
@@ -262,6 +272,7 @@ def estimate_time(
         + (f", {comm_eff:.1%} of the link bandwidth" if comm_eff != 1 else "")
         + (", overlapped with the backward pass" if overlap else ", after the backward pass") + ".",
         f"MLM head on {mlm_fraction:.0%} of the positions." if cfg.has_mlm_head else "No MLM head.",
+        *((LOCAL_ATTENTION,) if cfg.local_layers else ()),
     )
     return TimeEstimate(cfg, hw, n, B, S, dtype, workload.optimizer, overlap, comm_eff,
                         (matmuls, elem, opt, allreduce), inference, int(per_chip), assumptions)
