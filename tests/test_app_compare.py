@@ -8,6 +8,7 @@ import pytest
 
 from albert_core import count_flops
 from albert_core.configuration.presets import ALL_PRESETS
+from tests.helpers.app import charts
 from tests.helpers.facts import MODEL_COUNTS as FACTS_MODEL
 from ui import colors, sidebar
 
@@ -127,7 +128,7 @@ def test_costs_and_architecture_are_two_tables_that_each_fit_the_page(app):
     at = app({"pin": "bert-base,bert-large,albert-base,albert-large,albert-xlarge,albert-xxlarge"}, page=PAGE)
     cost, arch = list(at.dataframe[0].value.columns), list(at.dataframe[1].proto.column_order)
     assert cost == ["name", "params", "params_delta", "forward_flops", "forward_flops_delta", "training_memory",
-                    "training_memory_delta"]
+                    "training_memory_delta", "own_original"]  # an ALBERTized pin against its original (issue 42)
     assert arch == ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
 
 
@@ -163,3 +164,38 @@ def test_a_pin_with_a_position_offset_is_counted_at_its_longest_input(app):
     df = at.dataframe[0].value  # one unit per column: the ratio of the two rows is the ratio of the counts
     roberta, albert = (count_flops(ALL_PRESETS[n], 1, 512).forward for n in ("roberta-base", "albert-base"))
     assert df["forward_flops"].iloc[1] / df["forward_flops"].iloc[0] == pytest.approx(roberta / albert, rel=1e-12)
+
+
+def test_eight_pins_with_twins_named_compared_with_their_originals_and_a_takeaway_over_all(app):
+    """Issue 42: with 8 pins the names were cut, twins told apart only by colour, every delta against the first pin
+    and the takeaway about 2 of 8. Twins are "<preset> · ALBERTized", each compares with its own original, the
+    takeaway names the cost that differs most among all pins, and no name is cut."""
+    from albert_core import count_params
+    from albert_core.configuration.coerce import albertize
+    from albert_core.configuration.presets import ALL_PRESETS
+    from albert_core.format import fmt_ratio
+    from ui.figure_style import fmt_delta
+    from ui.urls import encode_pin
+
+    twins = {name: albertize(ALL_PRESETS[name]) for name in ("deberta-v3-base", "modernbert-base")}
+    pins = ["bert-base", "albert-base", "deberta-v3-base", encode_pin(twins["deberta-v3-base"]), "modernbert-base",
+            encode_pin(twins["modernbert-base"]), "roberta-base", "bert-large"]
+    at = app({"pin": ",".join(pins)}, page=PAGE)
+    assert not at.exception
+    cost = at.dataframe[0].value
+    names = list(cost["name"])
+    assert len(names) == 8 and "deberta-v3-base · ALBERTized" in names and "modernbert-base · ALBERTized" in names
+    for name, twin in twins.items():
+        row = cost[cost["name"] == f"{name} · ALBERTized"].iloc[0]
+        change = fmt_delta(count_params(twin).total / count_params(ALL_PRESETS[name]).total - 1)
+        assert row["own_original"].startswith(f"vs {name}: params {change}")
+    assert set(cost[~cost["name"].str.contains("ALBERTized")]["own_original"]) == {""}
+    bars = charts(at)
+    (spec,) = [s for title, s in bars.items() if title.startswith("Pinned configs")]
+    ticks = spec["layout"]["yaxis"]["ticktext"]
+    assert [t.replace("<br>", " ") for t in ticks] == names and not any("…" in t for t in ticks)
+    totals = [count_params(ALL_PRESETS[p]).total if p in ALL_PRESETS else None for p in pins]
+    totals[3], totals[5] = count_params(twins["deberta-v3-base"]).total, count_params(twins["modernbert-base"]).total
+    text = " ".join(c.value for c in at.caption)
+    assert "Takeaway over all 8 pins: parameters differ most" in text
+    assert fmt_ratio(max(totals) / min(totals)) in text

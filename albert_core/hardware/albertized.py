@@ -136,3 +136,20 @@ def albertizing_savings(original: ModelConfig, albertized: ModelConfig, workload
         seen.add(cfg)
         variants.append((label, compare_albertized(original, cfg, workload, profiles)))
     return AlbertizingSavings(original, albertized, tuple(variants))
+
+
+ALBERT_FIELDS = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num")
+
+
+def albertized_from(cfg: ModelConfig, candidates) -> ModelConfig | None:
+    """The first of ``candidates`` that ``cfg`` is with ALBERT's ideas (the same config but for E, sharing, G and K;
+    the candidate itself without them), or None: the preset or the file an ALBERTized twin was made from."""
+    from albert_core.configuration.coerce import is_albertized
+
+    if not is_albertized(cfg):
+        return None
+    for c in candidates:
+        if (c is not None and c != cfg and c.family == cfg.family and not is_albertized(c)
+                and cfg.replace(**{name: getattr(c, name) for name in ALBERT_FIELDS}) == c):
+            return c
+    return None

@@ -100,13 +100,54 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
         # Headroom so a label that does not fit in its bar stays inside the panel.
         layout[f"xaxis{axis}"].update(tickvals=tickvals, ticktext=ticktext, range=[0, max(values) * 1.12])
         # the first pin (the baseline) on top; long names shortened so the bars keep their room (full in the hover)
+        # every name whole (issue 42: cut names told twins apart only by colour), in lines a phone holds
         layout[f"yaxis{axis}"].update(autorange="reversed", tickmode="array", tickvals=names,
-                                      ticktext=[short_label(n) for n in names])
+                                      ticktext=[wrap_name(n) for n in names])
     for note in layout["annotations"]:
         note["font"] = dict(size=13)
     layout.update(title=dict(text=f"Pinned configs (change vs {short_label(names[0])})", font=TITLE_FONT),
                   margin=dict(l=10, r=10, t=80, b=10), height=120 + n * (50 + 30 * len(df)), bargap=0.25)
     return plotly_dicts.figure(bars, layout)
+
+
+def wrap_name(name: str, width: int = 18) -> str:
+    """A pin's whole name in lines of about ``width`` characters (Plotly's <br>), broken at spaces."""
+    lines: list[str] = []
+    for word in name.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def against_original(name: str, params: tuple[float, float], flops: tuple[float, float],
+                     memory: tuple[float, float]) -> str:
+    """A pin against the config it was made from, each cost's change (pin / original - 1)."""
+    parts = [f"{label} {fmt_delta(a / b - 1) if b and a != b else 'same'}"
+             for label, (a, b) in (("params", params), ("FLOPs", flops), ("memory", memory))]
+    return f"vs {name}: " + ", ".join(parts)
+
+
+def spread_takeaway(df: pd.DataFrame) -> str:
+    """Over all pins (issue 42: the takeaway spoke of 2 of 8), the cost that differs most between them, largest
+    over smallest, with the pins at each end, and the other costs' spreads."""
+    if len(df) < 3:
+        return ""
+    spreads = []
+    for col, label, fmt in COMPARE_METRICS:
+        lo, hi = int(df[col].idxmin()), int(df[col].idxmax())
+        if df[col].iloc[lo] <= 0:
+            continue
+        spreads.append((df[col].iloc[hi] / df[col].iloc[lo], label, fmt, lo, hi, col))
+    if not spreads:
+        return ""
+    spreads.sort(key=lambda s: -s[0])
+    ratio, label, fmt, lo, hi, col = spreads[0]
+    rest = "; ".join(f"{s[1].lower()} {fmt_ratio(s[0])}" for s in spreads[1:])
+    return (f"Takeaway over all {len(df)} pins: {label.lower()} differ most, {fmt_ratio(ratio)} from "
+            f"{df['name'].iloc[lo]} ({fmt(df[col].iloc[lo])}) to {df['name'].iloc[hi]} ({fmt(df[col].iloc[hi])})"
+            + (f"; {rest}." if rest else "."))
 
 
 def compare_takeaway(df: pd.DataFrame, where: Sequence[str] = ()) -> str:

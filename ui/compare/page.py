@@ -7,7 +7,7 @@ import streamlit as st
 from albert_core.configuration.presets import ALL_PRESETS, config_name
 from albert_core.format import escape_markdown
 from ui import urls
-from ui.compare.view import compare_view, published_view
+from ui.compare.view import compare_view, pin_label, published_view
 from ui.render import chart
 from ui.state import current
 from ui.url_state import seed_from_url_once
@@ -35,14 +35,14 @@ seed_from_url_once(_SEEDED, _seed)
 
 
 def _label(entry: str) -> str:
-    """The pin's name in the table and chart: the visitor's, else the config's unique name."""
-    return urls.pin_name(entry)
+    """The pin's name in the table and chart: the visitor's, a twin's "<preset> · ALBERTized", else the config's."""
+    return pin_label(entry)
 
 
 def _option(entry: str) -> str:
     """The multiselect's text: unique for every option (Streamlit maps the text back to the option)."""
     body, name = urls.split_pin(entry)
-    return f"{name} ({config_name(urls.decode_pin(body))})" if name else config_name(urls.decode_pin(entry))
+    return f"{name} ({config_name(urls.decode_pin(body))})" if name else pin_label(entry)
 
 
 def _pin_current() -> None:
@@ -126,7 +126,7 @@ if wl.dtype == "int8":
 delta_help = f"Change against {view.base}, the first pin; green = smaller (fewer parameters, FLOPs or bytes)."
 # "%d": whole numbers as whole numbers ("plain" printed V=50000 as 50000.00000000001 in the browser).
 arch = {k: st.column_config.NumberColumn(k, width="small", format="%d") for k in ("V", "E", "H", "L", "I", "G", "K")}
-name_column = st.column_config.TextColumn("Config", pinned=True, width="medium")  # "albert-xxlarge" whole
+name_column = st.column_config.TextColumn("Config", pinned=True)  # sized to the longest name: never cut (issue 42)
 # Two tables, so each fits a 1400-px page without sideways scrolling: what the pins cost, and what they are.
 formats, badges = view.formats, view.badges
 change = st.column_config.MultiselectColumn  # read-only here: a coloured badge per change
@@ -147,13 +147,16 @@ st.dataframe(
             help=f"Weights, gradients, optimizer states and activations at batch {wl.batch} × {wl.seq_len}, "
             f"{wl.dtype} (MB = 10⁶ bytes)."),
         "training_memory_delta": change("Δ memory", **change_cfg),
+        "own_original": st.column_config.TextColumn(
+            "vs its original", help="An ALBERTized pin against the pin or the preset it was made from: each cost's "
+            "change (the Δ columns compare every pin with the first)."),
     },
 )
 st.dataframe(
     view.arch, hide_index=True, width="stretch",
     column_order=["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
     column_config={
-        "name": st.column_config.TextColumn("Config", pinned=True, width=130),  # 11 columns in 1400 px
+        "name": st.column_config.TextColumn("Config", pinned=True),  # sized to the longest name: never cut
         "family": st.column_config.TextColumn("Family", width="small"),
         "heads": st.column_config.NumberColumn("Heads", width="small", format="%d"),
         "sharing": st.column_config.TextColumn("Sharing", width="small"),

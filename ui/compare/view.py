@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 import streamlit as st
 
-from albert_core import Workload
+from albert_core import ModelConfig, Workload
+from albert_core.configuration.coerce import albertize
 from albert_core.configuration.config import FAMILY_NAMES
+from albert_core.configuration.presets import ALL_PRESETS, config_name, matching_preset
 from albert_core.counting.flops import differences_words, flop_differences
+from albert_core.hardware.albertized import albertized_from
 from ui import plotly_dicts, tables, urls
 from ui.compare import figures as compare_figures
 from ui.state import CONFIG_HASH_FUNCS, cached_result
@@ -41,13 +44,43 @@ class CompareView:
 COMPARE_ARCH_COLUMNS = ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
 
 
+def pin_origin(cfg: ModelConfig, others: tuple[ModelConfig, ...] = ()) -> tuple[str, ModelConfig] | None:
+    """(name, config) of what an ALBERTized pin was made from: another pin (the upload or custom config pinned
+    beside it), else a preset; None for a pin that is not ALBERTized or was made from neither."""
+    origin = albertized_from(cfg, (*others, *ALL_PRESETS.values()))
+    if origin is None:
+        return None
+    return (matching_preset(origin) or config_name(origin)), origin
+
+
+def pin_label(entry: str) -> str:
+    """What the page calls a pin: the visitor's name for it; a twin made from a preset "<preset> · ALBERTized"
+    (issue 42: twins were told apart only by colour), with its E, sharing, G and K when they are not ALBERTize's
+    own (E = 128 or H, all shared, G = K = 1); else the config's unique name (`urls.pin_name`)."""
+    body, name = urls.split_pin(entry)
+    if name:
+        return name
+    cfg = urls.decode_pin(body)
+    made = pin_origin(cfg)
+    if made is None:
+        return urls.pin_name(entry)
+    preset, origin = made
+    if cfg == albertize(origin, embedding_size=min(128, origin.hidden_size)):
+        return f"{preset} · ALBERTized"
+    parts = [f"E={cfg.embedding_size}"] + ([cfg.sharing if cfg.sharing != "none" else "not shared"]) + (
+        [f"G={cfg.num_hidden_groups}"] if cfg.num_hidden_groups > 1 else []) + (
+        [f"K={cfg.inner_group_num}"] if cfg.inner_group_num > 1 else [])
+    return f"{preset} · ALBERTized {' '.join(parts)}"
+
+
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
     """Each pin's numbers at ``wl`` (its sequence length capped at the pin's longest input), the two tables, the bars
     and the takeaway, made once per pinned set and workload: a move of a sidebar slider changes none of them."""
-    rows, notes, flops = [], [], []
+    rows, notes, flops, originals = [], [], [], []
+    configs = tuple(urls.decode_pin(e) for e in pins)
     for entry in pins:
-        pcfg, name = urls.decode_pin(entry), urls.pin_name(entry)
+        pcfg, name = urls.decode_pin(entry), pin_label(entry)
         longest = pcfg.max_seq_len  # the position table's rows after its offset (RoBERTa: P - 2)
         pwl = wl if wl.seq_len <= longest else wl.replace(seq_len=longest)
         if pwl is not wl:
@@ -56,6 +89,14 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
             notes.append(f"{name}: sequence length lowered to {longest}, its longest input ({rows_of}).")
         own = cached_result(pcfg, pwl).own
         flops.append(own.flops_sequence)
+        made = pin_origin(pcfg, configs)  # a twin compares with what it was made from (issue 42), a pin or a preset
+        if made is None:
+            originals.append("")
+        else:
+            theirs = cached_result(made[1], pwl).own
+            originals.append(compare_figures.against_original(
+                made[0], (own.params.total, theirs.params.total),
+                (own.flops_sequence.forward, theirs.flops_sequence.forward), (own.memory.total, theirs.memory.total)))
         rows.append({
             "name": name, "family": FAMILY_NAMES[pcfg.family], "V": pcfg.vocab_size, "E": pcfg.embedding_size,
             "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
@@ -65,10 +106,13 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
         })
     df = compare_figures.compare_frame(rows)
     cost, formats, badges = compare_figures.compare_cost_table(df)
+    cost["own_original"] = originals
+    takeaway = compare_figures.compare_takeaway(df, [differences_words(flop_differences(f, flops[0]))
+                                                     for f in flops])
+    spread = compare_figures.spread_takeaway(df)
     return CompareView(tuple(notes), rows[0]["name"], tables.arrow(cost), formats, badges,
                        tables.arrow(df[COMPARE_ARCH_COLUMNS]), plotly_dicts.frozen(compare_figures.compare_bars(df)),
-                       compare_figures.compare_takeaway(df, [differences_words(flop_differences(f, flops[0]))
-                                                             for f in flops]))
+                       f"{spread} {takeaway}" if spread else takeaway)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -19,21 +19,13 @@ from albert_core.configuration.coerce import is_albertized, original_of
 from albert_core.configuration.presets import ALL_PRESETS
 from albert_core.counting.report import Result, costs
 from albert_core.format import fmt_bytes, fmt_count, fmt_duration, fmt_flops, fmt_params
-from albert_core.hardware.albertized import AlbertizingSavings, albertizing_savings
+from albert_core.hardware.albertized import AlbertizingSavings, albertized_from, albertizing_savings
 from ui.explorer import figures as figures_explorer
 from ui.figure_style import fmt_delta
 from ui.state import CONFIG_HASH_FUNCS, ORIGIN_KEY
 
-ALBERT_FIELDS = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num")
 FIT_GB = (16, 80)  # the device sizes the panel shows the largest batch for (the fit table has them all)
 STEP_PROFILE = "H100"  # the step time shown (an estimate on the datasheet profile)
-
-
-def made_from(cfg: ModelConfig, candidate: ModelConfig) -> bool:
-    """Whether ``cfg`` is ``candidate`` with ALBERT's ideas: the same config but for E, sharing, G and K."""
-    if candidate.family != cfg.family or is_albertized(candidate):
-        return False
-    return cfg.replace(**{name: getattr(candidate, name) for name in ALBERT_FIELDS}) == candidate
 
 
 def origin_of(cfg: ModelConfig, remembered: ModelConfig | None = None) -> ModelConfig | None:
@@ -42,10 +34,7 @@ def origin_of(cfg: ModelConfig, remembered: ModelConfig | None = None) -> ModelC
     that is not ALBERTized."""
     if not is_albertized(cfg):
         return None
-    for candidate in (remembered, *ALL_PRESETS.values()):
-        if candidate is not None and made_from(cfg, candidate):
-            return candidate
-    return original_of(cfg)
+    return albertized_from(cfg, (remembered, *ALL_PRESETS.values())) or original_of(cfg)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
