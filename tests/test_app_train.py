@@ -859,3 +859,22 @@ def test_held_out_summary_states_the_run_beside_its_baselines():
     assert above.endswith("not yet at the frequency level. Right piece ranked first 12.0% of the time (the "
                           "neighbour model: 20.0%; always the most frequent piece: 3.0%).")
     assert held_out_summary({"val_mlm_loss": 4.0}, "sop") == ""  # recorded without baselines: nothing claimed
+
+
+def test_the_plan_form_travels_in_the_url_and_a_reload_keeps_it(worker):
+    """Issue 42: the plan form (seeds, steps, probe) was lost on a reload although every view is in the URL."""
+    at = open_page()
+    assert not {"tsteps", "tseeds", "tprobe"} & set(at.query_params)  # the defaults keep the link short
+    at.number_input(key="train_steps").set_value(300).run()
+    at.text_input(key="train_seeds").set_value("3, 4").run()
+    at.checkbox(key="train_probe").check().run()
+    assert not at.exception
+    query = {k: (v if isinstance(v, str) else v[0]) for k, v in at.query_params.items()}
+    assert (query["tsteps"], query["tseeds"], query["tprobe"]) == ("300", "3, 4", "1")
+    again = open_page(query)  # a reload: a new session from the link
+    assert again.number_input(key="train_steps").value == 300
+    assert again.text_input(key="train_seeds").value == "3, 4"
+    assert again.checkbox(key="train_probe").value is True
+    assert list(frame(again, "limits")["seed"]) == [3, 4] * (len(frame(again, "limits")) // 2)
+    bad = open_page({"tsteps": "abc", "tseeds": "x"})  # a bad value opens the default
+    assert bad.number_input(key="train_steps").value != 0 and bad.text_input(key="train_seeds").value == "0, 1"

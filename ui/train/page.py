@@ -17,6 +17,7 @@ from ui.train import experiments as train_experiments
 from ui.train import owner as train_owner
 from ui.train import runs as tr
 from ui.train import view as train_view
+from ui.url_state import seed_widget, sync_widget
 
 TASK_LABELS = {"sop": "SOP (sentence order, ALBERT)", "nsp": "NSP (next sentence, BERT)", "none": "none (MLM only)"}
 SIZE_LABELS = {"tiny": f"Tiny twins ({tr.TINY.label.split(' ', 1)[1]}, V {tr.TINY.vocab_size:,})",
@@ -47,6 +48,16 @@ def lab_base(sidebar: ModelConfig) -> tuple[ModelConfig, list[str]]:
 
 
 E_KEY = "train_e"
+URL_SEEDS, URL_STEPS, URL_PROBE = "tseeds", "tsteps", "tprobe"  # the plan form's URL keys
+DEFAULT_SEEDS = "0, 1"
+
+
+def _parses(parse: Callable[[str], object], raw: str) -> bool:
+    try:
+        parse(raw)
+    except ValueError:
+        return False
+    return True
 
 
 def follow(key: str, default: object, keep: Callable[[object], bool]) -> None:
@@ -108,17 +119,30 @@ mask_rate = c[1].selectbox("Mask rate", list(tr.MASK_RATES), key="train_mask_rat
                            "are always masked at 15 %, whatever the rate, so the validation loss of runs at "
                            "different rates compares like with like (the same masked pieces); the training loss "
                            "does not.")
+# the plan form travels in the URL (issue 42: seeds, steps and the probe were lost on a reload although "every view
+# in the URL"): each seeded from the link once, drawn with the session's value, and written back
+ss = st.session_state
+default_steps = min(DEFAULT_STEPS, limits.max_steps)
+seed_widget(URL_SEEDS, "train_seeds", DEFAULT_SEEDS, valid=lambda raw: _parses(tr.parse_seeds, raw), max_chars=40)
+if "train_steps" not in ss:
+    raw = st.query_params.get(URL_STEPS, "")
+    ss["train_steps"] = int(raw) if raw.isdigit() and 1 <= int(raw) <= limits.max_steps else default_steps
+if "train_probe" not in ss:
+    ss["train_probe"] = st.query_params.get(URL_PROBE) == "1"
 c = st.columns(2)
-steps = c[0].number_input("Steps", 1, limits.max_steps, min(DEFAULT_STEPS, limits.max_steps), step=100,
+steps = c[0].number_input("Steps", 1, limits.max_steps, ss["train_steps"], step=100,
                           key="train_steps",
                           help=f"Training steps (at most {limits.max_steps:,} per run on this server). A model first "
                           "learns how often each piece occurs (the frequency-only line on the chart) and only then "
                           f"context. At the tiny size, {train_view.reference_outcome(DEFAULT_STEPS)}")
-seeds_text = c[1].text_input("Seeds", "0, 1", key="train_seeds", max_chars=40,
+seeds_text = c[1].text_input("Seeds", ss["train_seeds"], key="train_seeds", max_chars=40,
                              help="One run per seed (comma separated, at most 5): several seeds draw a band, and two "
                              "or more per run are what the page needs to say whether two runs have separated.")
-probe = st.checkbox("Then fine-tune on movie reviews (downstream probe)", value=False, key="train_probe",
+probe = st.checkbox("Then fine-tune on movie reviews (downstream probe)", value=ss["train_probe"], key="train_probe",
                     help=train_view.PROBE_HELP)
+sync_widget(URL_SEEDS, seeds_text, DEFAULT_SEEDS)
+sync_widget(URL_STEPS, str(int(steps)), str(default_steps))
+sync_widget(URL_PROBE, "1" if probe else None, "0")
 
 base, base_notes = (tr.TINY, []) if size == "tiny" else lab_base(cfg)
 for note in base_notes:
