@@ -522,10 +522,14 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
         rate = rows[-1]["tokens_per_s"] if rows and rows[-1]["tokens_per_s"] == rows[-1]["tokens_per_s"] else None
         on_progress(Progress(step, spec.steps, elapsed, eta, rate, row, base))
 
+    probe_start: list[float] = []
+
     def emit_probe(done: int, total: int) -> None:
         if on_progress is not None:
-            elapsed = time.perf_counter() - t_start
-            on_progress(Progress(spec.steps, spec.steps, elapsed, None, None, None, base, done, total))
+            now = time.perf_counter()
+            # the time left at the probe's own pace (issue 42: none was shown while it ran, 4-5 min a run)
+            eta = (now - probe_start[0]) * (total - done) / done if done > 0 else None
+            on_progress(Progress(spec.steps, spec.steps, now - t_start, eta, None, None, base, done, total))
 
     def log(step: int, lr: float, evaluated: bool) -> dict[str, float]:
         """The history row of ``step`` from the interval's sums (evaluated on the held-out pairs or not);
@@ -587,6 +591,7 @@ def _train(spec, on_progress, should_stop, out_dir, limits) -> RunResult:
     if spec.probe and not message and group.world == 1:
         # the probe copies the trained weights: the pretraining's AdamW states and its last batch are freed first
         del net, opt, sched, out, batch, mine, logits, labels
+        probe_start[:] = [time.perf_counter()]  # the probe's pace counts from here (its data and models included)
         probed, probe_stopped = _probe(spec, model, train_data.tokenizer, limits, t_start, should_stop, emit_probe)
     if probe_stopped:
         # a probe stopped (nobody watched it, cancelled, the time limit) keeps the training it follows: the result

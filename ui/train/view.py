@@ -247,13 +247,14 @@ def probing(s: RunStatus) -> bool:
 def progress_line(s: RunStatus) -> str:
     rate = s.history["tokens_per_s"].dropna()
     parts = [f"step {s.step}/{s.steps}", f"elapsed {about(s.elapsed_s)}"]
-    if probing(s):
-        parts.append(f"fine-tuning on movie reviews: {100 * s.probe_done / s.probe_total:.0f} %")
+    if probing(s):  # the probe's own time left (its pace), and no tokens/s: that was the pretraining's
+        parts.append(f"fine-tuning on movie reviews: {100 * s.probe_done / s.probe_total:.0f} %, "
+                     f"about {about(s.eta_s)} left")
     elif s.state == "running" and s.spec.probe:
         parts.append(f"about {about(s.eta_s)} of training left, then fine-tuning on movie reviews")
     elif s.state == "running":
         parts.append(f"about {about(s.eta_s)} left")
-    if len(rate):
+    if len(rate) and not probing(s):
         parts.append(f"{rate.iloc[-1]:,.0f} tokens/s")
     if s.state == "queued" and s.position is not None:
         parts.append(f"queue position {s.position}" + (" (next)" if s.position == 1 else ""))
