@@ -294,3 +294,48 @@ def test_streaming_chart_toolbar_clear_of_its_title(browser, app_url, tmp_path):
         assert asked and asked[-1] >= bottom, (asked, bottom)  # nothing of the chart below the frame's edge
     finally:
         context.close()
+
+
+# The text a table's toolbar could cover: headings, sentences, metric labels and values.
+TABLE_TOOLBAR_JS = """(el) => {
+  const box = e => { const b = e.getBoundingClientRect(); return {l: b.left, t: b.top, r: b.right, b: b.bottom}; };
+  const bar = el.closest('[data-testid=stElementContainer]').querySelector('[data-testid=stElementToolbar]');
+  if (!bar || bar.getBoundingClientRect().width === 0) return null;
+  const t = box(bar);
+  const texts = Array.from(document.querySelectorAll(
+      'h1, h2, h3, h4, p, li, [data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stMetricDelta]'))
+    .filter(e => !bar.contains(e) && !el.contains(e) && (e.innerText || '').trim() && e.getClientRects().length)
+    .filter(e => { const range = document.createRange(); range.selectNodeContents(e);  // the text's own boxes
+                   return Array.from(range.getClientRects()).some(b => b.width > 0 && b.left < t.r && t.l < b.right
+                                                                   && b.top < t.b && t.t < b.bottom); })
+    .map(e => (e.innerText || '').trim().slice(0, 40));
+  return {bar: t, covered: texts};
+}"""
+
+
+@pytest.mark.parametrize("path", ["/explorer?preset=modernbert-base", "/hardware", "/compare"])
+def test_a_tables_toolbar_covers_no_heading_sentence_or_value(phone, app_url, path):
+    """Issue 42: on a phone the dataframe toolbar (shown on a tap) covered the heading, the sentence or the metric
+    value above a table on the Explorer, Hardware and Compare pages; it sits in a strip above the table."""
+    from albert_core.configuration.presets import ALL_PRESETS
+
+    if "preset=" in path:  # the Explorer of an encoder after BERT: its ALBERTize table too
+        path = "/explorer?" + urllib.parse.urlencode(urls.config_to_query(ALL_PRESETS["modernbert-base"]))
+    phone.goto(app_url + path)
+    wait_for_app(phone)
+    tables = phone.locator("[data-testid='stDataFrame']")
+    expect(phone.locator("[data-testid='stDataFrame'] .dvn-scroller").first).to_be_attached()
+    phone.wait_for_timeout(1000)  # the grids drawn after the run
+    problems, seen = [], 0
+    for i in range(tables.count()):
+        table = tables.nth(i)
+        if not table.is_visible():  # in a closed expander
+            continue
+        table.scroll_into_view_if_needed()  # a phone has no hover: the toolbar is always shown
+        phone.wait_for_timeout(300)
+        state = table.evaluate(TABLE_TOOLBAR_JS)
+        if state is None:
+            continue
+        seen += 1
+        problems += [f"table {i}: the toolbar covers {text!r}" for text in state["covered"]]
+    assert seen and not problems, problems
