@@ -335,3 +335,19 @@ def test_what_albertizing_saves_is_one_table_with_each_idea_apart(app):
         pair = compare_albertized(preset, cfg, Workload())
         assert df[column][4].split(" ")[0] == f"{int(pair.row('largest batch on 16 GB').twin):,}"
     assert df["original"][0] == fmt_params(count_params(preset).total)
+
+
+def test_an_originals_twin_chart_shows_the_albertized_twin_against_it(app):
+    """Issue 42: on an original's page the chart drew the original at 766 % of its twin; it draws the ALBERTized twin
+    against the original (= 100 %): what ALBERTizing saves."""
+    from albert_core import count_params
+    from albert_core.configuration.coerce import albertize
+    from albert_core.configuration.presets import ALL_PRESETS
+
+    preset = ALL_PRESETS["deberta-v3-base"]
+    at = app(config_to_query(preset))
+    (spec,) = [s for title, s in charts(at).items() if title.endswith("= 100%)") and "vs" in title]
+    assert spec["layout"]["title"]["text"].startswith("ALBERTized twin vs this encoder")
+    first = spec["data"][0]
+    assert first["x"][0] == pytest.approx(count_params(albertize(preset)).total / count_params(preset).total)
+    assert max(first["x"]) <= 1.01

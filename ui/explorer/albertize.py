@@ -57,7 +57,12 @@ def explorer_result(res: Result) -> Result:
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
 def twin_figure(cfg: ModelConfig, wl: Workload, twin: ModelConfig, _res: Result) -> go.Figure:
-    """The config against its twin (``twin``: the key; ``_res`` holds its counts), once per pair and workload."""
+    """The config against its twin (``twin``: the key; ``_res`` holds its counts), once per pair and workload. On an
+    original's page the ALBERTized twin is drawn against the original (= 100%): what ALBERTizing saves, not the
+    original's excess."""
+    if _res.twin_kind == "albertized":
+        swapped = Result(_res.twin.config, _res.workload, _res.twin, _res.own, "original")
+        return figures_explorer.twin_bars(swapped, names=("ALBERTized twin", "this encoder"))
     return figures_explorer.twin_bars(_res, names=figures_explorer.TWIN_NAMES[_res.twin_kind])
 
 
