@@ -174,7 +174,9 @@ with st.container(border=True, key="panel_vs_bert"):
         st.markdown(f"**What ALBERTizing saves**: {escape_markdown(config_name(original))} against E = "
                     f"{albertized.embedding_size} alone, the sharing alone and both")
         st.dataframe(albertize_panel.savings_frame(albertize_panel.savings(original, albertized, wl)),
-                     hide_index=True, width="stretch", key="albertize_savings")
+                     hide_index=True, width="stretch", key="albertize_savings",
+                     # pinned and at most medium: on a phone the values scroll beside the cost's name
+                     column_config={"cost": st.column_config.TextColumn("cost", width="medium", pinned=True)})
         st.caption(f"Each change against {escape_markdown(config_name(original))} (negative: less; for the largest "
                    "batch, positive: more fits). Parameters and FLOPs are exact counts; the training memory's "
                    "activations, the batch that fits (searched on that estimate) and the step time (time model, "
