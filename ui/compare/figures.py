@@ -123,10 +123,11 @@ def wrap_name(name: str, width: int = 18) -> str:
 
 def against_original(name: str, params: tuple[float, float], flops: tuple[float, float],
                      memory: tuple[float, float]) -> str:
-    """A pin against the config it was made from, each cost's change (pin / original - 1)."""
+    """A pin against the config it was made from, each cost's change (pin / original - 1); ``name``: the original's,
+    '' when the pin's own name says it ("deberta-v3-base · ALBERTized")."""
     parts = [f"{label} {fmt_delta(a / b - 1) if b and a != b else 'same'}"
              for label, (a, b) in (("params", params), ("FLOPs", flops), ("memory", memory))]
-    return f"vs {name}: " + ", ".join(parts)
+    return (f"vs {name}: " if name else "") + ", ".join(parts)
 
 
 def spread_takeaway(df: pd.DataFrame) -> str:

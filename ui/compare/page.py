@@ -148,8 +148,9 @@ st.dataframe(
             f"{wl.dtype} (MB = 10⁶ bytes)."),
         "training_memory_delta": change("Δ memory", **change_cfg),
         "own_original": st.column_config.TextColumn(
-            "vs its original", help="An ALBERTized pin against the pin or the preset it was made from: each cost's "
-            "change (the Δ columns compare every pin with the first)."),
+            "vs its original", width="medium",
+            help="An ALBERTized pin against the pin or the preset it was made from: each cost's change (the Δ columns "
+            "compare every pin with the first)."),
     },
 )
 st.dataframe(

@@ -95,7 +95,7 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
         else:
             theirs = cached_result(made[1], pwl).own
             originals.append(compare_figures.against_original(
-                made[0], (own.params.total, theirs.params.total),
+                "" if name.startswith(f"{made[0]} · ") else made[0], (own.params.total, theirs.params.total),
                 (own.flops_sequence.forward, theirs.flops_sequence.forward), (own.memory.total, theirs.memory.total)))
         rows.append({
             "name": name, "family": FAMILY_NAMES[pcfg.family], "V": pcfg.vocab_size, "E": pcfg.embedding_size,
