@@ -205,8 +205,8 @@ def queue_note(specs: Sequence[RunSpec]) -> str:
     def probe_words(seconds: float) -> str:
         if not probe_flops:
             return ""
-        how_measured = (f"its estimated FLOPs at the pace a probe was measured at, {about(measured['seconds'])} for a "
-                        f"tiny run's on {measured['cpu']}, one thread" if measured is not None else
+        how_measured = (f"its estimated FLOPs at the pace a probe was measured at, {about(measured['seconds'])} "
+                        f"for a tiny run's probe on {measured['cpu']}, one thread" if measured is not None else
                         "counted from its estimated FLOPs")
         return (f" (of which about {about(seconds)} the downstream probe's fine-tuning on movie reviews: "
                 f"{how_measured})")
