@@ -347,7 +347,7 @@ def test_an_originals_twin_chart_shows_the_albertized_twin_against_it(app):
     preset = ALL_PRESETS["deberta-v3-base"]
     at = app(config_to_query(preset))
     (spec,) = [s for title, s in charts(at).items() if title.endswith("= 100%)") and "vs" in title]
-    assert spec["layout"]["title"]["text"].startswith("ALBERTized twin vs this encoder")
+    assert spec["layout"]["title"]["text"].startswith("ALBERTized twin vs original")
     first = spec["data"][0]
     assert first["x"][0] == pytest.approx(count_params(albertize(preset)).total / count_params(preset).total)
     assert max(first["x"]) <= 1.01

@@ -62,7 +62,7 @@ def twin_figure(cfg: ModelConfig, wl: Workload, twin: ModelConfig, _res: Result)
     original's excess."""
     if _res.twin_kind == "albertized":
         swapped = Result(_res.twin.config, _res.workload, _res.twin, _res.own, "original")
-        return figures_explorer.twin_bars(swapped, names=("ALBERTized twin", "this encoder"))
+        return figures_explorer.twin_bars(swapped, names=("ALBERTized twin", "original"))
     return figures_explorer.twin_bars(_res, names=figures_explorer.TWIN_NAMES[_res.twin_kind])
 
 
