@@ -7,9 +7,11 @@ The model serves inference and analysis (the Live model and Paper pages) and is 
 (`albert_core.lab.trainer`, MLM + SOP/NSP). There is no dropout anywhere: outputs equal transformers'
 models in eval mode, and training runs without dropout (as ALBERT pretrains). Attention runs through
 `scaled_dot_product_attention` with one fused Q/K/V projection; when attention maps are requested (and for
-DeBERTa's relative scores) they are computed explicitly instead. Blocks of BERT's layout (BERT, ALBERT,
-RoBERTa, XLM-R, ELECTRA) run the paper's `Attention` / `FeedForward` with the fused inference kernels
-(`albert_core.live.fastpath`); every other layout runs `AxisAttention` / `AxisFeedForward`.
+DeBERTa's relative scores) they are computed explicitly instead. One attention block (`Attention`), one
+feed-forward block (`FeedForward`) and one encoder loop serve every layout; each position scheme is one object
+(`LearnedPositions`, `RotaryPositions`, `RelativePositions`) that gives the blocks what they read; which kernel runs
+a linear is decided in three small helpers (`project`, `project_act`, `add_projected`): the fused inference kernels
+(`albert_core.live.fastpath`) for blocks of BERT's layout (`paper_blocks`), plain `F.linear` for the others.
 
 Nothing big is allocated without a budget check: `build_model` on a real device first estimates the
 bytes of the weights plus one forward pass and refuses above the memory budget (`check_budget`), and
@@ -168,66 +170,34 @@ def roberta_positions(input_ids: torch.Tensor, padding_idx: int) -> torch.Tensor
     return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + padding_idx
 
 
-# The linears run oneDNN's fused kernel at inference where a one-time probe measured it faster on this
-# machine, eager torch otherwise (`albert_core.live.fastpath`).
-linear, residual_linear = fastpath.linear, fastpath.residual_linear
-
-
+# ----------------------------------------------------------------------------- kernels
 def paper_blocks(cfg: ModelConfig) -> bool:
     """The encoder's blocks have BERT's layout (post-LN with biases, dense FFN, full multi-head attention, no
-    positions inside the blocks, an activation the fused kernels have): the paper's `Attention` and `FeedForward`
-    run them (BERT, ALBERT, RoBERTa, XLM-R, ELECTRA); `AxisAttention` and `AxisFeedForward` run every other."""
+    positions inside the blocks, an activation the fused kernels have: BERT, ALBERT, RoBERTa, XLM-R, ELECTRA): their
+    linears run the fused inference kernels (`albert_core.live.fastpath`: oneDNN's linear with its bias, activation
+    and residual inside the GEMM where a probe measured it faster; the residual inside an in-place addmm_ otherwise),
+    every other layout plain `F.linear`."""
     return (cfg.ffn_kind == "dense" and cfg.position == "learned" and cfg.norm == "layernorm" and cfg.norm_bias
             and cfg.norm_placement == "post" and cfg.attention_bias and cfg.mlp_bias
             and cfg.kv_heads == cfg.num_heads and not cfg.local_window and cfg.hidden_act in fastpath.ONEDNN_ACT)
 
 
-class Attention(nn.Module):
-    """Post-LN self-attention block: LayerNorm(x + dense(attention(x)))."""
-
-    def __init__(self, cfg: ModelConfig):
-        super().__init__()
-        H = cfg.hidden_size
-        self.n_head = cfg.num_heads
-        self.qkv = Linear(H, 3 * H)  # Q, K and V in one matmul
-        self.dense = Linear(H, H)
-        self.LayerNorm = LayerNorm(H, eps=cfg.layer_norm_eps)
-
-    def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        B, T, H = x.shape
-        hs = H // self.n_head
-        # (B, T, 3H) -> 3 x (B, nh, T, hs)
-        q, k, v = linear(x, self.qkv).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
-        att = None
-        if need_weights:
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
-            if mask is not None:
-                att = att + mask
-            att = att.softmax(dim=-1)
-            y = att @ v  # (B, nh, T, hs)
-        else:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nh, T, hs)
-        y = y.transpose(1, 2).reshape(B, T, H)  # (B, T, H)
-        return self.LayerNorm(residual_linear(x, self.dense, y)), att
+def project(x: torch.Tensor, layer: nn.Linear, fused: bool) -> torch.Tensor:
+    """layer(x), by the fast path's kernel when ``fused``."""
+    return fastpath.linear(x, layer) if fused else F.linear(x, layer.weight, layer.bias)
 
 
-class FeedForward(nn.Module):
-    """Post-LN feed-forward block: LayerNorm(x + ffn_output(act(ffn(x))))."""
-
-    def __init__(self, cfg: ModelConfig):
-        super().__init__()
-        H, inner = cfg.hidden_size, cfg.intermediate_size
-        self.act = cfg.hidden_act
-        self.ffn = Linear(H, inner)
-        self.ffn_output = Linear(inner, H)
-        self.LayerNorm = LayerNorm(H, eps=cfg.layer_norm_eps)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(residual_linear(x, self.ffn_output, linear(x, self.ffn, self.act)))  # (B, T, H)
+def project_act(x: torch.Tensor, layer: nn.Linear, act: str, fused: bool) -> torch.Tensor:
+    """act(layer(x)), the activation inside the fast path's GEMM when ``fused``."""
+    return fastpath.linear(x, layer, act) if fused else ACTIVATIONS[act](F.linear(x, layer.weight, layer.bias))
 
 
+def add_projected(x: torch.Tensor, layer: nn.Linear, y: torch.Tensor, fused: bool) -> torch.Tensor:
+    """x + layer(y), the residual inside the fast path's GEMM when ``fused``."""
+    return fastpath.residual_linear(x, layer, y) if fused else x + F.linear(y, layer.weight, layer.bias)
+
+
+# ----------------------------------------------------------------------------- position schemes
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
     """(x1, x2) -> (-x2, x1) over the two halves of the last dimension (the non-interleaved rotary layout that
     transformers' ModernBERT, EuroBERT and NomicBERT all use)."""
@@ -272,120 +242,179 @@ class RelativeInputs:
     p2c: torch.Tensor  # (T, T): clamp(-bucket(i - j) + S), read transposed
 
 
-class AxisAttention(nn.Module):
-    """Self-attention of any layout of the axes: pre- or post-norm (LayerNorm with or without bias, or RMSNorm),
-    with or without biases, grouped-query (K and V narrower, each serving num_heads / kv_heads query heads),
-    rotary positions (cos/sin given per call: global and local layers may differ) or DeBERTa's disentangled
-    relative attention (content->position and position->content through the same Q/K projections, scale
-    1/sqrt(3 d)), and any mask (padding, sliding window). One fused Q/K/V projection: [Q (H), K (kv), V (kv)].
+class LearnedPositions:
+    """A learned table added to the embeddings (BERT's; RoBERTa's counted from after the padding id,
+    `roberta_positions`): nothing inside attention."""
+
+    rotary = relative = masks_padding = False
+
+    def inputs(self, T: int, device: torch.device, dtype: torch.dtype, table: torch.Tensor | None,
+               local: bool) -> None:
+        return None
+
+
+class RotaryPositions:
+    """Rotary positions (no table): every block rotates its queries and keys by the angles of positions 0..T-1,
+    at ``rope_theta`` in global layers and ``local_rope_theta`` in local ones (ModernBERT)."""
+
+    rotary, relative, masks_padding = True, False, False
+
+    def __init__(self, cfg: ModelConfig):
+        self.head_dim, self.theta, self.local_theta = cfg.head_dim, cfg.rope_theta, cfg.local_rope_theta
+
+    def inputs(self, T: int, device: torch.device, dtype: torch.dtype, table: torch.Tensor | None,
+               local: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        return rotary_tables(T, self.head_dim, self.local_theta if local else self.theta, device, dtype)
+
+    @staticmethod
+    def rotate(q: torch.Tensor, k: torch.Tensor, tables: tuple[torch.Tensor, torch.Tensor]
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        cos, sin = tables
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+class RelativePositions:
+    """DeBERTa's disentangled relative attention: the normed relative table (`Embeddings.relative_table`) projected
+    by each block's own query and key projections, read at the log bucket of i - j (content->position and
+    position->content scores beside the content scores, all scaled by 1/sqrt(3 d)). DeBERTa also zeroes the
+    embeddings of padding tokens and masks every key of a padding query."""
+
+    rotary, relative, masks_padding = False, True, True
+
+    def __init__(self, cfg: ModelConfig):
+        self.buckets, self.max_position = cfg.position_buckets, cfg.max_position_embeddings
+
+    def inputs(self, T: int, device: torch.device, dtype: torch.dtype, table: torch.Tensor | None,
+               local: bool) -> RelativeInputs:
+        S = self.buckets
+        rel = log_bucket_positions(T, S, self.max_position, device)
+        return RelativeInputs(table=table, c2p=torch.clamp(rel + S, 0, 2 * S - 1),
+                              p2c=torch.clamp(-rel + S, 0, 2 * S - 1))
+
+    @staticmethod
+    def scores(attention: Attention, q: torch.Tensor, k: torch.Tensor, rel: RelativeInputs) -> torch.Tensor:
+        """q . k / sqrt(3 d) plus the c2p and p2c scores (B, nh, T, T)."""
+        nh, hs = q.shape[1], q.shape[-1]
+        H, kv, n_kv = nh * hs, attention.kv, attention.n_kv
+        scale = math.sqrt(hs * 3)  # content, c2p and p2c scores: DeBERTa's scale_factor 3
+        w, b = attention.qkv.weight, attention.qkv.bias
+        pos_q = F.linear(rel.table, w[:H], None if b is None else b[:H])  # (2S, H)
+        pos_k = F.linear(rel.table, w[H:H + kv], None if b is None else b[H:H + kv])  # (2S, kv)
+        pos_q = pos_q.view(-1, nh, hs).transpose(0, 1)  # (nh, 2S, hs)
+        pos_k = pos_k.view(-1, n_kv, hs).transpose(0, 1).repeat_interleave(nh // n_kv, dim=0)
+        B, T = q.shape[0], q.shape[2]
+        c2p = torch.gather(q @ pos_k.transpose(-1, -2), -1, rel.c2p.expand(B, nh, T, T))  # [i, j]: q_i . pos_k
+        p2c = torch.gather(k @ pos_q.transpose(-1, -2), -1, rel.p2c.expand(B, nh, T, T)).transpose(-1, -2)
+        return q @ (k.transpose(-2, -1) / scale) + (c2p / scale + p2c / scale)
+
+
+PositionScheme = LearnedPositions | RotaryPositions | RelativePositions
+
+
+def position_scheme(cfg: ModelConfig) -> PositionScheme:
+    """The object of ``cfg``'s position scheme."""
+    if cfg.position == "rotary":
+        return RotaryPositions(cfg)
+    if cfg.position == "relative":
+        return RelativePositions(cfg)
+    return LearnedPositions()
+
+
+# ----------------------------------------------------------------------------- blocks
+class Attention(nn.Module):
+    """Self-attention of any layout of the axes: post-norm LayerNorm(x + dense(attention(x))) or pre-norm
+    x + dense(attention(norm(x))) (LayerNorm with or without bias, or RMSNorm), with or without biases,
+    grouped-query (K and V narrower, each serving num_heads / kv_heads query heads), the position scheme's work
+    inside attention (rotary angles, DeBERTa's relative scores) and any mask (padding, sliding window). One fused
+    Q/K/V projection: [Q (H), K (kv), V (kv)]. Scores through `scaled_dot_product_attention`, or explicitly when
+    attention maps are asked for (and for DeBERTa's relative scores).
 
     ``norm=False``: no norm held (ModernBERT's first block, whose attention norm is the identity).
     """
 
-    def __init__(self, cfg: ModelConfig, norm: bool = True):
+    def __init__(self, cfg: ModelConfig, positions: PositionScheme, norm: bool = True):
         super().__init__()
         H, kv = cfg.hidden_size, cfg.kv_size
         self.n_head, self.n_kv, self.kv = cfg.num_heads, cfg.kv_heads, kv
         self.pre = cfg.norm_placement == "pre"
-        self.relative = cfg.position == "relative"
+        self.fused = paper_blocks(cfg)
+        self.positions = positions
         self.qkv = Linear(H, H + 2 * kv, bias=cfg.attention_bias)
         self.dense = Linear(H, H, bias=cfg.attention_bias)
         if norm:
             self.LayerNorm = make_norm(cfg, H)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool,
-        rope: tuple[torch.Tensor, torch.Tensor] | None = None, rel: RelativeInputs | None = None,
+        self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, pos: object = None,
         skip_norm: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         B, T, H = x.shape
         nh, hs = self.n_head, H // self.n_head
         h = self.LayerNorm(x) if self.pre and not skip_norm else x
-        q, k, v = F.linear(h, self.qkv.weight, self.qkv.bias).split([H, self.kv, self.kv], dim=-1)
+        q, k, v = project(h, self.qkv, self.fused).split([H, self.kv, self.kv], dim=-1)
         q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_kv, hs).transpose(1, 2)  # (B, kv heads, T, hs)
         v = v.view(B, T, self.n_kv, hs).transpose(1, 2)
-        if rope is not None:
-            cos, sin = rope
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
+        if self.positions.rotary:
+            q, k = self.positions.rotate(q, k, pos)
         if self.n_kv != nh:  # each K/V head serves nh / kv consecutive query heads
             k = k.repeat_interleave(nh // self.n_kv, dim=1)
             v = v.repeat_interleave(nh // self.n_kv, dim=1)
         att = None
-        if self.relative:
-            scale = math.sqrt(hs * 3)  # content, c2p and p2c scores: DeBERTa's scale_factor 3
-            att = q @ (k.transpose(-2, -1) / scale) + self._relative_scores(q, k, rel, scale)
+        if self.positions.relative or need_weights:
+            if self.positions.relative:
+                scores = self.positions.scores(self, q, k, pos)
+            else:
+                scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
             if mask is not None:
-                att = att + mask
-            att = att.softmax(dim=-1)
-            y = att @ v
+                scores = scores + mask
+            att = scores.softmax(dim=-1)
+            y = att @ v  # (B, nh, T, hs)
             att = att if need_weights else None
-        elif need_weights:
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))  # (B, nh, T, T)
-            if mask is not None:
-                att = att + mask
-            att = att.softmax(dim=-1)
-            y = att @ v
         else:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nh, T, hs)
-        y = y.transpose(1, 2).reshape(B, T, H)
-        out = x + F.linear(y, self.dense.weight, self.dense.bias)
+        y = y.transpose(1, 2).reshape(B, T, H)  # (B, T, H)
+        out = add_projected(x, self.dense, y, self.fused)
         return (out if self.pre else self.LayerNorm(out)), att
 
-    def _relative_scores(self, q: torch.Tensor, k: torch.Tensor, rel: RelativeInputs, scale: float) -> torch.Tensor:
-        """DeBERTa's c2p + p2c scores (B, nh, T, T): the relative table projected by this block's own query and key
-        projections (with their biases), each read at the bucket of (i, j)."""
-        nh, hs = q.shape[1], q.shape[-1]
-        H = nh * hs
-        w, b = self.qkv.weight, self.qkv.bias
-        pos_q = F.linear(rel.table, w[:H], None if b is None else b[:H])  # (2S, H)
-        pos_k = F.linear(rel.table, w[H:H + self.kv], None if b is None else b[H:H + self.kv])  # (2S, kv)
-        pos_q = pos_q.view(-1, nh, hs).transpose(0, 1)  # (nh, 2S, hs)
-        pos_k = pos_k.view(-1, self.n_kv, hs).transpose(0, 1).repeat_interleave(nh // self.n_kv, dim=0)
-        B, T = q.shape[0], q.shape[2]
-        c2p = torch.gather(q @ pos_k.transpose(-1, -2), -1, rel.c2p.expand(B, nh, T, T))  # [i, j]: q_i . pos_k
-        p2c = torch.gather(k @ pos_q.transpose(-1, -2), -1, rel.p2c.expand(B, nh, T, T)).transpose(-1, -2)
-        return c2p / scale + p2c / scale
 
-
-class AxisFeedForward(nn.Module):
+class FeedForward(nn.Module):
     """Feed-forward block of any layout: dense (up, act, down) or GLU (one fused H -> 2I linear whose first half is
     the gate that gets the activation and whose second half is the up projection: ModernBERT's Wi; EuroBERT's
-    and NomicBERT's gate_proj and up_proj concatenated), pre- or post-norm, with or without biases."""
+    and NomicBERT's gate_proj and up_proj concatenated), post-norm LayerNorm(x + down(...)) or pre-norm
+    x + down(...(norm(x))), with or without biases."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         H, inner = cfg.hidden_size, cfg.intermediate_size
-        self.act = ACTIVATIONS[cfg.hidden_act]
+        self.act = cfg.hidden_act
         self.glu = cfg.ffn_kind == "glu"
         self.pre = cfg.norm_placement == "pre"
+        self.fused = paper_blocks(cfg)
         self.ffn = Linear(H, cfg.ffn_width, bias=cfg.mlp_bias)
         self.ffn_output = Linear(inner, H, bias=cfg.mlp_bias)
         self.LayerNorm = make_norm(cfg, H)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = self.LayerNorm(x) if self.pre else x
-        u = F.linear(h, self.ffn.weight, self.ffn.bias)
         if self.glu:
-            gate, up = u.chunk(2, dim=-1)
-            u = self.act(gate) * up
+            gate, up = project(h, self.ffn, self.fused).chunk(2, dim=-1)
+            u = ACTIVATIONS[self.act](gate) * up  # (B, T, I)
         else:
-            u = self.act(u)
-        out = x + F.linear(u, self.ffn_output.weight, self.ffn_output.bias)
+            u = project_act(h, self.ffn, self.act, self.fused)  # (B, T, I)
+        out = add_projected(x, self.ffn_output, u, self.fused)  # (B, T, H)
         return out if self.pre else self.LayerNorm(out)
 
 
 @dataclass
 class LayerInputs:
-    """What the blocks of a forward pass read besides the hidden states: the masks and rotary tables of the global
-    and the local layers, and DeBERTa's relative inputs."""
+    """What the blocks of a forward pass read besides the hidden states: the additive masks and the position
+    scheme's inputs (rotary angles, relative buckets) of the global and of the local layers."""
 
     mask: torch.Tensor | None = None
     local_mask: torch.Tensor | None = None
-    rope: tuple[torch.Tensor, torch.Tensor] | None = None
-    local_rope: tuple[torch.Tensor, torch.Tensor] | None = None
-    rel: RelativeInputs | None = None
+    pos: object = None
+    local_pos: object = None
 
 
 class Encoder(nn.Module):
@@ -395,7 +424,7 @@ class Encoder(nn.Module):
     transformers' ALBERT) and the layer itself when it is not. Pre-norm encoders end with a final norm.
     """
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, positions: PositionScheme):
         super().__init__()
         if cfg.is_factorized:
             self.embedding_hidden_mapping_in = Linear(cfg.embedding_size, cfg.hidden_size, bias=cfg.projection_bias)
@@ -403,54 +432,34 @@ class Encoder(nn.Module):
         K = cfg.inner_group_num
         n_att = cfg.attention_copies // K
         n_ffn = cfg.ffn_copies // K
-        self.paper = paper_blocks(cfg)
-        if self.paper:
-            self.attention = nn.ModuleList(
-                nn.ModuleList(Attention(cfg) for _ in range(K)) for _ in range(n_att)
-            )
-            self.ffn = nn.ModuleList(nn.ModuleList(FeedForward(cfg) for _ in range(K)) for _ in range(n_ffn))
-        else:
-            # without first_layer_norm the first block's attention norm is the identity: its copy holds none when
-            # no later block runs it (count_params' attention_norms)
-            bare = not cfg.first_layer_norm and cfg.attention_norms < cfg.attention_copies
-            self.attention = nn.ModuleList(
-                nn.ModuleList(AxisAttention(cfg, norm=not (bare and c == 0 and k == 0)) for k in range(K))
-                for c in range(n_att)
-            )
-            self.ffn = nn.ModuleList(nn.ModuleList(AxisFeedForward(cfg) for _ in range(K)) for _ in range(n_ffn))
+        # without first_layer_norm the first block's attention norm is the identity: its copy holds none when no
+        # later block runs it (count_params' attention_norms)
+        bare = not cfg.first_layer_norm and cfg.attention_norms < cfg.attention_copies
+        self.attention = nn.ModuleList(
+            nn.ModuleList(Attention(cfg, positions, norm=not (bare and c == 0 and k == 0)) for k in range(K))
+            for c in range(n_att)
+        )
+        self.ffn = nn.ModuleList(nn.ModuleList(FeedForward(cfg) for _ in range(K)) for _ in range(n_ffn))
         if cfg.norm_placement == "pre":
             self.final_norm = make_norm(cfg, cfg.hidden_size)
         self.skip_first_norm = not cfg.first_layer_norm
         self.plan = [
-            (cfg.block_index(i, cfg.attention_shared), cfg.block_index(i, cfg.ffn_shared))
+            (cfg.block_index(i, cfg.attention_shared), cfg.block_index(i, cfg.ffn_shared), not cfg.is_global_layer(i))
             for i in range(cfg.num_layers)
         ]
-        self.local = [not cfg.is_global_layer(i) for i in range(cfg.num_layers)]
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor | None, keep_hidden: bool, keep_attn: bool,
-        extra: LayerInputs | None = None,
+        self, x: torch.Tensor, inputs: LayerInputs, keep_hidden: bool, keep_attn: bool,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         if self.project_here:
             x = self.embedding_hidden_mapping_in(x)  # (B, T, E) -> (B, T, H)
         hidden = [x] if keep_hidden else []
         attns: list[torch.Tensor] = []
-        if self.paper:
-            for a, f in self.plan:
-                for att_block, ffn_block in zip(self.attention[a], self.ffn[f], strict=True):
-                    x, w = att_block(x, mask, keep_attn)
-                    x = ffn_block(x)
-                    if keep_hidden:
-                        hidden.append(x)
-                    if w is not None:
-                        attns.append(w)
-            return x, hidden, attns
-        extra = extra or LayerInputs(mask=mask)
         first = self.skip_first_norm
-        for (a, f), local in zip(self.plan, self.local, strict=True):
-            m, rope = (extra.local_mask, extra.local_rope) if local else (extra.mask, extra.rope)
+        for a, f, local in self.plan:
+            mask, pos = (inputs.local_mask, inputs.local_pos) if local else (inputs.mask, inputs.pos)
             for att_block, ffn_block in zip(self.attention[a], self.ffn[f], strict=True):
-                x, w = att_block(x, m, keep_attn, rope, extra.rel, first)
+                x, w = att_block(x, mask, keep_attn, pos, first)
                 first = False
                 x = ffn_block(x)
                 if keep_hidden:
@@ -533,7 +542,8 @@ class EncoderModel(nn.Module):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
-        self.encoder = Encoder(cfg)
+        self.positions = position_scheme(cfg)
+        self.encoder = Encoder(cfg, self.positions)
         if cfg.has_pooler:
             self.pooler = Linear(cfg.hidden_size, cfg.hidden_size)
         if cfg.has_mlm_head:
@@ -543,7 +553,6 @@ class EncoderModel(nn.Module):
             self.add_module(self.order_head, Linear(cfg.hidden_size, 2))
         if cfg.has_discriminator:
             self.discriminator = DiscriminatorHead(cfg)
-        self.deberta = cfg.position == "relative"  # DeBERTa: zeroes padded embeddings, masks padded queries
         self.guard: ForwardGuard | None = None  # set by build_model / interop: the budget-checked size
 
     def forward(
@@ -577,22 +586,13 @@ class EncoderModel(nn.Module):
     ) -> EncoderOutput:
         project = getattr(self.encoder, "embedding_hidden_mapping_in", None)
         x = self.embeddings(input_ids, token_type_ids, project)  # (B, T, E)
-        mask = None
         # an all-ones mask is no mask (transformers skips it too): SDPA runs its fastest kernel
         padded = attention_mask is not None and (attention_mask.device.type == "meta"
                                                  or not bool(attention_mask.all()))
-        extra = None
-        if self.encoder.paper and not self.deberta:
-            if padded:
-                # (B, 1, 1, T): 0 where attended, the dtype's most negative value on padding
-                keep = attention_mask[:, None, None, :].to(x.dtype)
-                mask = (1.0 - keep) * torch.finfo(x.dtype).min
-        else:
-            extra = self._layer_inputs(x, attention_mask if padded else None)
-            mask = extra.mask
-            if self.deberta and padded:  # DeBERTa zeroes the embeddings of padding tokens
-                x = x * attention_mask[..., None].to(x.dtype)
-        x, hidden, attns = self.encoder(x, mask, output_hidden_states, output_attentions, extra)
+        inputs = self._layer_inputs(x, attention_mask if padded else None)
+        if self.positions.masks_padding and padded:  # DeBERTa zeroes the embeddings of padding tokens
+            x = x * attention_mask[..., None].to(x.dtype)
+        x, hidden, attns = self.encoder(x, inputs, output_hidden_states, output_attentions)
         out = EncoderOutput(last_hidden_state=x)
         if output_hidden_states:
             out.hidden_states = tuple(hidden)
@@ -610,43 +610,34 @@ class EncoderModel(nn.Module):
         return out
 
     def _layer_inputs(self, x: torch.Tensor, attention_mask: torch.Tensor | None) -> LayerInputs:
-        """The masks (additive, 0 or the dtype's most negative value), rotary tables and relative inputs of this
-        input: transformers' masks, i.e. keys that are padding masked; local layers also mask keys further than
-        local_window / 2 from the query (ModernBERT); DeBERTa also masks every key of a padding query."""
+        """The additive masks (0 where attended, the dtype's most negative value elsewhere) and the position
+        scheme's inputs of this input: transformers' masks, i.e. keys that are padding masked; local layers also
+        mask keys further than local_window / 2 from the query (ModernBERT); DeBERTa also masks every key of a
+        padding query."""
         cfg = self.config
         T, device, dtype = x.shape[1], x.device, x.dtype
         lowest = torch.finfo(dtype).min
-        keep = None if attention_mask is None else attention_mask[:, None, None, :].bool()  # (B, 1, 1, T)
-        if keep is not None and self.deberta:
-            keep = keep & attention_mask[:, None, :, None].bool()  # (B, 1, T, T)
         out = LayerInputs()
-        if keep is not None:
-            out.mask = torch.where(keep, torch.zeros((), dtype=dtype, device=device),
-                                   torch.tensor(lowest, dtype=dtype, device=device))
+        keep = None
+        if attention_mask is not None:
+            if self.positions.masks_padding:
+                keep = (attention_mask[:, None, None, :].bool() & attention_mask[:, None, :, None].bool()).to(dtype)
+            else:
+                keep = attention_mask[:, None, None, :].to(dtype)  # (B, 1, 1, T)
+            out.mask = (1.0 - keep) * lowest
         out.local_mask = out.mask
         half = cfg.local_window // 2
         if cfg.local_layers and half < T - 1:
             ids = torch.arange(T, device=device)
-            window = (ids[:, None] - ids[None, :]).abs() <= half  # (T, T)
-            both = window if keep is None else window & keep
-            out.local_mask = torch.where(both, torch.zeros((), dtype=dtype, device=device),
-                                         torch.tensor(lowest, dtype=dtype, device=device))
+            window = ((ids[:, None] - ids[None, :]).abs() <= half).to(dtype)  # (T, T)
+            both = window if keep is None else window * keep
+            out.local_mask = (1.0 - both) * lowest
             if out.local_mask.dim() == 2:
                 out.local_mask = out.local_mask[None, None]
-        if cfg.position == "rotary":
-            hs = cfg.head_dim
-            out.rope = rotary_tables(T, hs, cfg.rope_theta, device, dtype)
-            out.local_rope = out.rope
-            if cfg.local_layers and cfg.local_rope_theta != cfg.rope_theta:
-                out.local_rope = rotary_tables(T, hs, cfg.local_rope_theta, device, dtype)
-        elif cfg.position == "relative":
-            S = cfg.position_buckets
-            rel = log_bucket_positions(T, S, cfg.max_position_embeddings, device)
-            out.rel = RelativeInputs(
-                table=self.embeddings.relative_table(),
-                c2p=torch.clamp(rel + S, 0, 2 * S - 1),
-                p2c=torch.clamp(-rel + S, 0, 2 * S - 1),
-            )
+        table = self.embeddings.relative_table()
+        out.pos = out.local_pos = self.positions.inputs(T, device, dtype, table, local=False)
+        if cfg.local_layers and self.positions.rotary and cfg.local_rope_theta != cfg.rope_theta:
+            out.local_pos = self.positions.inputs(T, device, dtype, table, local=True)
         return out
 
     def _check_inputs(
