@@ -248,8 +248,8 @@ def test_wide_tables_show_that_they_scroll(phone, app_url, path):
 
 
 def test_compare_long_pin_names_leave_the_bars_room(phone, app_url):
-    """A config's generated name (and a visitor's long one) is shortened on the bars' axis, which keeps the bars
-    most of a phone's width; the full name is in the hover."""
+    """A config's generated name (and a visitor's long one) is wrapped whole on the bars' axis (issue 42: cut names
+    told twins apart only by colour), which keeps the bars most of a phone's width; the full name is in the hover."""
     custom = PRESETS["albert-base"].replace(vocab_size=50_000, num_heads=16)
     long_name = urls.pin_name(urls.encode_pin(custom))
     assert len(long_name) > 40  # "ALBERT H=768 L=12 E=128 all-shared V=50000 heads=16"

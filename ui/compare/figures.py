@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -110,15 +111,16 @@ def compare_bars(df: pd.DataFrame) -> go.Figure:
     return plotly_dicts.figure(bars, layout)
 
 
-def wrap_name(name: str, width: int = 18) -> str:
-    """A pin's whole name in lines of about ``width`` characters (Plotly's <br>), broken at spaces."""
+def wrap_name(name: str, width: int = 16) -> str:
+    """A pin's whole name in lines of about ``width`` characters (Plotly's <br>), broken after a space or a hyphen
+    ("electra-small-<br>discriminator"): a phone keeps most of its width for the bars."""
     lines: list[str] = []
-    for word in name.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(lines)
+    for piece in re.findall(r"[^ -]+-?|-| ", name):
+        if lines and len((lines[-1] + piece).rstrip()) <= width:
+            lines[-1] += piece
+        elif piece != " ":
+            lines.append(piece)
+    return "<br>".join(line.rstrip() for line in lines)
 
 
 def against_original(name: str, params: tuple[float, float], flops: tuple[float, float],
