@@ -19,8 +19,8 @@ from pathlib import Path
 
 from albert_core.lab import trainer
 from albert_core.lab.checkpoint import environment
-from albert_core.lab.experiments import BASE, RUN_DEFAULTS, twins
-from albert_core.lab.spec import DEFAULT_STEPS, RunSpec
+from albert_core.lab.experiments import BASE, twins
+from albert_core.lab.spec import DEFAULT_STEPS, RUN_DEFAULTS, RunSpec
 
 OUT = Path(__file__).resolve().parents[1] / "albert_core" / "lab" / "reference" / "probe_pace.json"
 
