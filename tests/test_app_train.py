@@ -396,7 +396,9 @@ def test_a_probed_run_shows_its_fine_tuning_progress_then_its_probe_table_and_ve
             time.sleep(0.05)
         assert s.state == "running" and s.step == STEPS and 0 < s.probe_done < s.probe_total, s
         at.run()
-        (line,) = [t for c in at.caption if "fine-tuning on movie reviews:" in (t := c.value.replace("\\", ""))]
+        # the run's progress line (the plan's note above it names the probe's fine-tuning too)
+        (line,) = [t for c in at.caption if "fine-tuning on movie reviews:" in (t := c.value.replace("\\", ""))
+                   and t.startswith("step ")]
         assert line.startswith(f"step {STEPS}/{STEPS} · elapsed ")  # training is done
         # issue 42: the probe's own time left while it runs (4-5 min a run showed none), no stale tokens/s
         assert f" · fine-tuning on movie reviews: {100 * s.probe_done / s.probe_total:.0f} %, about " in line
