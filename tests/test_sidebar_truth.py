@@ -360,3 +360,27 @@ def test_the_discriminator_head_is_offered_where_transformers_has_its_class(app)
     assert computed(at)[0].head == "discriminator" and box.value == "discriminator"
     assert "no transformers class for this family" in box.options[box.index]
     check_one_truth(at)
+
+
+def test_int8_weights_on_every_family_and_its_albertized_twin(app):
+    """Found by the state machine (roberta-base, then dtype int8): the ALBERTize comparison estimated training
+    memory for int8 weights, which are inference-only, and the Explorer showed the error box. An inference-only
+    workload compares what inference costs."""
+    from albert_core.configuration.presets import FAMILY_BASE_PRESET
+    from albert_core.counting.memory import estimate_memory
+    from albert_core.hardware.albertized import compare_albertized
+
+    for family, name in FAMILY_BASE_PRESET.items():
+        at = app({"dtype": "int8"})
+        at.selectbox(key=sidebar.PRESET_KEY).set_value(name).run()
+        if family != "bert":
+            at.number_input(key="cfg_E").set_value(min(128, at.slider(key="cfg_H").value)).run()
+            at.selectbox(key="cfg_sharing").set_value("all").run()
+        assert computed(at)[1].dtype == "int8", family
+        check_one_truth(at)
+    original, wl = ALL_PRESETS["roberta-base"], Workload(dtype="int8")
+    pair = compare_albertized(original, original.replace(embedding_size=128, sharing="all"), wl)
+    measures = [r.measure for r in pair.rows]
+    assert not any("training" in m or "largest batch" in m for m in measures), measures
+    working = pair.row("inference working set (activations estimated)")
+    assert working.original == estimate_memory(original, wl.batch, wl.seq_len, "int8", training=False).total

@@ -68,7 +68,8 @@ class AlbertizedPair:
 def compare_albertized(original: ModelConfig, twin: ModelConfig, workload: Workload,
                        profiles: tuple[str, ...] = TIME_PROFILES) -> AlbertizedPair:
     """Every cost of ``original`` and ``twin`` at ``workload`` (training memory at its dtype, precision and
-    checkpointing; FLOPs per sequence and per training step)."""
+    checkpointing; FLOPs per sequence and per training step). An inference-only workload (int8 weights) compares
+    what inference costs: the training rows are left out and the inference working set is compared instead."""
     for name, cfg in (("original", original), ("twin", twin)):
         if not isinstance(cfg, ModelConfig):
             raise ValueError(f"{name} must be a ModelConfig, got {type(cfg).__name__}")
@@ -84,6 +85,11 @@ def compare_albertized(original: ModelConfig, twin: ModelConfig, workload: Workl
     fa = count_flops(original, 1, wl.seq_len, recompute=wl.checkpointing)
     fb = count_flops(twin, 1, wl.seq_len, recompute=wl.checkpointing)
     add("forward FLOPs per sequence", "FLOPs", fa.forward, fb.forward)
+    if not wl.training:  # int8 weights: no backward, no optimizer, no training step to time
+        working = [estimate_memory(c, wl.batch, wl.seq_len, wl.dtype, training=False) for c in (original, twin)]
+        add("weights", "bytes", *(m.weights for m in working))
+        add("inference working set (activations estimated)", "bytes", *(m.total for m in working), "estimate")
+        return AlbertizedPair(original, twin, wl, tuple(rows), tuple(flop_differences(fb, fa)))
     add("training FLOPs per step", "FLOPs", fa.training * wl.batch, fb.training * wl.batch)
     memory = [estimate_memory(c, wl.batch, wl.seq_len, wl.dtype, wl.optimizer, precision=wl.precision,
                               checkpointing=wl.checkpointing) for c in (original, twin)]

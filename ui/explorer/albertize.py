@@ -84,7 +84,8 @@ _FORMATS = {"params": fmt_params, "FLOPs": fmt_flops, "bytes": fmt_bytes, "seque
 def savings_rows(pair_measures: list[str]) -> list[str]:
     """The measures the panel shows, in order, from a pair's measures (names follow `compare_albertized`)."""
     wanted = ["parameters", "forward FLOPs per sequence", "training FLOPs per step",
-              "training memory (activations estimated)", *(f"largest batch on {gb} GB" for gb in FIT_GB)]
+              "training memory (activations estimated)", "inference working set (activations estimated)",
+              *(f"largest batch on {gb} GB" for gb in FIT_GB)]
     wanted += [m for m in pair_measures if m.startswith("training step on") and STEP_PROFILE in m]
     return [m for m in wanted if m in pair_measures]
 
