@@ -304,8 +304,11 @@ class SidebarVisitor(RuleBasedStateMachine):
             assert count_params(cfg).total == self.expect_total
 
 
+# Derandomized: `make test` runs the same 25 sequences every time (CI must not depend on luck). Explore more with
+# `run_state_machine_as_test(SidebarVisitor, settings=settings(max_examples=..., derandomize=False))`: 230 random
+# sequences of 20 steps passed on 2026-12-04 after the int8 fix below, which such a run found.
 SidebarVisitor.TestCase.settings = settings(
-    max_examples=25, stateful_step_count=15, deadline=None,
+    max_examples=25, stateful_step_count=15, deadline=None, derandomize=True, database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 test_random_visitor_sequences = SidebarVisitor.TestCase
