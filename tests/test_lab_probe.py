@@ -322,3 +322,22 @@ def test_the_reference_build_keeps_each_from_scratch_models_answers(monkeypatch)
     assert len(out["accuracy"]) == len(out["correct"]) == len(QUICK.seeds)
     for acc, packed in zip(out["accuracy"], out["correct"], strict=True):
         assert sum(probe.unpack_answers(packed, n_dev)) == round(acc * n_dev)
+
+
+def test_the_reference_build_fine_tunes_with_the_seeds_it_is_given(monkeypatch):
+    """finetune --reference --seeds N: the from-scratch baseline is fine-tuned once per seed asked for, not the
+    recipe's; a named experiment's probes leave the Live-model twins (and the file's other runs) alone."""
+    import dataclasses
+
+    from albert_core.lab import probe_reference
+    from albert_core.lab.experiments import EXPERIMENTS
+    from albert_core.lab.reference import live_twins
+
+    monkeypatch.setattr(probe, "RECIPE", QUICK)
+    recipe = dataclasses.asdict(dataclasses.replace(QUICK, seeds=(3, 4, 5)))
+    out = probe_reference._probe_scratch(tiny_spec(steps=4).to_dict(), recipe)
+    assert len(out["accuracy"]) == len(out["correct"]) == 3
+    named = {s.key for s in probe_reference.reference_specs(["table3-v8192"])}
+    assert named == {s.key for s in EXPERIMENTS["table3-v8192"].specs()}
+    assert not named & {s.key for s in live_twins().values()}
+    assert {s.key for s in live_twins().values()} <= {s.key for s in probe_reference.reference_specs()}

@@ -15,6 +15,7 @@ from tokenizers import Tokenizer
 
 from albert_core.cli.main import main as cli_main
 from albert_core.configuration.coerce import bert_twin
+from albert_core.counting.params import count_params
 from albert_core.lab import trainer
 from albert_core.lab.checkpoint import TOKENIZER_FILE, load_model, load_run
 from albert_core.lab.experiments import EXPERIMENTS, depth_dial, separation_step, twins
@@ -288,7 +289,7 @@ def test_separation_step_on_hand_made_histories():
 
 
 def test_experiments_build_valid_runs():
-    assert set(EXPERIMENTS) == {"table3", "table4", "table5", "figure2", "depth"}
+    assert set(EXPERIMENTS) == {"table3", "table3-v8192", "table4", "table5", "figure2", "depth"}
     for ex in EXPERIMENTS.values():
         specs = ex.specs(seeds=(0, 1))
         assert specs and all(s.seed in (0, 1) for s in specs)
@@ -297,6 +298,16 @@ def test_experiments_build_valid_runs():
         for s in specs:
             check_run(s, LabLimits())
         assert ex.paper.source.startswith("Lan et al.") or ex.name == "depth"  # the dial is not in the paper
+    large = {s.label: s for s in EXPERIMENTS["table3-v8192"].specs(seeds=(0,))}
+    small = {s.label: s for s in EXPERIMENTS["table3"].specs(seeds=(0,))}
+    assert large.keys() == small.keys()  # the same variants, at V 8,192 and the probe's sequence length
+    for label, spec in large.items():
+        assert spec.vocab_size == 8192 and small[label].vocab_size == 512
+        assert (spec.seq_len, spec.batch_size) == (128, 4)  # 512 pieces a step, as the lab's 16 x 32
+        assert small[label].seq_len * small[label].batch_size == 512
+        # by hand: 7,680 more rows of E in the word table and 7,680 more decoder biases (tied decoder)
+        e = spec.config.embedding_size
+        assert count_params(spec.config).total - count_params(small[label].config).total == 7680 * (e + 1)
     sharing = {s.label: s.config.sharing for s in EXPERIMENTS["table4"].specs(seeds=(0,))}
     assert sorted(sharing.values()) == ["all", "attention", "ffn", "none"]
     assert [s.task for s in EXPERIMENTS["table5"].specs(seeds=(0,))] == ["none", "nsp", "sop"]

@@ -3,7 +3,7 @@
     python -m albert_core finetune [--twin albert|bert] [--measure] [--json]
     python -m albert_core finetune --run DIR [--json]
     python -m albert_core finetune --experiment table4 [--json]
-    python -m albert_core finetune --reference [--experiments table4 table5 ...] [--workers 2]
+    python -m albert_core finetune --reference [--experiments table4 table5 ...] [--workers 2] [--seeds 5]
     python -m albert_core finetune --baselines [--splits 20]
 
 A trained run's encoder fine-tuned on movie-review sentences beside the same model from scratch, the
@@ -11,7 +11,9 @@ bag-of-words regression and the majority class (`albert_core.lab.probe`). ``--tw
 of a Live-model twin (the figures the Train page shows; ``--measure`` fine-tunes it again here), ``--run`` probes
 a run folder (`train --out DIR`, or the folder `train` reports), ``--experiment`` lists the shipped probes of an
 experiment's reference runs and its downstream findings, ``--reference`` probes every reference run and writes
-albert_core/lab/reference/probe.json (a maintainer's command; it trains what the run cache lacks), ``--baselines``
+albert_core/lab/reference/probe.json (a maintainer's command; it trains what the run cache lacks; with
+``--experiments`` only their runs, the file's other probes kept; ``--seeds N`` fine-tunes with seeds 0 to N-1),
+``--baselines``
 measures naive Bayes and the bag of words over random splits of the sentences and writes
 albert_core/lab/reference/probe_baselines.json (a maintainer's command, `albert_core.lab.probe_baselines`).
 Every verdict is the lab's one rule (`albert_core.lab.separation`), with its p-value. `train --probe` probes a run
@@ -51,6 +53,8 @@ def add_commands(sub: Any, model: argparse.ArgumentParser) -> None:
                    help="with --baselines: random splits (default 20)")
     p.add_argument("--measure", action="store_true", help="with --twin: fine-tune it again here")
     p.add_argument("--workers", type=whole, default=2, metavar="N", help="with --reference: processes (default 2)")
+    p.add_argument("--seeds", type=whole, default=None, metavar="N",
+                   help="with --reference: fine-tuning seeds 0 to N-1 per model (default the recipe's 2, at most 10)")
     p.add_argument("--experiments", nargs="+", choices=EXPERIMENT_NAMES, metavar="NAME",
                    help=f"with --reference: some of {', '.join(EXPERIMENT_NAMES)} (default all)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
@@ -190,7 +194,8 @@ def _reference(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
               f"pretrained {_seeds(tuple(row['pretrained']))} ({row['cpu_seconds']:.0f} CPU s)",
               file=sys.stderr, flush=True)
 
-    path = build_probes(args.experiments, workers=args.workers, on_run=on_run)
+    seeds = None if args.seeds is None else range(args.seeds)
+    path = build_probes(args.experiments, workers=args.workers, on_run=on_run, seeds=seeds)
     if args.experiments is None or "depth" in args.experiments:  # the depth dial at L/2 and 2L too
         from albert_core.lab.probe_reference import build_depth_probes
 
@@ -205,6 +210,8 @@ def run_finetune(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error(f"finetune: --workers must be between 1 and 8, got {args.workers}")
     if not 2 <= args.splits <= 200:
         parser.error(f"finetune: --splits must be between 2 and 200, got {args.splits}")
+    if args.seeds is not None and not (args.reference and 1 <= args.seeds <= 10):
+        parser.error(f"finetune: --seeds goes with --reference and must be between 1 and 10, got {args.seeds}")
     try:
         if args.run:
             folder = Path(args.run)

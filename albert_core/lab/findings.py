@@ -325,7 +325,7 @@ def depth(table: pd.DataFrame, results: Sequence[RunResult], downstream: pd.Data
 def for_experiment(name: str, results: Sequence[RunResult], evaluation: dict[str, Any] | None = None) -> list[Finding]:
     """The findings of experiment ``name`` from its finished runs (and its stored ``evaluation``)."""
     evaluation = evaluation or {}
-    if name == "table3":
+    if name in ("table3", "table3-v8192"):
         return table3(results)
     if name == "table4":
         return table4(results)

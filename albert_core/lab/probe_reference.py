@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 
 
 def reference_specs(names: list[str] | None = None) -> list[RunSpec]:
-    """Every distinct run the probe file covers: the named experiments' reference runs (default all) and the
-    Live-model twins."""
+    """Every distinct run the probe file covers: the named experiments' reference runs and, when no names are
+    given (every experiment), the Live-model twins too."""
     from albert_core.lab.experiments import EXPERIMENTS, REFERENCE_STEPS
     from albert_core.lab.reference import live_twins
 
@@ -45,7 +45,7 @@ def reference_specs(names: list[str] | None = None) -> list[RunSpec]:
         ex = EXPERIMENTS[name]
         for spec in ex.specs(steps=REFERENCE_STEPS):
             out.setdefault(spec.key, spec)
-    for spec in live_twins().values():
+    for spec in live_twins().values() if names is None else ():
         out.setdefault(spec.key, spec)
     return list(out.values())
 
@@ -71,8 +71,10 @@ def _trained(spec: RunSpec, cache: Any) -> tuple[Any, Path]:
     return result, Path(result.checkpoint)
 
 
-def _probe_run(spec_dict: dict[str, Any], root: str, max_bytes: int) -> dict[str, Any]:
-    """In a worker process (one torch thread): one reference run, trained if missing, its encoder fine-tuned."""
+def _probe_run(spec_dict: dict[str, Any], root: str, max_bytes: int, recipe: dict[str, Any] | None = None
+               ) -> dict[str, Any]:
+    """In a worker process (one torch thread): one reference run, trained if missing, its encoder fine-tuned with
+    every seed of ``recipe`` (default the probe's `RECIPE`)."""
     import torch
 
     from albert_core.lab import probe
@@ -86,16 +88,25 @@ def _probe_run(spec_dict: dict[str, Any], root: str, max_bytes: int) -> dict[str
     result, folder = _trained(spec, RunCache(root, max_bytes))
     tokenizer = lab_tokenizer(spec.tokenizer_kind, spec.vocab_size)
     t0 = time.process_time()
-    probed = probe.probe_model(load_model(folder), spec.config, tokenizer, std=spec.weight_std, scratch=())
+    probed = probe.probe_model(load_model(folder), spec.config, tokenizer, std=spec.weight_std, scratch=(),
+                               recipe=_recipe(recipe))
     return {"key": spec.key, "label": spec.name, "seed": spec.seed,
             "val_mlm_loss_retrained": float(result.final["val_mlm_loss"]),
             "cpu_seconds": time.process_time() - t0, "pretrained": list(probed.pretrained),
             "pretrained_correct": list(probed.pretrained_correct)}
 
 
-def _probe_scratch(spec_dict: dict[str, Any]) -> dict[str, list[Any]]:
-    """In a worker process: the from-scratch baseline of a run's architecture and tokenizer, per seed: its dev
-    accuracies and answers ({"accuracy": [...], "correct": [...]})."""
+def _recipe(recipe: dict[str, Any] | None) -> Any:
+    from albert_core.lab import probe
+
+    if recipe is None:
+        return probe.RECIPE
+    return probe.Recipe(**{**recipe, "seeds": tuple(recipe["seeds"])})
+
+
+def _probe_scratch(spec_dict: dict[str, Any], recipe: dict[str, Any] | None = None) -> dict[str, list[Any]]:
+    """In a worker process: the from-scratch baseline of a run's architecture and tokenizer, per seed of
+    ``recipe`` (default `RECIPE`): its dev accuracies and answers ({"accuracy": [...], "correct": [...]})."""
     import torch
 
     from albert_core.lab import probe
@@ -104,24 +115,27 @@ def _probe_scratch(spec_dict: dict[str, Any]) -> dict[str, list[Any]]:
 
     torch.set_num_threads(1)
     spec = RunSpec.from_dict(spec_dict)
-    recipe = probe.RECIPE
+    recipe = _recipe(recipe)
     seq_len = min(recipe.max_len, spec.config.max_position_embeddings)
     out: dict[str, list[Any]] = {"accuracy": [], "correct": []}
     for seed in recipe.seeds:
         encoder = probe.scratch_encoder(spec.config, std=spec.weight_std, seed=seed, batch=recipe.batch_size,
                                         seq_len=seq_len)
         score = probe.finetune(encoder, "scratch", seed, lab_tokenizer(spec.tokenizer_kind, spec.vocab_size),
-                               std=spec.weight_std)
+                               std=spec.weight_std, recipe=recipe)
         out["accuracy"].append(score.dev_accuracy)
         out["correct"].append(score.dev_correct)
     return out
 
 
 def build_probes(names: list[str] | None = None, out_dir: Path | str | None = None, *, workers: int = 2,
-                 on_run: Callable[[int, int, dict[str, Any]], object] | None = None) -> Path:
-    """Probe every reference run of the named experiments (default all) and the Live-model twins (module
-    docstring) in ``workers`` processes, one task per run and one per architecture's from-scratch baseline;
-    write and return probe.json."""
+                 on_run: Callable[[int, int, dict[str, Any]], object] | None = None,
+                 seeds: Sequence[int] | None = None) -> Path:
+    """Probe every reference run of the named experiments and the Live-model twins (module docstring) in
+    ``workers`` processes, one task per run and one per architecture's from-scratch baseline, with the
+    fine-tuning ``seeds`` (default the recipe's); write and return probe.json. Without names every run is probed
+    and the file written anew; with names only their runs are probed and the file's other runs are kept as they
+    were (each run's probe records its own recipe and seeds)."""
     from concurrent.futures import as_completed
 
     from albert_core.lab import probe
@@ -130,6 +144,14 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
     from albert_core.lab.runs import RunCache
 
     out_dir = Path(out_dir) if out_dir is not None else REFERENCE_DIR
+    path = out_dir / PROBE_FILE
+    kept: dict[str, Any] = {}
+    if names is not None and path.is_file():
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    recipe = RECIPE if seeds is None else dataclasses.replace(RECIPE, seeds=tuple(int(x) for x in seeds))
+    if not recipe.seeds:
+        raise ValueError("seeds must hold at least one fine-tuning seed")
+    plain = dataclasses.asdict(recipe)
     cache = RunCache()
     specs = reference_specs(names)
     archs: dict[str, RunSpec] = {}
@@ -142,8 +164,9 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
     # the runs that must be trained first (the longest tasks) are submitted first, so the pool ends together
     order = sorted(specs, key=lambda s: RunCache().get(s.key) is not None)
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_probe_run, s.to_dict(), str(cache.root), cache.max_bytes): ("run", s) for s in order}
-        futures.update({pool.submit(_probe_scratch, s.to_dict()): ("scratch", a) for a, s in archs.items()})
+        futures = {pool.submit(_probe_run, s.to_dict(), str(cache.root), cache.max_bytes, plain): ("run", s)
+                   for s in order}
+        futures.update({pool.submit(_probe_scratch, s.to_dict(), plain): ("scratch", a) for a, s in archs.items()})
         for i, future in enumerate(as_completed(futures), 1):
             kind, what = futures[future]
             if kind == "scratch":
@@ -153,15 +176,15 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
             rows[row.pop("key")] = {**row, "architecture": _architecture(what)}
             if on_run is not None:
                 on_run(i, len(futures), row)
-    runs = {}
+    runs = dict(kept.get("runs", {}))
     for key, row in rows.items():
         base = scratch[row.pop("architecture")]
-        result = ProbeResult(tuple(row.pop("pretrained")), tuple(base["accuracy"]), tuple(RECIPE.seeds),
-                             probe.majority_accuracy(data), bow.accuracy, len(data.dev_texts),
+        result = ProbeResult(tuple(row.pop("pretrained")), tuple(base["accuracy"]), tuple(recipe.seeds),
+                             probe.majority_accuracy(data), bow.accuracy, len(data.dev_texts), recipe=plain,
                              pretrained_correct=tuple(row.pop("pretrained_correct")),
                              scratch_correct=tuple(base["correct"]))
         runs[key] = {**row, "probe": result.to_dict()}
-    doc = {
+    doc = {**kept,
         "data": data_fingerprint(),
         "recipe": dataclasses.asdict(RECIPE),
         "baselines": {"majority": probe.majority_accuracy(data), "bag_of_words": dataclasses.asdict(bow)},
@@ -169,7 +192,6 @@ def build_probes(names: list[str] | None = None, out_dir: Path | str | None = No
         "threads": 1,
         "runs": runs,
     }
-    path = out_dir / PROBE_FILE
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     load_probe_file.cache_clear()
     return path

@@ -96,7 +96,7 @@ GRAD_CLIP = 1.0
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-6  # BERT's and ALBERT's
 
-EXPERIMENT_NAMES = ("table3", "table4", "table5", "figure2", "depth")
+EXPERIMENT_NAMES = ("table3", "table3-v8192", "table4", "table5", "figure2", "depth")
 
 
 BERT_BASE_HIDDEN = 768
