@@ -470,7 +470,7 @@ def test_vectorised_terms_equal_scalar():
         is_factorized=True, has_pooler=True, has_mlm_head=True, has_order_head=True,
         kv_size=cols["hidden_size"], ffn_kind="dense", has_discriminator=False, norm="layernorm",
         embedding_norm=True, head_transform=True, norm_placement="post", position="learned", head_act="gelu_new",
-        transform_act="gelu_new",
+        transform_act="gelu_new", lora_terms=lambda: [],  # ALBERT's own scheme: no LoRA
     )
     batch, seq = np.array([8, 2, 32]), np.array([128, 512, 64])
     for training in (True, False):

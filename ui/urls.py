@@ -24,7 +24,9 @@ from albert_core.configuration.config import (
     FAMILY_SWITCHES,
     FLAG_FIELDS,
     LIMITS,
+    SHARING_SCHEME,
     ModelConfig,
+    choices_text,
     family_of,
 )
 from albert_core.configuration.presets import ALL_PRESETS, config_name, matching_preset
@@ -64,7 +66,12 @@ AXIS_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
         "sdb": "separate_decoder_bias", "hact": "head_act", "proj": "always_project",
     }
 )
-ALL_QUERY_KEYS: Mapping[str, str] = MappingProxyType({**QUERY_KEYS, **AXIS_QUERY_KEYS})
+# URL key -> ModelConfig field, for the sharing schemes since ALBERT. A link writes them only where a config leaves
+# ALBERT's own scheme (every link written before they existed reads as it did); reading, an absent key is ALBERT's.
+SCHEME_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
+    {"order": "block_order", "ends": "unique_ends", "rep": "repeat", "lora": "lora_rank", "lorat": "lora_targets"}
+)
+ALL_QUERY_KEYS: Mapping[str, str] = MappingProxyType({**QUERY_KEYS, **AXIS_QUERY_KEYS, **SCHEME_QUERY_KEYS})
 FIELD_KEYS: Mapping[str, str] = MappingProxyType({field: key for key, field in ALL_QUERY_KEYS.items()})
 _ROPE_LIMITS = (1, 10**12)  # rotary bases: whole numbers in links (10,000; 160,000)
 WORKLOAD_QUERY_KEYS: Mapping[str, str] = MappingProxyType(
@@ -94,8 +101,11 @@ def _last(raw: Any) -> str:
 
 # ----------------------------------------------------------------------------- model config
 def config_to_query(cfg: ModelConfig) -> dict[str, str]:
-    keys = QUERY_KEYS if family_of(cfg.family).paper else ALL_QUERY_KEYS
-    return {key: _encode(getattr(cfg, name)) for key, name in keys.items()}
+    keys = QUERY_KEYS if family_of(cfg.family).paper else {**QUERY_KEYS, **AXIS_QUERY_KEYS}
+    out = {key: _encode(getattr(cfg, name)) for key, name in keys.items()}
+    out |= {key: _encode(getattr(cfg, name)) for key, name in SCHEME_QUERY_KEYS.items()
+            if getattr(cfg, name) != SHARING_SCHEME[name]}
+    return out
 
 
 def _axis_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -107,6 +117,11 @@ def _axis_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
             for key, name in AXIS_QUERY_KEYS.items() if key not in params}
 
 
+def _scheme_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The sharing-scheme fields a link leaves out: ALBERT's own scheme (a link writes only those it changes)."""
+    return {name: SHARING_SCHEME[name] for key, name in SCHEME_QUERY_KEYS.items() if key not in params}
+
+
 def decode_query_value(key: str, field: str, raw: Any) -> Any:
     """Decode one URL value for ``field``; ValueError (naming the URL key) if it is not acceptable."""
     raw = _last(raw)
@@ -115,7 +130,7 @@ def decode_query_value(key: str, field: str, raw: Any) -> Any:
         raise ValueError(f"URL value {key}={shown} is too long")
     if field in CHOICE_FIELDS:
         if raw not in CHOICE_FIELDS[field]:
-            raise ValueError(f"URL value {key}={shown}: must be one of {', '.join(CHOICE_FIELDS[field])}")
+            raise ValueError(f"URL value {key}={shown}: must be {choices_text(field)}")
         return raw
     if field in FLAG_FIELDS:
         if raw not in ("0", "1"):
@@ -153,7 +168,7 @@ def parse_query(
     """
     base = base or ModelConfig()
     problems: list[str] = []
-    changes: dict[str, Any] = _axis_defaults(params)
+    changes: dict[str, Any] = _axis_defaults(params) | _scheme_defaults(params)
     for key, name in ALL_QUERY_KEYS.items():
         if key not in params:
             continue
@@ -182,7 +197,7 @@ def parse_query(
 
 def config_from_query(params: Mapping[str, Any]) -> ModelConfig:
     """Strict decoding: the first bad value raises ValueError naming the URL key and the rule."""
-    changes = _axis_defaults(params)
+    changes = _axis_defaults(params) | _scheme_defaults(params)
     changes |= {name: decode_query_value(key, name, params[key]) for key, name in ALL_QUERY_KEYS.items()
                 if key in params}
     return coerce(changes, ModelConfig(), strict=True).config
@@ -238,7 +253,8 @@ def parse_workload_query(
 
 def share_query(cfg: ModelConfig, wl: Workload, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The full URL state: every config and workload key, plus page-owned keys (e.g. the Compare pins)."""
-    kept = {k: v for k, v in (extra or {}).items() if k not in AXIS_QUERY_KEYS}  # axes only as the config has them
+    # axes and schemes only as the config has them
+    kept = {k: v for k, v in (extra or {}).items() if k not in AXIS_QUERY_KEYS and k not in SCHEME_QUERY_KEYS}
     return {**kept, **config_to_query(cfg), **workload_to_query(wl)}
 
 

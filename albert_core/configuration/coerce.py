@@ -16,6 +16,11 @@ the CLI overrides, Compare's pins, the BERT twin and the sweeps (through `bert_f
 * **Derived fields.** When H changes and the heads were not given, the heads become the divisor of H
   whose head size is nearest 64 (`fit_heads`; kept if they still divide H). When H changes and I was
   not given, I stays 4H if it was 4H (``keep_4h=None``), or always (``True``), or never (``False``).
+* **Sharing schemes** (block order, unique ends, repeat, LoRA: `SHARING_SCHEME`). A BERT and a family switched to
+  (unless given) take ALBERT's own scheme: contiguous groups, no unique ends, no repeat, no LoRA. When sharing
+  becomes 'none' the block order and unique ends that order shared blocks return to ALBERT's (unless given), and a
+  LoRA keeps only the matrices whose block some positions still share (no LoRA when none is left), unless the
+  LoRA fields were given.
 * **Explicit values win or fail.** A value that was given explicitly and that the rule would change
   (``family=bert`` with ``sharing=all``, ``keep_4h=True`` with another I) is a conflict. ``strict=True``
   (CLI, pins) raises ValueError naming the field and the rule; ``strict=False`` (URL) applies the rule
@@ -35,10 +40,12 @@ from typing import Any
 from albert_core.checks import is_whole_number
 from albert_core.configuration.config import (
     ACTIVATIONS,
+    ATTENTION_MATRICES,
     AXIS_FIELDS,
     FAMILIES,
     HEADS,
     LIMITS,
+    SHARING_SCHEME,
     ModelConfig,
     family_of,
 )
@@ -60,7 +67,8 @@ def fit_heads(hidden: int, heads: int) -> int:
 
 def bert_fields(hidden_size: Any) -> dict[str, Any]:
     """What the BERT family fixes, given its hidden size (a number or a numpy column)."""
-    return {"embedding_size": hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
+    return {"embedding_size": hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1,
+            **SHARING_SCHEME}
 
 
 # The BERT an ALBERT is compared with is the paper's BERT: GELU (not ALBERT's tanh approximation
@@ -106,7 +114,8 @@ def family_layout(family: str, base: ModelConfig) -> dict[str, Any]:
             out |= albert_defaults(base.hidden_size)
         return out
     out = {name: record.layout[name] for name in (*AXIS_FIELDS, *LAYOUT_EXTRA)}
-    out |= {"embedding_size": base.hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
+    out |= {"embedding_size": base.hidden_size, "sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1,
+            **SHARING_SCHEME}
     if base.head == "pretraining":
         out["head"] = "masked-lm"
     return out
@@ -175,6 +184,11 @@ def coerce(
             and "embedding_size" not in given):
         out["embedding_size"] = hidden  # an unfactorized embedding (E = H) follows H outside ALBERT
 
+    if out["sharing"] == "none":
+        _unshared_scheme(out, given)
+    elif out["sharing"] in ("attention", "ffn"):
+        _partly_shared_lora(out, given)
+
     heads = out["num_heads"]
     if hidden != base.hidden_size and "num_heads" not in given and isinstance(heads, int) and heads > 0:
         out["num_heads"] = fit_heads(hidden, heads)
@@ -184,6 +198,37 @@ def coerce(
           and "intermediate_size" not in given):
         out["intermediate_size"] = 4 * hidden
     return Coerced(ModelConfig(**out), reset)
+
+
+def _unshared_scheme(out: dict[str, Any], given: Mapping[str, Any]) -> None:
+    """The scheme fields of a config with no shared block (the rule in the module docstring), in place."""
+    for name in ("block_order", "unique_ends"):
+        if name not in given:
+            out[name] = SHARING_SCHEME[name]
+    if "lora_rank" in given or "lora_targets" in given or out["lora_rank"] == 0:
+        return
+    repeated = isinstance(out["repeat"], int) and out["repeat"] > 1
+    if repeated or not isinstance(out["lora_targets"], str):
+        return
+    # no block shared and no repeat: no position shares a matrix, so no LoRA is left
+    out["lora_rank"] = 0
+    out["lora_targets"] = SHARING_SCHEME["lora_targets"]
+
+
+def _partly_shared_lora(out: dict[str, Any], given: Mapping[str, Any]) -> None:
+    """A LoRA on a config that shares one kind of block: only that kind's matrices keep it (unless given)."""
+    if "lora_rank" in given or "lora_targets" in given or not out["lora_rank"]:
+        return
+    if not isinstance(out["lora_targets"], str) or (isinstance(out["repeat"], int) and out["repeat"] > 1):
+        return
+    kind = ATTENTION_MATRICES if out["sharing"] == "attention" else None if out["sharing"] == "all" else ("in", "out")
+    if kind is None:
+        return
+    kept = [m for m in out["lora_targets"].split("-") if m in kind]
+    if kept:
+        out["lora_targets"] = "-".join(kept)
+    else:
+        out["lora_rank"], out["lora_targets"] = 0, SHARING_SCHEME["lora_targets"]
 
 
 def albertize(
@@ -216,12 +261,13 @@ def is_albertized(cfg: ModelConfig) -> bool:
     if record.paper:
         return False
     factorized = cfg.embedding_size != cfg.hidden_size and "embedding_size" not in record.class_axes
-    return cfg.sharing != "none" or cfg.inner_group_num > 1 or factorized
+    scheme = any(getattr(cfg, name) != value for name, value in SHARING_SCHEME.items())
+    return cfg.sharing != "none" or cfg.inner_group_num > 1 or factorized or scheme
 
 
 def original_of(cfg: ModelConfig) -> ModelConfig:
     """An ALBERTized encoder's original: no sharing, G = K = 1, and E = H where the family has no projection."""
-    changes: dict[str, Any] = {"sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1}
+    changes: dict[str, Any] = {"sharing": "none", "num_hidden_groups": 1, "inner_group_num": 1, **SHARING_SCHEME}
     if "embedding_size" not in family_of(cfg.family).class_axes:
         changes["embedding_size"] = cfg.hidden_size
     return coerce(changes, cfg).config

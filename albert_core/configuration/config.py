@@ -115,6 +115,24 @@ def unregister_family(name: str) -> None:
 
 
 SHARING_MODES = ("none", "all", "attention", "ffn")
+# The sharing schemes designed since ALBERT, as axes of every family with ALBERT's ideas (docs/sharing.md):
+# the order in which the shared blocks are used, unique first and last layers around a shared middle, an immediate
+# repeat of every layer, and a LoRA per executed position on chosen matrices of the shared blocks.
+BLOCK_ORDERS = ("groups", "cycle")
+BLOCK_ORDER_LABELS = {
+    "groups": "contiguous groups (ALBERT: AABB)",
+    "cycle": "cycle (ABAB)",
+}
+LORA_MATRICES = ("q", "k", "v", "o", "in", "out")  # attention query, key, value, output; FFN up (whole), down
+LORA_MATRIX_LABELS = {"q": "attention query", "k": "attention key", "v": "attention value",
+                      "o": "attention output", "in": "FFN up (H -> I, a GLU's gate and up together)",
+                      "out": "FFN down (I -> H)"}
+ATTENTION_MATRICES = ("q", "k", "v", "o")
+# every non-empty set of the six, in LORA_MATRICES order joined by '-' (no comma: a value in links and pins): "q-v"
+LORA_TARGET_CHOICES = tuple(
+    "-".join(m for j, m in enumerate(LORA_MATRICES) if bits >> j & 1) for bits in range(1, 2 ** len(LORA_MATRICES))
+)
+ALL_LORA_TARGETS = "-".join(LORA_MATRICES)  # Relaxed Recursive Transformers' choice: every matrix of the block
 HEADS = ("model", "pretraining", "masked-lm")  # the heads of BERT and ALBERT (the Explorer's choices)
 ENCODER_HEADS = (*HEADS, "discriminator")  # + ELECTRA's replaced-token discriminator (ElectraForPreTraining)
 ACTIVATIONS = ("gelu", "gelu_new", "relu")  # BERT's and ALBERT's (the Explorer's choices)
@@ -125,6 +143,14 @@ POSITIONS = ("learned", "rotary", "relative")
 NORMS = ("layernorm", "rmsnorm")
 NORM_PLACEMENTS = ("post", "pre")
 NUM_ORDER_LABELS = 2  # SOP (ALBERT) and NSP (BERT) are both binary classifiers
+
+def choices_text(name: str) -> str:
+    """What a choice field takes, in words: 'one of a, b, c'; for ``lora_targets`` the rule of its 63 values."""
+    if name == "lora_targets":
+        return (f"one or more of {', '.join(LORA_MATRICES)} joined by '-' in that order (e.g. 'q-v' or "
+                f"'{ALL_LORA_TARGETS}')")
+    return f"one of {', '.join(CHOICE_FIELDS[name])}"
+
 
 SHARING_LABELS = {
     "none": "not shared",
@@ -164,6 +190,8 @@ LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType(
         "num_kv_heads": (0, 1_024),
         "local_window": (0, 65_536),
         "global_every": (1, 512),
+        "repeat": (1, 16),
+        "lora_rank": (0, 65_536),
     }
 )
 
@@ -171,11 +199,11 @@ _INT_LIMITS = tuple(LIMITS.items())
 CHOICE_FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {"family": FAMILIES, "sharing": SHARING_MODES, "head": ENCODER_HEADS, "hidden_act": ENCODER_ACTIVATIONS,
      "ffn_kind": FFN_KINDS, "position": POSITIONS, "norm": NORMS, "norm_placement": NORM_PLACEMENTS,
-     "head_act": HEAD_ACTS}
+     "head_act": HEAD_ACTS, "block_order": BLOCK_ORDERS, "lora_targets": LORA_TARGET_CHOICES}
 )
 FLAG_FIELDS = ("tie_word_embeddings", "norm_bias", "embedding_norm", "first_layer_norm", "attention_bias",
                "mlp_bias", "pooler", "head_transform", "head_bias", "decoder_bias", "projection_bias",
-               "norm_after_projection", "separate_decoder_bias", "always_project")
+               "norm_after_projection", "separate_decoder_bias", "always_project", "unique_ends")
 # The axes a config that does not give them takes from its family's record (`Family.layout`): facts that were
 # written as tests of the family's name before they were axes.
 FAMILY_SWITCHES = ("projection_bias", "norm_after_projection", "separate_decoder_bias", "head_act", "always_project")
@@ -236,6 +264,12 @@ class ModelConfig:
     # lineage): an untied decoder then gets a bias of its own too, and that one goes unused
     head_act: str | None = None  # the MLM transform's activation: "hidden" (hidden_act) or one of its own
     always_project: bool | None = None  # an E -> H projection even when E == H (transformers' ALBERT)
+    # ---- the sharing schemes since ALBERT (families with ALBERT's ideas; `SHARING_SCHEME` gives their defaults)
+    block_order: str = "groups"  # which shared group layer i uses: contiguous runs (ALBERT) or i mod G ("cycle")
+    unique_ends: bool = False  # the first and last layers have blocks of their own; the G groups share the middle
+    repeat: int = 1  # each layer runs this many times in a row (MobileLLM-LS: 2); executed layers L x K x repeat
+    lora_rank: int = 0  # a LoRA of this rank at every executed position of a shared block, on `lora_targets`
+    lora_targets: str = ALL_LORA_TARGETS  # which matrices carry it (`LORA_TARGET_CHOICES`); kept at all six at rank 0
 
     def __post_init__(self) -> None:
         # Constructed on every edit, sweep row check and cache key: each group of fields is read in one C call
@@ -249,7 +283,7 @@ class ModelConfig:
                 object.__setattr__(self, name, value)
         for name, choices, value in zip(CHOICE_FIELDS, CHOICE_FIELDS.values(), _get_choices(self), strict=True):
             if value not in choices or not isinstance(value, str):
-                raise ValueError(f"{name} must be one of {', '.join(choices)}; got {short_repr(value)}")
+                raise ValueError(f"{name} must be {choices_text(name)}; got {short_repr(value)}")
         paper = record.paper
         for (name, (lo, hi)), value in zip(_INT_LIMITS, _get_ints(self), strict=True):
             if type(value) is not int or not lo <= value <= hi:
@@ -297,6 +331,46 @@ class ModelConfig:
                 f"got {self.num_hidden_groups}"
             )
         self._check_axes()
+        if self.lora_rank == 0 and self.lora_targets != ALL_LORA_TARGETS:
+            object.__setattr__(self, "lora_targets", ALL_LORA_TARGETS)  # no LoRA: one way of writing it
+        if (self.block_order, self.unique_ends, self.repeat, self.lora_rank) != _SCHEME_OFF:
+            self._check_sharing_scheme(record)
+
+    def _check_sharing_scheme(self, record: Family) -> None:
+        """The rules of the sharing schemes since ALBERT (module docs/sharing.md)."""
+        if not record.albert_ideas:
+            for name, value in SHARING_SCHEME.items():
+                if getattr(self, name) != value:
+                    got = short_repr(getattr(self, name))
+                    raise ValueError(f"{name} must be {value!r} for family {self.family!r} ({record.label} has no "
+                                     f"cross-layer sharing; use family 'albert'), got {got}")
+        shared = self.sharing != "none"
+        if self.block_order != "groups" and not shared:
+            raise ValueError(f"block_order {self.block_order!r} orders shared blocks: it needs sharing 'all', "
+                             "'attention' or 'ffn', got sharing 'none'")
+        if self.unique_ends:
+            if not shared:
+                raise ValueError("unique_ends gives the first and last layers blocks of their own around a shared "
+                                 "middle: it needs sharing 'all', 'attention' or 'ffn', got sharing 'none'")
+            if self.num_layers < 3:
+                raise ValueError(f"unique_ends needs at least 3 layers (a first, a shared middle and a last), got "
+                                 f"num_layers {self.num_layers}")
+            if self.num_hidden_groups > self.num_layers - 2:
+                raise ValueError(f"num_hidden_groups must be at most num_layers - 2 ({self.num_layers - 2}) with "
+                                 f"unique_ends (the groups share the middle layers), got {self.num_hidden_groups}")
+        if self.lora_rank:
+            for m in self.lora_targets.split("-"):
+                attention = m in ATTENTION_MATRICES
+                if not (self.attention_lora_positions if attention else self.ffn_lora_positions):
+                    kind = "attention" if attention else "FFN"
+                    raise ValueError(
+                        f"lora_targets {m!r} is on the {kind} block, which no two executed layers share here "
+                        f"(sharing {self.sharing!r}, repeat {self.repeat}): a LoRA there would merge into its own "
+                        "weight; share that block or leave it out of lora_targets")
+                d_in, d_out = self.lora_shapes[m]
+                if self.lora_rank > min(d_in, d_out):
+                    raise ValueError(f"lora_rank must be at most {min(d_in, d_out)} on {m!r} (its {d_in} x {d_out} "
+                                     f"matrix has no higher rank), got {self.lora_rank}")
 
     def _check_paper_layout(self, record: Family) -> None:
         """BERT and ALBERT keep the paper's layout: every axis at their record's."""
@@ -373,8 +447,54 @@ class ModelConfig:
 
     @property
     def executed_layers(self) -> int:
-        """Layers actually run in a forward pass: L*K, whatever the sharing."""
-        return self.num_layers * self.inner_group_num
+        """Layers actually run in a forward pass: L*K*repeat, whatever the sharing."""
+        return self.num_layers * self.inner_group_num * self.repeat
+
+    @property
+    def executed_local_layers(self) -> int:
+        """Executed layers with local attention: each local layer runs K blocks, ``repeat`` times."""
+        return self.local_layers * self.inner_group_num * self.repeat
+
+    @property
+    def shared_groups(self) -> int:
+        """Copy sets of a shared block: the G groups, plus the unique first and last layers' (``unique_ends``)."""
+        return self.num_hidden_groups + 2 * self.unique_ends  # arithmetic: also numpy columns
+
+    def _lora_positions(self, shared: Any) -> Any:
+        """Executed blocks that carry a LoRA on a block of a kind (attention or FFN) that is ``shared``: every
+        executed block of the shared middle (the unique first and last layers carry none); for a kind that is
+        not shared, every executed block when each layer runs more than once (``repeat``), else none."""
+        L, K, r = self.num_layers, self.inner_group_num, self.repeat
+        if shared:
+            return (L - 2 * self.unique_ends) * K * r * (self.lora_rank > 0)
+        return L * K * r * (r > 1) * (self.lora_rank > 0)
+
+    @property
+    def attention_lora_positions(self) -> int:
+        return self._lora_positions(self.attention_shared)
+
+    @property
+    def ffn_lora_positions(self) -> int:
+        return self._lora_positions(self.ffn_shared)
+
+    @property
+    def lora_shapes(self) -> dict[str, tuple[Any, Any]]:
+        """(d_in, d_out) of each matrix a LoRA can sit on (`LORA_MATRICES`)."""
+        H, KV, F, inner = self.hidden_size, self.kv_size, self.ffn_width, self.intermediate_size
+        return {"q": (H, H), "k": (H, KV), "v": (H, KV), "o": (H, H), "in": (H, F), "out": (inner, H)}
+
+    def lora_terms(self) -> list[tuple[str, Any, Any, Any]]:
+        """(matrix, executed blocks that carry its LoRA, d_in, d_out) of each target, in `LORA_MATRICES` order;
+        [] without a LoRA. A LoRA of rank r holds r x (d_in + d_out) parameters and costs 2 x r x (d_in + d_out)
+        FLOPs per token per executed block: on a weight other layers share it cannot be merged in."""
+        targets = self.lora_targets.split("-")
+        shapes = self.lora_shapes
+        out = []
+        for m in LORA_MATRICES:
+            if m in targets:
+                n = self.attention_lora_positions if m in ATTENTION_MATRICES else self.ffn_lora_positions
+                out.append((m, n, *shapes[m]))
+        return out
 
     @property
     def local_layers(self) -> int:
@@ -396,13 +516,13 @@ class ModelConfig:
     @property
     def attention_copies(self) -> int:
         """Distinct attention blocks held: G*K when shared, L*K otherwise."""
-        n = self.num_hidden_groups if self.attention_shared else self.num_layers
+        n = self.shared_groups if self.attention_shared else self.num_layers
         return n * self.inner_group_num
 
     @property
     def ffn_copies(self) -> int:
         """Distinct feed-forward blocks held: G*K when shared, L*K otherwise."""
-        n = self.num_hidden_groups if self.ffn_shared else self.num_layers
+        n = self.shared_groups if self.ffn_shared else self.num_layers
         return n * self.inner_group_num
 
     @property
@@ -411,9 +531,10 @@ class ModelConfig:
         ``first_layer_norm`` (ModernBERT), so its copy holds none when no other block runs it."""
         if self.first_layer_norm:
             return self.attention_copies
-        # arithmetic that also runs on numpy columns (sweeps): 1 when the first copy runs only first
-        first_only = 1 if not self.attention_shared else (self.num_hidden_groups == self.num_layers) * 1
-        return self.attention_copies - first_only
+        # arithmetic that also runs on numpy columns (sweeps): 1 when the first copy runs only first (never when
+        # every layer runs more than once)
+        once = 1 if not self.attention_shared or self.unique_ends else (self.num_hidden_groups == self.num_layers) * 1
+        return self.attention_copies - once * (self.repeat == 1)
 
     @property
     def norm_size(self) -> int:
@@ -468,9 +589,23 @@ class ModelConfig:
         g = self.num_hidden_groups if groups is None else groups
         return int(i / (self.num_layers / g))
 
+    def shared_group_of_layer(self, i: int) -> int:
+        """The copy set of a shared block layer ``i`` uses: its group (contiguous runs as transformers' ALBERT,
+        or i mod G with ``block_order`` "cycle"); with ``unique_ends`` the first layer's set is 0, the last's
+        G + 1, and the G groups serve the L - 2 layers between them (sets 1 to G)."""
+        L, G = self.num_layers, self.num_hidden_groups
+        j, n, first = i, L, 0
+        if self.unique_ends:
+            if i == 0:
+                return 0
+            if i == L - 1:
+                return G + 1
+            j, n, first = i - 1, L - 2, 1
+        return first + (j % G if self.block_order == "cycle" else int(j / (n / G)))  # transformers' formula
+
     def block_index(self, i: int, shared: bool) -> int:
-        """Index of the attention/FFN copy set used by layer ``i`` (groups if shared, else i)."""
-        return self.group_of_layer(i) if shared else i
+        """Index of the attention/FFN copy set used by layer ``i`` (`shared_group_of_layer` if shared, else i)."""
+        return self.shared_group_of_layer(i) if shared else i
 
     @property
     def label(self) -> str:
@@ -486,6 +621,14 @@ class ModelConfig:
             text += f" G={self.num_hidden_groups}"
         if self.inner_group_num > 1:
             text += f" K={self.inner_group_num}"
+        if self.block_order != "groups":
+            text += f" {self.block_order}"
+        if self.unique_ends:
+            text += " unique ends"
+        if self.repeat > 1:
+            text += f" x{self.repeat}"
+        if self.lora_rank:
+            text += f" LoRA r={self.lora_rank}"
         return text
 
     # ----------------------------------------------------------------------------- constructors
@@ -510,6 +653,9 @@ class ModelConfig:
             for name in FAMILY_SWITCHES:
                 if name in out and (out[name] == record.layout[name] or name in record.fixed):
                     del out[name]
+            for name, value in SHARING_SCHEME.items():
+                if out[name] == value:
+                    del out[name]
         return out
 
     @classmethod
@@ -526,6 +672,11 @@ AXIS_FIELDS = ("ffn_kind", "position", "position_offset", "position_buckets", "n
                "local_rope_theta", *FAMILY_SWITCHES)
 _PAPER_LAYOUT = tuple((f.name, f.default) for f in fields(ModelConfig) if f.name in AXIS_FIELDS
                       and f.name not in FAMILY_SWITCHES)
+# The sharing schemes' fields at ALBERT's own scheme (contiguous groups, no unique ends, no repeat, no LoRA).
+SHARING_SCHEME: Mapping[str, Any] = MappingProxyType(
+    {f.name: f.default for f in fields(ModelConfig)
+     if f.name in ("block_order", "unique_ends", "repeat", "lora_rank", "lora_targets")})
+_SCHEME_OFF = ("groups", False, 1, 0)
 _get_axes = operator.attrgetter(*AXIS_FIELDS)
 _get_switches = operator.attrgetter(*FAMILY_SWITCHES)
 _get_choices = operator.attrgetter(*CHOICE_FIELDS)

@@ -22,7 +22,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from albert_core.configuration.config import ENCODER_HEADS, FAMILIES, LIMITS, ModelConfig, family_of
+from albert_core.configuration.config import (
+    ENCODER_HEADS,
+    FAMILIES,
+    LIMITS,
+    SHARING_SCHEME,
+    ModelConfig,
+    family_of,
+)
 from albert_core.configuration.hf_schema import Schema, check_keys, choice, excerpt, problem
 
 
@@ -164,6 +171,11 @@ def hf_class_mismatch(cfg: ModelConfig) -> str | None:
             owners = " and ".join(family_of(n).label for n in FAMILIES if family_of(n).class_name(cfg.head))
             return f"the replaced-token discriminator head has a transformers class for {owners} only"
         return f"transformers has no class for a {record.label} with head {cfg.head!r}"
+    scheme = [f"{name}={getattr(cfg, name)!r}" for name, value in SHARING_SCHEME.items()
+              if getattr(cfg, name) != value]
+    if scheme:
+        return (f"transformers' {hf_class_name(cfg)} has no setting for {', '.join(scheme)} (a sharing scheme "
+                "designed since ALBERT: counted and built here, not exportable to transformers)")
     if record.paper:  # written by its own writer, which holds what the class holds but partial sharing
         if cfg.sharing not in ("none", "all"):
             return (f"sharing={cfg.sharing!r} cannot be expressed in transformers (its ALBERT shares "

@@ -191,6 +191,9 @@ _UNLABELLED = (
     ("head_bias", "hb"), ("decoder_bias", "db"), ("rope_theta", "rope"), ("local_rope_theta", "lrope"),
     ("projection_bias", "pb"), ("norm_after_projection", "nap"), ("separate_decoder_bias", "sdb"),
     ("head_act", "hact"), ("always_project", "proj"),
+    # the sharing schemes since ALBERT
+    ("block_order", "order"), ("unique_ends", "ends"), ("repeat", "rep"), ("lora_rank", "lora"),
+    ("lora_targets", "lorat"),
 )
 
 
@@ -216,6 +219,8 @@ def reference_config(cfg: ModelConfig) -> ModelConfig:
             labelled["num_hidden_groups"] = cfg.num_hidden_groups
         if cfg.inner_group_num > 1:
             labelled["inner_group_num"] = cfg.inner_group_num
+        # the schemes the label names (its LoRA's matrices it does not)
+        labelled |= {name: getattr(cfg, name) for name in ("block_order", "unique_ends", "repeat", "lora_rank")}
     try:
         return coerce(labelled, base, strict=False).config
     except ValueError:  # the label's fields alone cannot form a model with the base's other fields

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from albert_core.checks import check_flag, check_number, check_whole_number
-from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig
+from albert_core.configuration.config import LORA_MATRICES, NUM_ORDER_LABELS, ModelConfig
 from albert_core.configuration.workload import check_seq_len
 from albert_core.counting.params import (
     COMPONENT_INFO,
@@ -84,13 +84,13 @@ def flop_terms(c: Any, batch: int, seq_len: int, masked: int, convention: str = 
     B, S = batch, seq_len
     N, M = B * S, B * masked  # tokens through the encoder, tokens through the MLM head
     V, E, H, I = c.vocab_size, c.embedding_size, c.hidden_size, c.intermediate_size  # noqa: E741 (paper notation)
-    C, X, K = NUM_ORDER_LABELS, c.executed_layers, c.inner_group_num
+    C, X = NUM_ORDER_LABELS, c.executed_layers
     KV, F = c.kv_size, c.ffn_width
     out: list[tuple[str, Any]] = []
     factorized = c.is_factorized  # a bool, or a column of them in a sweep over E or H
     if factorized is not False:
         out.append(("encoder.embedding_hidden_mapping_in", 2 * N * E * H * factorized))
-    local = c.local_layers * K  # executed local-attention layers
+    local = c.executed_local_layers
     pairs = (X - local) * S * S + local * local_attention_pairs(S, c.local_window)
     out += [
         ("encoder.attention.qkv", X * 2 * N * H * (H + 2 * KV)),
@@ -99,6 +99,9 @@ def flop_terms(c: Any, batch: int, seq_len: int, masked: int, convention: str = 
         ("encoder.ffn.ffn", X * 2 * N * H * F),
         ("encoder.ffn.ffn_output", X * 2 * N * I * H),
     ]
+    # a LoRA on a shared weight cannot be merged into it: x A^T (r wide), then B, at every position that carries it
+    out += [(f"encoder.lora.{m}", positions * 2 * N * c.lora_rank * (d_in + d_out))
+            for m, positions, d_in, d_out in c.lora_terms()]
     if c.position == "relative":
         # DeBERTa, per layer: the 2k-row relative table through the layer's query and key projections (once, not
         # per sequence), then content->position and position->content scores: (B*heads, S, d) x (d, 2k) each
@@ -122,7 +125,7 @@ def flop_terms(c: Any, batch: int, seq_len: int, masked: int, convention: str = 
 def dense_masked_excess(cfg: ModelConfig, batch: int, seq_len: int) -> int:
     """FLOPs an implementation that scores every pair and masks the window (transformers' eager and SDPA
     ModernBERT) spends beyond `flop_terms` on the local-attention layers: 4 x B x (S^2 - pairs) x H each."""
-    local = cfg.local_layers * cfg.inner_group_num
+    local = cfg.executed_local_layers
     return local * 4 * batch * (seq_len * seq_len - local_attention_pairs(seq_len, cfg.local_window)) * cfg.hidden_size
 
 
@@ -164,9 +167,11 @@ def _elementwise_terms(c: Any, B: int, S: int, M: int) -> list[tuple[str, Any]]:
         heads = heads + N * H * (BIAS_FLOPS + act) + N * BIAS_FLOPS
     # the scores' scale, softmax and dropout: every pair of a global layer, the window's pairs of a local one (as
     # the matmuls count them: a sliding-window kernel)
-    local = c.local_layers * c.inner_group_num
+    local = c.executed_local_layers
     scores = B * A * ((X - local) * S * S + local * local_attention_pairs(S, c.local_window))
     encoder = X * layer + scores * (SCALE_FLOPS + SOFTMAX_FLOPS + DROPOUT_FLOPS)
+    for _, positions, _, d_out in c.lora_terms():  # each LoRA's output added to its matrix's
+        encoder = encoder + positions * N * d_out * RESIDUAL_FLOPS
     out = [("elementwise.embeddings", emb), ("elementwise.encoder", encoder)]
     if c.has_pooler or c.has_mlm_head or c.has_discriminator:
         out.append(("elementwise.heads", heads))
@@ -182,6 +187,7 @@ RECOMPUTED = frozenset(
         "encoder.ffn.ffn",
         "encoder.ffn.ffn_output",
         "encoder.attention.relative",
+        *(f"encoder.lora.{m}" for m in LORA_MATRICES),
         "elementwise.encoder",
     }
 )

@@ -198,8 +198,11 @@ def activation_bytes_terms(
     # layer's tensors are saved again while the backward recomputes it.
     X = c.executed_layers
     enc = (X - 1) * N * H * b + layer if checkpointing else X * layer
+    if not checkpointing:  # each LoRA keeps its r-wide x A^T for B's gradient (its input is its matrix's, kept above)
+        for _, positions, _, _ in c.lora_terms():
+            enc = enc + positions * N * c.lora_rank * b
     if attention == "windowed" and not checkpointing:  # (checkpointed: the recomputed layer may be a global one)
-        local = c.local_layers * c.inner_group_num  # executed local layers: the pairs outside the window never exist
+        local = c.executed_local_layers  # executed local layers: the pairs outside the window never exist
         outside = B * c.num_heads * (S * S - local_attention_pairs(S, c.local_window))
         enc = enc - local * (outside * b + (outside * (m + b) if dropout > 0 else 0))
     if c.norm_placement == "pre":

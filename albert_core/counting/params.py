@@ -42,6 +42,12 @@ COMPONENT_INFO: Mapping[str, tuple[str, str]] = MappingProxyType(
         "encoder.ffn.ffn_output": ("FFN down I→H", "encoder"),
         "encoder.ffn.LayerNorm": ("FFN LayerNorm", "encoder"),
         "encoder.attention.relative": ("Relative-position attention (DeBERTa)", "encoder"),
+        "encoder.lora.q": ("LoRA on the shared query (per position)", "encoder"),
+        "encoder.lora.k": ("LoRA on the shared key (per position)", "encoder"),
+        "encoder.lora.v": ("LoRA on the shared value (per position)", "encoder"),
+        "encoder.lora.o": ("LoRA on the shared attention output (per position)", "encoder"),
+        "encoder.lora.in": ("LoRA on the shared FFN up (per position)", "encoder"),
+        "encoder.lora.out": ("LoRA on the shared FFN down (per position)", "encoder"),
         "encoder.final_norm": ("Final norm (pre-norm encoders)", "encoder"),
         "elementwise.encoder": ("Element-wise work, encoder", "encoder"),
         "pooler": ("Pooler", "heads"),
@@ -117,6 +123,10 @@ def param_terms(c: Any) -> list[tuple[str, Any, Any]]:
         layered("encoder.ffn.ffn_output", ffn, I * H + H * mlp_b),
         layered("encoder.ffn.LayerNorm", ffn, n * H),
     ]
+    # a LoRA per executed position of a shared block: r x (d_in + d_out) each (one per position already, so the
+    # unshared column holds them too)
+    out += [same(f"encoder.lora.{m}", positions * c.lora_rank * (d_in + d_out))
+            for m, positions, d_in, d_out in c.lora_terms()]
     if c.norm_placement == "pre":
         out.append(same("encoder.final_norm", n * H))
     if c.has_pooler:

@@ -35,7 +35,8 @@ from albert_core.counting.params import COMPONENT_INFO, param_terms
 FIELDS = tuple(f.name for f in fields(ModelConfig))
 SWEEPABLE = tuple(f for f in FIELDS if f != "layer_norm_eps")
 CATEGORICAL = ("family", "sharing", "head", "tie_word_embeddings", "hidden_act",
-               *(f for f in AXIS_FIELDS if f in CHOICE_FIELDS or f in FLAG_FIELDS))
+               *(f for f in AXIS_FIELDS if f in CHOICE_FIELDS or f in FLAG_FIELDS),
+               "block_order", "unique_ends", "lora_targets")
 MODELS = ("ALBERT", "BERT")
 METRICS = (
     "params", "embedding_params", "encoder_params", "head_params", "unshared_params",
@@ -53,6 +54,13 @@ class ConfigColumns:
 
     head_dim = ModelConfig.head_dim
     executed_layers = ModelConfig.executed_layers
+    executed_local_layers = ModelConfig.executed_local_layers
+    shared_groups = ModelConfig.shared_groups
+    _lora_positions = ModelConfig._lora_positions
+    attention_lora_positions = ModelConfig.attention_lora_positions
+    ffn_lora_positions = ModelConfig.ffn_lora_positions
+    lora_shapes = ModelConfig.lora_shapes
+    lora_terms = ModelConfig.lora_terms
     attention_shared = ModelConfig.attention_shared
     ffn_shared = ModelConfig.ffn_shared
     attention_copies = ModelConfig.attention_copies
@@ -235,6 +243,36 @@ def _valid_rows(cols: dict[str, Any], n: int, seq_len: int) -> np.ndarray:
     ok &= g("hidden_size") % g("num_heads") == 0
     ok &= bert | (g("num_hidden_groups") <= g("num_layers"))
     ok &= g("max_position_embeddings") >= seq_len
+    # the sharing schemes (ModelConfig._check_sharing_scheme): none on a BERT; unique ends around >= 1 middle layer
+    ok &= ~bert | ((g("repeat") == 1) & (g("lora_rank") == 0) & _is(cols["block_order"], "groups", n)
+                   & ~_is(cols["unique_ends"], True, n))
+    ends = _is(cols["unique_ends"], True, n)
+    ok &= ~ends | ((g("num_layers") >= 3) & (g("num_hidden_groups") <= g("num_layers") - 2))
+    ok &= _lora_rows(cols, g, n)
+    return ok
+
+
+def _lora_rows(cols: dict[str, Any], g: Any, n: int) -> np.ndarray:
+    """Rows whose LoRA (if any) sits on blocks some positions share and fits each target's smaller side."""
+    from albert_core.configuration.config import ATTENTION_MATRICES, SHARING_MODES
+
+    rank, repeat = g("lora_rank"), g("repeat")
+    ok = np.ones(n, dtype=bool)
+    targets = cols["lora_targets"]
+    for value in (np.unique(targets) if isinstance(targets, np.ndarray) else (targets,)):
+        rows = _is(targets, value, n)
+        for m in str(value).split("-"):
+            attention = m in ATTENTION_MATRICES
+            for mode in SHARING_MODES:
+                shared = mode in (("all", "attention") if attention else ("all", "ffn"))
+                if not shared:
+                    ok &= ~(rows & _is(cols["sharing"], mode, n) & (rank > 0) & (repeat == 1))
+            H, heads, kv = g("hidden_size"), g("num_heads"), g("num_kv_heads")
+            kv_size = np.where(kv == 0, heads, kv) * (H // np.maximum(heads, 1))
+            F = g("intermediate_size") * np.where(_is(cols["ffn_kind"], "glu", n), 2, 1)
+            side = {"q": H, "o": H, "k": np.minimum(H, kv_size), "v": np.minimum(H, kv_size),
+                    "in": np.minimum(H, F), "out": np.minimum(H, g("intermediate_size"))}[m]
+            ok &= ~rows | (rank <= side)
     return ok
 
 

@@ -179,7 +179,8 @@ def paper_blocks(cfg: ModelConfig) -> bool:
     every other layout plain `F.linear`."""
     return (cfg.ffn_kind == "dense" and cfg.position == "learned" and cfg.norm == "layernorm" and cfg.norm_bias
             and cfg.norm_placement == "post" and cfg.attention_bias and cfg.mlp_bias
-            and cfg.kv_heads == cfg.num_heads and not cfg.local_window and cfg.hidden_act in fastpath.ONEDNN_ACT)
+            and cfg.kv_heads == cfg.num_heads and not cfg.local_window and cfg.hidden_act in fastpath.ONEDNN_ACT
+            and not cfg.lora_rank)  # a LoRA adds its output before the activation and the residual
 
 
 def project(x: torch.Tensor, layer: nn.Linear, fused: bool) -> torch.Tensor:
@@ -321,6 +322,25 @@ def position_scheme(cfg: ModelConfig) -> PositionScheme:
 
 
 # ----------------------------------------------------------------------------- blocks
+class LoRA(nn.Module):
+    """A low-rank update of one matrix at one executed position: x -> B(A x), A (r x d_in), B (d_out x r), no bias.
+    On a weight that other positions share it cannot be merged into it: it runs beside it (`ModelConfig.lora_terms`).
+    `init_weights` starts B at zero, so a new LoRA leaves its block's output as it is."""
+
+    def __init__(self, d_in: int, d_out: int, rank: int):
+        super().__init__()
+        self.A = nn.Parameter(torch.empty(rank, d_in, device="meta"))
+        self.B = nn.Parameter(torch.empty(d_out, rank, device="meta"))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(F.linear(x, self.A), self.B)
+
+
+def plus_lora(y: torch.Tensor, lora: nn.ModuleDict | None, name: str, x: torch.Tensor) -> torch.Tensor:
+    """y + lora[name](x) when this position carries a LoRA on that matrix, else y."""
+    return y + lora[name](x) if lora is not None and name in lora else y
+
+
 class Attention(nn.Module):
     """Self-attention of any layout of the axes: post-norm LayerNorm(x + dense(attention(x))) or pre-norm
     x + dense(attention(norm(x))) (LayerNorm with or without bias, or RMSNorm), with or without biases,
@@ -346,12 +366,14 @@ class Attention(nn.Module):
 
     def forward(
         self, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, pos: object = None,
-        skip_norm: bool = False,
+        skip_norm: bool = False, lora: nn.ModuleDict | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         B, T, H = x.shape
         nh, hs = self.n_head, H // self.n_head
         h = self.LayerNorm(x) if self.pre and not skip_norm else x
         q, k, v = project(h, self.qkv, self.fused).split([H, self.kv, self.kv], dim=-1)
+        if lora is not None:  # this position's low-rank updates of the shared projections
+            q, k, v = plus_lora(q, lora, "q", h), plus_lora(k, lora, "k", h), plus_lora(v, lora, "v", h)
         q = q.view(B, T, nh, hs).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_kv, hs).transpose(1, 2)  # (B, kv heads, T, hs)
         v = v.view(B, T, self.n_kv, hs).transpose(1, 2)
@@ -374,7 +396,7 @@ class Attention(nn.Module):
         else:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, nh, T, hs)
         y = y.transpose(1, 2).reshape(B, T, H)  # (B, T, H)
-        out = add_projected(x, self.dense, y, self.fused)
+        out = plus_lora(add_projected(x, self.dense, y, self.fused), lora, "o", y)
         return (out if self.pre else self.LayerNorm(out)), att
 
 
@@ -395,14 +417,16 @@ class FeedForward(nn.Module):
         self.ffn_output = Linear(inner, H, bias=cfg.mlp_bias)
         self.LayerNorm = make_norm(cfg, H)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, lora: nn.ModuleDict | None = None) -> torch.Tensor:
         h = self.LayerNorm(x) if self.pre else x
         if self.glu:
-            gate, up = project(h, self.ffn, self.fused).chunk(2, dim=-1)
+            gate, up = plus_lora(project(h, self.ffn, self.fused), lora, "in", h).chunk(2, dim=-1)
             u = ACTIVATIONS[self.act](gate) * up  # (B, T, I)
+        elif lora is not None and "in" in lora:
+            u = ACTIVATIONS[self.act](F.linear(h, self.ffn.weight, self.ffn.bias) + lora["in"](h))
         else:
             u = project_act(h, self.ffn, self.act, self.fused)  # (B, T, I)
-        out = add_projected(x, self.ffn_output, u, self.fused)  # (B, T, H)
+        out = plus_lora(add_projected(x, self.ffn_output, u, self.fused), lora, "out", u)  # (B, T, H)
         return out if self.pre else self.LayerNorm(out)
 
 
@@ -418,10 +442,13 @@ class LayerInputs:
 
 
 class Encoder(nn.Module):
-    """L layers; layer i runs attention copy set a(i) and FFN copy set f(i), each K blocks deep.
+    """L layers; layer i runs attention copy set a(i) and FFN copy set f(i), each K blocks deep, ``repeat`` times
+    in a row.
 
-    a(i) / f(i) is the layer's group when that block is shared (G contiguous runs of layers, as
-    transformers' ALBERT) and the layer itself when it is not. Pre-norm encoders end with a final norm.
+    a(i) / f(i) is the layer's group when that block is shared (`ModelConfig.shared_group_of_layer`: G contiguous
+    runs of layers as transformers' ALBERT, or i mod G, with or without unique first and last layers) and the layer
+    itself when it is not. With a LoRA, ``lora[x]`` holds executed block x's low-rank updates (one per target
+    matrix of a block that position shares). Pre-norm encoders end with a final norm.
     """
 
     def __init__(self, cfg: ModelConfig, positions: PositionScheme):
@@ -445,8 +472,13 @@ class Encoder(nn.Module):
         self.skip_first_norm = not cfg.first_layer_norm
         self.plan = [
             (cfg.block_index(i, cfg.attention_shared), cfg.block_index(i, cfg.ffn_shared), not cfg.is_global_layer(i))
-            for i in range(cfg.num_layers)
+            for i in range(cfg.num_layers) for _ in range(cfg.repeat)
         ]
+        if cfg.lora_rank:
+            self.lora = nn.ModuleList(
+                nn.ModuleDict({m: LoRA(d_in, d_out, cfg.lora_rank) for m, d_in, d_out in targets})
+                for targets in _lora_plan(cfg)
+            )
 
     def forward(
         self, x: torch.Tensor, inputs: LayerInputs, keep_hidden: bool, keep_attn: bool,
@@ -456,12 +488,14 @@ class Encoder(nn.Module):
         hidden = [x] if keep_hidden else []
         attns: list[torch.Tensor] = []
         first = self.skip_first_norm
+        lora = iter(self.lora) if hasattr(self, "lora") else None
         for a, f, local in self.plan:
             mask, pos = (inputs.local_mask, inputs.local_pos) if local else (inputs.mask, inputs.pos)
             for att_block, ffn_block in zip(self.attention[a], self.ffn[f], strict=True):
-                x, w = att_block(x, mask, keep_attn, pos, first)
+                here = next(lora) if lora is not None else None
+                x, w = att_block(x, mask, keep_attn, pos, first, here)
                 first = False
-                x = ffn_block(x)
+                x = ffn_block(x, here)
                 if keep_hidden:
                     hidden.append(x)
                 if w is not None:
@@ -471,6 +505,25 @@ class Encoder(nn.Module):
             if keep_hidden:  # transformers reports the normed output as the last hidden state
                 hidden[-1] = x
         return x, hidden, attns
+
+
+def _lora_plan(cfg: ModelConfig) -> list[list[tuple[str, int, int]]]:
+    """Per executed block, in order, the (matrix, d_in, d_out) of the LoRAs it carries: on the targets of a shared
+    block at every position of the shared middle (not at unique first and last layers), on a block of its own
+    only when every layer repeats (`ModelConfig.lora_terms` counts the same positions)."""
+    targets = cfg.lora_targets.split("-")
+    shapes = cfg.lora_shapes
+    out = []
+    for i in range(cfg.num_layers):
+        end = cfg.unique_ends and i in (0, cfg.num_layers - 1)
+        for _ in range(cfg.repeat * cfg.inner_group_num):
+            here = []
+            for m in targets:
+                shared = cfg.attention_shared if m in ("q", "k", "v", "o") else cfg.ffn_shared
+                if (shared and not end) or (not shared and cfg.repeat > 1):
+                    here.append((m, *shapes[m]))
+            out.append(here)
+    return out
 
 
 class MLMHead(nn.Module):
@@ -747,7 +800,8 @@ def default_seq_len(cfg: ModelConfig) -> int:
 @torch.no_grad()
 def init_weights(model: nn.Module, seed: int = 0, std: float = INIT_STD) -> None:
     """transformers' initialisation, drawn in float32 on the CPU so it is the same on every device
-    and dtype: weights normal(0, ``std``) (transformers: 0.02), biases zero, norm weights (LayerNorm, RMSNorm) one.
+    and dtype: weights normal(0, ``std``) (transformers: 0.02), biases zero, norm weights (LayerNorm, RMSNorm) one,
+    a LoRA's A normal and its B zero.
 
     Drawn in place, INIT_CHUNK elements at a time (fp32 CPU weights directly into the parameter,
     others through one fp32 scratch buffer of INIT_CHUNK elements), so the only memory beyond the
@@ -760,8 +814,8 @@ def init_weights(model: nn.Module, seed: int = 0, std: float = INIT_STD) -> None
         if id(p) in norm_weights:
             p.fill_(1.0)
             continue
-        if name.endswith("bias"):
-            p.zero_()
+        if name.endswith("bias") or (name.startswith("encoder.lora.") and name.endswith(".B")):
+            p.zero_()  # biases, and a LoRA's B: a new LoRA changes nothing (LoRA's own initialisation)
             continue
         flat = p.view(-1)
         direct = p.dtype == torch.float32 and p.device.type == "cpu"
