@@ -20,7 +20,8 @@ the CLI overrides, Compare's pins, the BERT twin and the sweeps (through `bert_f
   (unless given) take ALBERT's own scheme: contiguous groups, no unique ends, no repeat, no LoRA. When sharing
   becomes 'none' the block order and unique ends that order shared blocks return to ALBERT's (unless given), and a
   LoRA keeps only the matrices whose block some positions still share (no LoRA when none is left), unless the
-  LoRA fields were given.
+  LoRA fields were given. A rank given without its matrices (the sidebar's rank box) takes the matrices of the
+  blocks some positions share, from those the config holds (all six when it had no LoRA).
 * **Explicit values win or fail.** A value that was given explicitly and that the rule would change
   (``family=bert`` with ``sharing=all``, ``keep_4h=True`` with another I) is a conflict. ``strict=True``
   (CLI, pins) raises ValueError naming the field and the rule; ``strict=False`` (URL) applies the rule
@@ -216,8 +217,9 @@ def _unshared_scheme(out: dict[str, Any], given: Mapping[str, Any]) -> None:
 
 
 def _partly_shared_lora(out: dict[str, Any], given: Mapping[str, Any]) -> None:
-    """A LoRA on a config that shares one kind of block: only that kind's matrices keep it (unless given)."""
-    if "lora_rank" in given or "lora_targets" in given or not out["lora_rank"]:
+    """A LoRA on a config that shares one kind of block: only that kind's matrices keep it, unless the matrices were
+    given (a rank given alone is trimmed the same way; with none left ModelConfig refuses it, naming the rule)."""
+    if "lora_targets" in given or not out["lora_rank"]:
         return
     if not isinstance(out["lora_targets"], str) or (isinstance(out["repeat"], int) and out["repeat"] > 1):
         return
@@ -227,7 +229,7 @@ def _partly_shared_lora(out: dict[str, Any], given: Mapping[str, Any]) -> None:
     kept = [m for m in out["lora_targets"].split("-") if m in kind]
     if kept:
         out["lora_targets"] = "-".join(kept)
-    else:
+    elif "lora_rank" not in given:
         out["lora_rank"], out["lora_targets"] = 0, SHARING_SCHEME["lora_targets"]
 
 
