@@ -16,7 +16,12 @@ from ui.state import CONFIG_KEY, WORKLOAD_KEY
 from ui.urls import config_to_query
 
 PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "scaling" / "page.py")
-N_CHARTS = 12  # 8 over the architecture, 4 over sequence length and batch
+N_CHARTS = 12  # 8 over the architecture, 4 over sequence length and batch (and the LoRA chart where one fits)
+
+
+def n_charts(cfg: ModelConfig) -> int:
+    """The charts the page draws for a config of BERT or ALBERT: the LoRA chart too when it can carry a LoRA."""
+    return N_CHARTS + (cfg.family == "albert")
 
 
 def run_page(cfg: ModelConfig, wl: Workload | None = None, at: AppTest | None = None) -> AppTest:
@@ -42,7 +47,7 @@ def test_page_reads_the_sidebar_config_from_the_url(app):
     assert not at.exception
     assert [t.value for t in at.title] == ["Scaling"]
     specs = charts(at)
-    assert len(specs) == N_CHARTS
+    assert len(specs) == n_charts(cfg)
     assert star(specs["Parameters vs hidden size H"]) == (1024, MODEL_COUNTS["albert-large"])
 
 
@@ -52,12 +57,12 @@ def test_each_preset_loads_with_its_exact_count_starred(name):
     at = run_page(cfg)
     assert not at.exception
     specs = charts(at)
-    assert len(specs) == N_CHARTS
+    assert len(specs) == n_charts(cfg)
     total = count_params(cfg).total
     assert star(specs["Parameters vs hidden size H"]) == (cfg.hidden_size, total)
     assert star(specs["Parameters vs number of layers L"]) == (cfg.num_layers, total)
     assert fmt_params(total) in at.caption[0].value
-    assert sum("Takeaway" in c.value for c in at.caption) == N_CHARTS
+    assert sum("Takeaway" in c.value for c in at.caption) == n_charts(cfg)
 
 
 def test_config_change_updates_the_numbers():
@@ -128,8 +133,50 @@ def test_the_largest_sizes_draw_every_chart_with_counts_past_2_to_the_63(app):
     at = app(LARGEST_QUERY, page=PAGE)
     assert not at.exception, at.exception
     specs = charts(at)
-    assert len(specs) == N_CHARTS
+    assert len(specs) == N_CHARTS + 1
     by_batch = specs["Training FLOPs per step vs batch"]
     bars = by_batch["data"][0]  # then the outline's legend key
     top = float(count_flops(LARGEST, 4096, 65_536).training)
     assert top > 2**63 and bars["x"][-1] == "4096" and bars["y"][-1] == top
+
+
+SCHEME = ModelConfig(num_hidden_groups=2, block_order="cycle", unique_ends=True, repeat=2, lora_rank=8)
+
+
+def test_a_sharing_scheme_opens_from_its_link_with_every_chart(app):
+    """Issue 44, item 1: cycle, unique ends, each layer twice and a rank-8 LoRA on ALBERT-base. Every chart drawn
+    (the depths swept start at G + 2, the least the unique ends allow), the LoRA chart's star at rank 8 on the
+    exact count; the L chart's takeaway says the LoRA grows with depth."""
+    at = app(query=config_to_query(SCHEME), page=PAGE)
+    assert not at.exception and not at.error
+    specs = charts(at)
+    assert len(specs) == N_CHARTS + 1
+    total = count_params(SCHEME).total
+    # 4 copies of the block (2 groups, the first and the last layer's) and 20 LoRA positions (10 middle layers x 2)
+    assert total == count_params(SCHEME.replace(lora_rank=0)).total + 20 * 8 * (4 * 1536 + 2 * 3840)
+    assert star(specs["Parameters against LoRA rank"]) == (8, total)
+    assert star(specs["Parameters vs number of layers L"]) == (12, total)
+    assert min(trace_y(specs["Parameters vs number of layers L"], "ALBERT")) > 0
+    (layers,) = [t for t in specs["Parameters vs number of layers L"]["data"] if t["name"] == "ALBERT"]
+    assert layers["x"][0] == 4  # G + 2
+    assert any("rank-8 LoRA adds weights at every executed position" in c.value for c in at.caption)
+
+
+def test_the_lora_chart_is_replaced_by_why_where_no_lora_fits(app):
+    at = app(query=config_to_query(PRESETS["bert-base"]), page=PAGE)
+    assert "Parameters against LoRA rank" not in charts(at)
+    assert any("shares no weights between layers" in i.value for i in at.info)
+    at = app(query=config_to_query(ModelConfig(sharing="none")), page=PAGE)
+    assert "Parameters against LoRA rank" not in charts(at)
+    assert any("Nothing is shared here and every layer runs once" in i.value for i in at.info)
+
+
+def test_a_lora_rank_larger_than_the_smallest_hidden_sizes_drops_them_from_the_grids(app):
+    cfg = ModelConfig(lora_rank=300)  # valid at H = 768; not at H = 128 or 256 (rank past H)
+    at = app(query=config_to_query(cfg), page=PAGE)
+    assert not at.exception and not at.error
+    specs = charts(at)
+    assert min(trace_y(specs["Parameters vs hidden size H"], "ALBERT")) > 0
+    (albert,) = [t for t in specs["Parameters vs hidden size H"]["data"] if t["name"] == "ALBERT"]
+    assert albert["x"][0] == 384
+    assert star(specs["Parameters against LoRA rank"]) == (300, count_params(cfg).total)

@@ -82,10 +82,12 @@ def test_config_hash_keys_differ_in_every_field():
                                               intermediate_size=4096, num_layers=13, num_hidden_groups=2,
                                               inner_group_num=2, max_position_embeddings=1024, type_vocab_size=3,
                                               sharing="ffn", head="masked-lm", tie_word_embeddings=False,
-                                              hidden_act="relu", layer_norm_eps=1e-6)),
+                                              hidden_act="relu", layer_norm_eps=1e-6, block_order="cycle",
+                                              unique_ends=True, repeat=2, lora_rank=8)),
                          (Workload(dtype="fp16"), dict(batch=3, seq_len=64, dtype="bf16", optimizer="sgd",
                                                        precision="mixed", checkpointing=True))):
-        names = {f.name for f in dataclasses.fields(obj)} - set(AXIS_FIELDS)  # the axes: below
+        # the axes: below; the LoRA's targets too (at rank 0 they are always all six)
+        names = {f.name for f in dataclasses.fields(obj)} - set(AXIS_FIELDS) - {"lora_targets"}
         assert names <= set(changed) | {"family"}, names - set(changed)
         keys = {state.CONFIG_HASH_FUNCS[type(obj)](obj)}
         for name in names & set(changed):
@@ -93,6 +95,9 @@ def test_config_hash_keys_differ_in_every_field():
             assert other != obj
             keys.add(state.CONFIG_HASH_FUNCS[type(obj)](other))
         assert len(keys) == 1 + len(names & set(changed))
+    lora = ModelConfig(lora_rank=8)
+    assert state.CONFIG_HASH_FUNCS[ModelConfig](lora.replace(lora_targets="q-v")) != \
+        state.CONFIG_HASH_FUNCS[ModelConfig](lora)
     bert = ModelConfig(family="bert", sharing="none")
     assert repr(bert) != repr(ModelConfig())
     # every architecture axis, each changed alone on a family that can take the change

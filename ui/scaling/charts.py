@@ -143,6 +143,39 @@ def memory(cfg: ModelConfig, wl: Workload) -> Chart:
 
 
 @dataclass(frozen=True)
+class LoraNumbers:
+    """What the LoRA chart's takeaway quotes: the ranks charted, the parameters without a LoRA and at the largest
+    rank, what one unit of rank adds, the two references (`fs.lora_references`), the largest valid rank."""
+
+    ranks: tuple[int, ...]
+    without: int
+    at_top: int
+    per_rank: int
+    unshared: int
+    shared: int
+    max_rank: int
+
+    @property
+    def break_even(self) -> float | None:
+        """The rank at which the LoRA holds as many parameters as not sharing at all (None when it never can)."""
+        gap = self.unshared - self.without
+        return gap / self.per_rank if gap > 0 and self.per_rank else None
+
+
+@st.cache_resource(max_entries=ENTRIES, show_spinner=False, hash_funcs=CONFIG_HASH_FUNCS)
+def lora(base: ModelConfig, ranks: tuple[int, ...]) -> Chart:
+    """Parameters against the LoRA rank (``base``: `fs.lora_base`, the same for every rank of one config) beside the
+    config not shared and all-shared without a LoRA."""
+    df = fs.lora_frame(base, ranks)
+    refs = fs.lora_references(base)
+    params = dict(zip(df["lora_rank"].tolist(), df["params"].tolist(), strict=True))
+    top = max(params)
+    numbers = LoraNumbers(tuple(params), params[0], params[top], (params[top] - params[0]) // top if top else 0,
+                          refs["unshared"][1], refs["shared"][1], fs.lora_max_rank(base))
+    return make_chart(fs.params_vs_lora_rank_base(df, base, refs), fs.mark_params_vs_lora_rank, numbers)
+
+
+@dataclass(frozen=True)
 class WorkloadCharts:
     """The two charts over one workload field (sequence length or batch), the current value outlined in each."""
 

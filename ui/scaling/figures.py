@@ -17,7 +17,7 @@ from plotly.basedatatypes import BaseTraceType
 
 from albert_core import ModelConfig, Workload, count_flops, count_params, estimate_memory
 from albert_core.configuration.coerce import bert_twin
-from albert_core.configuration.config import SHARING_LABELS, family_of
+from albert_core.configuration.config import LORA_MATRICES, SHARING_LABELS, family_of
 from albert_core.counting.memory import MemoryEstimate
 from albert_core.format import fmt_bytes, fmt_flops, fmt_params, fmt_pct
 from albert_core.paper import PAPER_TABLE4, QUOTED_EMBEDDING, QUOTED_VOCAB, TABLE4_MODES
@@ -483,18 +483,38 @@ def _remember_cell(key: tuple, value: Any) -> None:
     _GRID_CELLS[key] = value
 
 
+def least_depth(cfg: ModelConfig) -> int:
+    """The least depth ``cfg`` allows: L = G, or G + 2 with unique first and last layers around the shared middle."""
+    return cfg.num_hidden_groups + 2 * cfg.unique_ends
+
+
 def any_depth(cfg: ModelConfig) -> ModelConfig:
-    """``cfg`` at the least depth it allows (L = G): the base of a sweep whose charted values do not
+    """``cfg`` at the least depth it allows (`least_depth`): the base of a sweep whose charted values do not
     depend on L (a sweep over L itself, embedding parameters), so that its cached frame serves every
     depth."""
-    return cfg.replace(num_layers=cfg.num_hidden_groups)
+    return cfg.replace(num_layers=least_depth(cfg))
 
 
 def params_depth_key(cfg: ModelConfig) -> ModelConfig:
-    """``cfg`` as far as its parameter count goes: at any depth (`any_depth`) when every layer is shared (the
-    G x K copies held do not change with L), else as it is. A cache of parameter counts keyed by it serves every
-    depth of an all-shared model."""
-    return any_depth(cfg) if cfg.family == "albert" and cfg.sharing == "all" else cfg
+    """``cfg`` as far as its parameter count goes: at any depth (`any_depth`) when every layer is shared and no
+    LoRA is (the copies held do not change with L; a LoRA's positions do), else as it is. A cache of parameter
+    counts keyed by it serves every depth of an all-shared model."""
+    flat = cfg.family == "albert" and cfg.sharing == "all" and not cfg.lora_rank
+    return any_depth(cfg) if flat else cfg
+
+
+def hidden_sizes_that_fit(cfg: ModelConfig, hs: Iterable[int]) -> tuple[int, ...]:
+    """The hidden sizes of ``hs`` at which ``cfg`` is a valid model (`hidden_frame`'s and `heatmap_frame`'s configs):
+    all of them, but those too small for the config's LoRA rank (a rank past a target's smaller side)."""
+    i_follows = _i_follows_h(cfg)
+    out = []
+    for h in hs:
+        try:
+            _at_hidden(cfg, h, i_follows)
+        except ValueError:
+            continue
+        out.append(h)
+    return tuple(out)
 
 
 def current_point(cfg: ModelConfig, seq_len: int) -> dict[str, float | str]:
@@ -619,3 +639,131 @@ def flops_vs_batch(df: pd.DataFrame, current: int) -> go.Figure:
                  hovertemplate="B=%{x}<br>%{customdata}<extra></extra>")]
     return _workload_figure(data, x, df["training_flops"].tolist(), current, fmt_flops, (
         "Training FLOPs per step vs batch", "batch B", "training FLOPs per step"))
+
+
+# ----------------------------------------------------------------------------- LoRA rank
+def lora_refusal(cfg: ModelConfig) -> str | None:
+    """Why ``cfg`` cannot carry a LoRA per position (None when it can): a family without ALBERT's ideas shares no
+    weights, and a config that shares no block and runs each layer once has no weight two positions use (a LoRA
+    there would merge into its own weight)."""
+    record = family_of(cfg.family)
+    if not record.albert_ideas:
+        return (f"A {record.label} shares no weights between layers, so a LoRA per position has nothing to "
+                "specialize: switch the family to ALBERT (or ALBERTize an encoder after BERT) to see what it costs.")
+    if lora_targets_for(cfg) is None:
+        return ("Nothing is shared here and every layer runs once: each position has weights of its own, so a LoRA "
+                "on them would merge into them. Share blocks (sharing all, attention or FFN) or repeat each layer "
+                "to see what a LoRA per position costs.")
+    return None
+
+
+def lora_targets_for(cfg: ModelConfig) -> str | None:
+    """The matrices the LoRA chart puts a LoRA on: the config's own (`lora_targets`) when it has one, else every
+    matrix whose block some executed positions share (`LORA_MATRICES` order, joined by '-'); None if none is."""
+    if not family_of(cfg.family).albert_ideas:
+        return None
+    if cfg.lora_rank:
+        return cfg.lora_targets
+    usable = []
+    for m in LORA_MATRICES:
+        try:
+            cfg.replace(lora_rank=1, lora_targets=m)
+        except ValueError:  # its block is not shared (and no layer repeats): a LoRA there would merge
+            continue
+        usable.append(m)
+    return "-".join(usable) or None
+
+
+def lora_base(cfg: ModelConfig) -> ModelConfig:
+    """``cfg`` at LoRA rank 1 on the chart's matrices (`lora_targets_for`): the key of the LoRA chart, the same for
+    every rank of one config (its caller checks `lora_refusal` first)."""
+    targets = lora_targets_for(cfg)
+    if targets is None:
+        raise ValueError(f"{cfg.label} cannot carry a LoRA per position")
+    return cfg.replace(lora_rank=1, lora_targets=targets)
+
+
+def lora_max_rank(base: ModelConfig) -> int:
+    """The largest rank the base's targets allow: each target's smaller side."""
+    shapes = base.lora_shapes
+    return min(min(shapes[m]) for m in base.lora_targets.split("-"))
+
+
+def lora_ranks(base: ModelConfig, current: int = 0) -> tuple[int, ...]:
+    """0, then powers of two up to H / 2 or the largest valid rank, whichever is smaller; ``current`` added when it
+    lies past them (inside them the star lies on the straight line: parameters are linear in the rank)."""
+    top = max(1, min(base.hidden_size // 2, lora_max_rank(base)))
+    ranks = {0}
+    r = 1
+    while r <= top:
+        ranks.add(r)
+        r *= 2
+    if current > max(ranks):
+        ranks.add(current)
+    return tuple(sorted(ranks))
+
+
+def lora_references(base: ModelConfig) -> dict[str, tuple[str, int]]:
+    """The two reference counts of the LoRA chart, by key: "unshared" (the config with sharing none and G = 1: every
+    layer its own weights) and "shared" (all-shared, no LoRA); each (legend name, parameters)."""
+    from albert_core.configuration.coerce import coerce
+
+    unshared = coerce({"sharing": "none", "num_hidden_groups": 1, "lora_rank": 0}, base).config
+    shared = coerce({"sharing": "all", "lora_rank": 0}, base).config
+    g = f", G = {shared.num_hidden_groups}" if shared.num_hidden_groups > 1 else ""
+    return {"unshared": ("not shared (every layer its own weights)", count_params(unshared).total),
+            "shared": (f"all-shared{g}, no LoRA", count_params(shared).total)}
+
+
+def lora_frame(base: ModelConfig, ranks: Sequence[int]) -> pd.DataFrame:
+    """Total parameters of ``base`` at each LoRA rank of ``ranks`` (rank 0: no LoRA), exact (`sweep`); columns
+    lora_rank, params."""
+    from albert_core.counting.sweeps import sweep
+
+    df = sweep(base, "lora_rank", list(ranks), include_bert=False, seq_len=min(128, base.max_seq_len),
+               columns=("lora_rank", "params"))
+    return pd.DataFrame({"lora_rank": [int(r) for r in df["lora_rank"].tolist()],
+                         "params": [int(p) for p in df["params"].tolist()]})
+
+
+LORA_TARGET_NAMES = {"q": "q", "k": "k", "v": "v", "o": "o", "in": "FFN in", "out": "FFN out"}
+
+
+def lora_hover(rank: int, params: int, without: int) -> str:
+    """A point's hover text: the rank, the total (rounded and exact), what the LoRA adds."""
+    text = f"rank {rank:,}: {fmt_params(params)} params ({params:,})"
+    if params != without:
+        text += f"<br>LoRA +{params - without:,} ({fmt_pct((params - without) / without, signed=True)})"
+    return text
+
+
+def params_vs_lora_rank_base(df: pd.DataFrame, base: ModelConfig, references: Mapping[str, tuple[str, int]]
+                             ) -> go.Figure:
+    """Total parameters against the LoRA rank (``df``: `lora_frame`, rank 0 first), a straight line, beside the
+    reference counts (`lora_references`) drawn flat across the ranks; the star: `mark_params_vs_lora_rank`."""
+    ranks, params = df["lora_rank"].tolist(), df["params"].tolist()
+    without = params[ranks.index(0)]
+    targets = ", ".join(LORA_TARGET_NAMES[m] for m in base.lora_targets.split("-"))
+    data = [dict(type="scatter", x=ranks, y=floats(params), mode="lines+markers", name=f"LoRA on {targets}",
+                 line=dict(color=FAMILY_COLORS["ALBERT"]), text=[lora_hover(r, p, without)
+                                                                 for r, p in zip(ranks, params, strict=True)],
+                 hovertemplate="%{text}<extra></extra>")]
+    styles = {"unshared": dict(color=FAMILY_COLORS["BERT"], dash="dash", width=2),
+              "shared": dict(color="#7f7f7f", dash="dot", width=2)}
+    for key, (name, total) in references.items():
+        label = f"{name}: {fmt_params(total)}"
+        data.append(dict(type="scatter", x=[ranks[0], ranks[-1]], y=[float(total)] * 2, mode="lines", name=label,
+                         line=styles[key], text=[f"{name}: {fmt_params(total)} params ({total:,})"] * 2,
+                         hovertemplate="%{text}<extra></extra>"))
+    top = max([*params, *(total for _, total in references.values())])
+    layout = layout_spec("Parameters against LoRA rank", "LoRA rank r", "parameters")
+    layout["yaxis"].update(linear_ticks(top, fmt_params))
+    return plotly_dicts.figure(data, layout)
+
+
+def mark_params_vs_lora_rank(base: go.Figure, cfg: ModelConfig, current_params: int) -> go.Figure:
+    """The current config at its own rank (0 without a LoRA)."""
+    text = f"{cfg.label}: {fmt_params(current_params)} ({current_params:,})"
+    top = max([*_extent(base, "y"), current_params])
+    return with_marks(base, [star_point(cfg.lora_rank, current_params, text)],
+                      axes={"yaxis": linear_ticks(top, fmt_params)})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from albert_core import PRESETS, ModelConfig, coerce, count_flops, count_params
-from albert_core.configuration.config import FAMILY_NAMES, PAPER_FAMILIES, SHARING_LABELS
+from albert_core.configuration.config import FAMILY_NAMES, LORA_MATRIX_LABELS, PAPER_FAMILIES, SHARING_LABELS
 from albert_core.counting.flops import differences_words, flop_differences
 from albert_core.format import (
     change_words,
@@ -42,6 +42,36 @@ def albert_form(cfg: ModelConfig) -> ModelConfig:
     if cfg.family == "albert":
         return cfg
     return coerce({"family": "albert", "sharing": "none"}, cfg).config
+
+
+def lora_section(cfg: ModelConfig, total: int) -> None:
+    """Parameters against the LoRA rank for the config, or why it cannot carry a LoRA per position."""
+    st.subheader("A LoRA per position on the shared weights")
+    refusal = fs.lora_refusal(cfg)
+    if refusal is not None:
+        st.info(refusal)
+        return
+    base = fs.lora_base(cfg)
+    lora = charts.lora(base, fs.lora_ranks(base, cfg.lora_rank))
+    left, right = st.columns(2)
+    with left:
+        chart(lora.marked(cfg, total), key="fig_params_vs_lora_rank", **STRETCH)
+        n = lora.numbers
+        top = max(n.ranks)
+        text = (f"each unit of rank adds {n.per_rank:,} parameters (r × (d_in + d_out) per matrix, at every executed "
+                f"position that carries it); rank {top:,} adds {fmt_params(n.at_top - n.without)} to the "
+                f"{fmt_params(n.without)} without a LoRA ({fmt_pct((n.at_top - n.without) / n.without, signed=True)})")
+        if n.break_even is not None:
+            where = "" if n.break_even <= n.max_rank else f", past the largest valid rank {n.max_rank:,}"
+            text += (f"; the LoRA would hold as many parameters as not sharing at all ({fmt_params(n.unshared)}) at "
+                     f"rank ≈ {n.break_even:,.0f}{where}")
+        takeaway(text + ". FLOPs grow too: a LoRA on a shared weight cannot be merged into it.")
+    with right:
+        rows = [f"- **{m}** ({LORA_MATRIX_LABELS[m]}): {positions:,} positions × r × ({d_in:,} + {d_out:,})"
+                for m, positions, d_in, d_out in base.lora_terms()]
+        st.markdown("A LoRA of rank r on a d_in × d_out matrix holds r × (d_in + d_out) parameters, one per "
+                    "executed position of the shared block, and costs 2 × r × (d_in + d_out) FLOPs per token there. "
+                    "Here, per unit of rank:\n" + "\n".join(rows))
 
 
 cfg, wl = current()
@@ -89,6 +119,7 @@ if cfg.family not in PAPER_FAMILIES:
         "E = 128, all shared": st.column_config.TextColumn("E = 128, all shared",
                                                            help="And every layer sharing one set of weights."),
     })
+    lora_section(cfg, total)
     st.caption("The charts below compare BERT with ALBERT (the paper's two families); switch the family to BERT or "
                "ALBERT in the sidebar to see them.")
     st.stop()
@@ -96,7 +127,7 @@ if cfg.family not in PAPER_FAMILIES:
 # ----------------------------------------------------------------------------- H and L
 left, right = st.columns(2)
 with left:
-    hs = _with(H_VALUES, cfg.hidden_size)
+    hs = fs.hidden_sizes_that_fit(cfg, _with(H_VALUES, cfg.hidden_size))
     hidden = charts.hidden(cfg, hs)
     chart(hidden.marked(cfg, total), key="fig_params_vs_hidden", **STRETCH)
     i_note, at, top = hidden.numbers.i_note, hidden.numbers.share_at, hidden.numbers.share_top
@@ -113,15 +144,22 @@ with left:
 with right:
     # Parameters are linear in L in every sharing mode (constant when all-shared), so inside the swept depths the
     # star lies on the lines without a point of its own: the frame and the chart then serve every depth.
-    swept = [v for v in L_VALUES if v >= cfg.num_hidden_groups]
+    swept = [v for v in L_VALUES if v >= fs.least_depth(cfg)]
     inside = bool(swept) and swept[0] <= cfg.num_layers <= swept[-1]
     ls = tuple(swept) if inside else tuple(sorted({*swept, cfg.num_layers}))
     chart(charts.layers(fs.any_depth(cfg), ls, wl).marked(cfg, total), key="fig_params_vs_layers", **STRETCH)
-    if cfg.family == "albert" and cfg.sharing == "all":
+    if cfg.family == "albert" and cfg.sharing == "all" and cfg.lora_rank:
         takeaway(
-            f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets (G×K = "
-            f"{cfg.num_hidden_groups * cfg.inner_group_num} layer copies held); BERT adds one layer of "
-            "weights per layer. The FLOPs grow with L for both."
+            f"all-shared ALBERT holds {cfg.attention_copies} layer copies however deep it gets, but its rank-"
+            f"{cfg.lora_rank} LoRA adds weights at every executed position: {fmt_params(total)} at L = "
+            f"{cfg.num_layers}; BERT adds one layer of weights per layer. The FLOPs grow with L for both."
+        )
+    elif cfg.family == "albert" and cfg.sharing == "all":
+        copies = f"G×K = {cfg.num_hidden_groups * cfg.inner_group_num}" if not cfg.unique_ends else (
+            f"(G + 2)×K = {cfg.attention_copies}, with the unique first and last layers")
+        takeaway(
+            f"all-shared ALBERT stays at {fmt_params(total)} however deep it gets ({copies} layer copies held); "
+            "BERT adds one layer of weights per layer. The FLOPs grow with L for both."
         )
     elif cfg.family == "albert" and cfg.sharing != "none":
         grows = "feed-forward" if cfg.sharing == "attention" else "attention"
@@ -169,7 +207,7 @@ with left:
 with right:
     acfg = albert_form(cfg)
     heat = charts.heatmap(fs.params_depth_key(acfg), _with(HEAT_E, acfg.embedding_size),
-                          _with(HEAT_H, acfg.hidden_size))
+                          fs.hidden_sizes_that_fit(acfg, _with(HEAT_H, acfg.hidden_size)))
     g = heat.numbers
     chart(heat.marked(acfg) if cfg.family == "albert" else heat.base, key="fig_params_heatmap", **STRETCH)
     mode = SHARING_LABELS[acfg.sharing]
@@ -207,6 +245,9 @@ with right:
                  "not with the parameter count.")
     if kind == "inference":
         st.caption("int8 weights are inference-only: no gradients or optimizer state.")
+
+# ----------------------------------------------------------------------------- LoRA
+lora_section(cfg, total)
 
 # ----------------------------------------------------------------------------- sequence length and batch
 st.subheader("Sequence length and batch")
