@@ -93,3 +93,37 @@ def test_the_table_puts_the_baselines_beside_the_variants(doc):
     assert len(frame) == len(doc["variants"]) + 3
     assert frame["variant"].str.startswith("baseline: ").sum() == 3
     assert set(frame["verdict"]) <= {"reference", "baseline", "costs quality", "gains", "not distinguishable"}
+
+
+def test_a_visitors_own_variant_from_the_widgets_to_its_figures_beside_the_baselines(app, monkeypatch):
+    """Pick E, sharing and a rank the shipped grid lacks: the page plans it (exact parameters, CPU time, memory)
+    before any work; "Measure it here" queues it as this visitor's job; once done the page shows its accuracy beside
+    the original's, the bag-of-words regression's and the majority class's on the same sentences (a real job, on a
+    small sample of the sentences so the test takes seconds)."""
+    from albert_core.lab.posthoc_grid import GridSettings
+    from albert_core.lab.posthoc_jobs import PosthocJobs
+    from ui.live import posthoc_job
+
+    jobs = PosthocJobs(budget_bytes=2 * 2**30, settings_=GridSettings(n_train=40, train_seeds=(0,), bootstrap=200,
+                                                                     batch=8, n_dev=24, folds=2))
+    monkeypatch.setattr(posthoc_job, "get_jobs", lambda: jobs)
+    at = app(query={"model": live_real.SOURCE_KEY}, page="ui/live/page.py")
+    at.selectbox(key="posthoc_own_e").set_value(96).run()
+    at.checkbox(key="posthoc_own_shared").check().run()
+    at.selectbox(key="posthoc_own_rank").set_value(12).run()
+    assert not at.exception, at.exception
+    plan_text = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "E = 96, shared + LoRA r 12: 5,585,088 parameters (25% of MiniLM)" in plan_text
+    assert "CPU-seconds" in plan_text and "of memory (planned" in plan_text
+    at.button(key="posthoc_own_submit").click().run()
+    assert jobs.wait("E96-shared-r12", timeout=300).state == "done"
+    at.run()
+    assert not at.exception, at.exception
+    tables = [d.value for d in at.dataframe if "variant" in d.value.columns
+              and "E = 96, shared + LoRA r 12" in set(d.value["variant"])]
+    assert len(tables) == 1
+    shown = set(tables[0]["variant"])
+    assert {"original", "E = 96, shared + LoRA r 12", "baseline: bag-of-words (same train sentences)",
+            "baseline: majority class", "baseline: unrelated sentences (original)"} <= shown
+    words = " ".join(m.value for m in at.markdown).replace("\\", "")
+    assert "against the original's" in words and "bag-of-words" in words and "majority class" in words

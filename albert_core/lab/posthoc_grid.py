@@ -73,13 +73,21 @@ def make_split(s: GridSettings) -> Split:
     return Split(dev, train, tuple(sorted(set().union(*train.values()))))
 
 
+class Stopped(Exception):
+    """Raised inside `run_grid` when its ``should_stop`` said so (a visitor's job cancelled or unwatched)."""
+
+
 @torch.no_grad()
-def sentence_features(model: torch.nn.Module, rows: Sequence[list[int]], batch: int) -> torch.Tensor:
-    """Mean-pooled last hidden states (N, H) of the tokenized sentences ``rows``, in their order."""
+def sentence_features(model: torch.nn.Module, rows: Sequence[list[int]], batch: int,
+                      should_stop: Callable[[], bool] | None = None) -> torch.Tensor:
+    """Mean-pooled last hidden states (N, H) of the tokenized sentences ``rows``, in their order; `Stopped` between
+    two batches when ``should_stop()`` says so."""
     from albert_core.live.minilm import length_batches, mean_pool
 
     out = torch.empty(len(rows), model.config.hidden_size)
     for b in length_batches(rows, batch):
+        if should_stop is not None and should_stop():
+            raise Stopped
         h = model(**b.inputs()).last_hidden_state
         out[list(b.rows)] = mean_pool(h, b.attention_mask)
     return out
@@ -200,8 +208,12 @@ def environment() -> dict[str, Any]:
 
 
 def run_grid(variants: Sequence[Variant] | None = None, s: GridSettings | None = None, *,
-             log: Callable[[str], Any] = print, budget_bytes: int | None = None) -> dict[str, Any]:
-    """Measure every variant (default: `grid_variants()`) and return the grid's JSON document."""
+             log: Callable[[str], Any] = print, budget_bytes: int | None = None,
+             should_stop: Callable[[], bool] | None = None,
+             on_progress: Callable[[int, int], Any] | None = None) -> dict[str, Any]:
+    """Measure every variant (default: `grid_variants()`, the original always first) and return the grid's JSON
+    document. ``should_stop()`` is asked between batches of sentences (`Stopped` when it says so);
+    ``on_progress(done, total)`` counts the variants' two feature passes (dev and train sentences)."""
     from albert_core.live.minilm import (
         DISTRIBUTION,
         LABEL,
@@ -248,8 +260,12 @@ def run_grid(variants: Sequence[Variant] | None = None, s: GridSettings | None =
     for n, v in enumerate(variants):
         c, w0 = time.process_time(), time.perf_counter()
         model = build_variant(weights, v, budget_bytes=budget_bytes)
-        f_dev = sentence_features(model, dev_rows, s.batch)
-        f_train = sentence_features(model, train_rows, s.batch)
+        f_dev = sentence_features(model, dev_rows, s.batch, should_stop)
+        if on_progress is not None:
+            on_progress(2 * n + 1, 2 * len(variants))
+        f_train = sentence_features(model, train_rows, s.batch, should_stop)
+        if on_progress is not None:
+            on_progress(2 * n + 2, 2 * len(variants))
         del model
         if v.is_original:
             ref_dev = f_dev

@@ -23,6 +23,7 @@ from ui.live import models as live_models
 from ui.live import posthoc_figures as fp
 from ui.live.gate import busy_or_error
 from ui.live.models import ModelRef, model_of
+from ui.live.posthoc_job import own_variant_section
 from ui.render import chart, takeaway
 
 SOURCE_KEY, SOURCE_LABEL = "minilm", "A trained BERT (MiniLM, installed)"
@@ -127,6 +128,7 @@ def posthoc_section(cfg) -> None:
                    "lies below zero, 'not distinguishable' when it holds zero. One variant's exact counts and its "
                    f"measured figures: `{CLI}`.")
     st.caption(escape_markdown(how_measured(doc)))
+    own_variant_section(doc)
 
 
 def _acc(row: dict) -> str:
