@@ -15,18 +15,28 @@ import dataclasses
 import json
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from streamlit.testing.v1 import AppTest
 
 from albert_core import ModelConfig, Workload, count_params
+from albert_core.configuration.config import ALL_LORA_TARGETS, LORA_MATRICES, SHARING_SCHEME
 from albert_core.configuration.hf_config import config_from_hf, config_to_hf
 from albert_core.configuration.presets import ALL_PRESETS
+from albert_core.format import fmt_params
 from tests.conftest import APP
 from tests.helpers.facts import MODEL_COUNTS
 from tests.test_hf_reader import DEBERTA_V3_BASE, NOMIC_BERT_2048, NOMIC_SMALL
 from ui import sidebar
-from ui.urls import AXIS_QUERY_KEYS, QUERY_KEYS, WORKLOAD_QUERY_KEYS, config_from_query, parse_workload_query
+from ui.urls import (
+    AXIS_QUERY_KEYS,
+    QUERY_KEYS,
+    SCHEME_QUERY_KEYS,
+    WORKLOAD_QUERY_KEYS,
+    config_from_query,
+    parse_workload_query,
+)
 
 # The model widgets by URL key, and the kind of element each is drawn as.
 _SLIDERS, _RADIOS = ("H", "L"), ("family",)
@@ -34,6 +44,9 @@ _BOXES = ("heads", "sharing", "head", "act")
 _CHECKS = ("tied",)
 _NUMBERS = tuple(k for k in QUERY_KEYS if k not in (*_SLIDERS, *_RADIOS, *_BOXES, *_CHECKS))
 _WL_BOXES, _WL_NUMBERS, _WL_TOGGLES = ("dtype", "opt", "prec"), ("batch", "seq"), ("ckpt",)
+# The sharing schemes since ALBERT ("Sharing since ALBERT"): block order, unique ends, repeat, LoRA rank and matrices.
+_SCHEME_BOXES, _SCHEME_CHECKS, _SCHEME_NUMBERS, _SCHEME_MULTI = ("order",), ("ends",), ("rep", "lora"), ("lorat",)
+_MODEL_KEYS = (*QUERY_KEYS, *SCHEME_QUERY_KEYS)  # every model widget's URL key
 
 
 def _element(at: AppTest, key: str):
@@ -42,10 +55,12 @@ def _element(at: AppTest, key: str):
         return at.slider(key=key)
     if url_key in _RADIOS:
         return at.radio(key=key)
-    if url_key in (*_BOXES, *_WL_BOXES) or key == sidebar.PRESET_KEY:
+    if url_key in (*_BOXES, *_WL_BOXES, *_SCHEME_BOXES) or key == sidebar.PRESET_KEY:
         return at.selectbox(key=key)
-    if url_key in _CHECKS:
+    if url_key in (*_CHECKS, *_SCHEME_CHECKS):
         return at.checkbox(key=key)
+    if url_key in _SCHEME_MULTI:
+        return at.multiselect(key=key)
     if url_key in _WL_TOGGLES or key == "cfg_keep4h":
         return at.toggle(key=key)
     return at.number_input(key=key)
@@ -55,6 +70,8 @@ def _drawn_with(el) -> object:
     """The value (a box: the index) a widget is drawn with before the browser hears anything else (its proto's
     default), for comparison with `_showing`."""
     kind = type(el).__name__
+    if kind == "Multiselect":
+        return list(el.proto.default)
     if kind in ("Selectbox", "Radio"):
         return el.proto.default if el.proto.HasField("default") else None
     if kind == "Slider":
@@ -65,7 +82,10 @@ def _drawn_with(el) -> object:
 
 
 def _showing(el) -> object:
-    return el.index if type(el).__name__ in ("Selectbox", "Radio") else el.value
+    kind = type(el).__name__
+    if kind == "Multiselect":
+        return list(el.indices)
+    return el.index if kind in ("Selectbox", "Radio") else el.value
 
 
 def computed(at: AppTest) -> tuple[ModelConfig, Workload]:
@@ -77,6 +97,8 @@ def shown(at: AppTest, eps: float) -> tuple[ModelConfig, Workload]:
     """The config and workload the sidebar's widgets show (the axes have no widget: the state a preset, an upload
     or the link set; layer_norm_eps has none either and is taken as given)."""
     fields = {QUERY_KEYS[k]: _element(at, f"cfg_{k}").value for k in QUERY_KEYS}
+    fields |= {SCHEME_QUERY_KEYS[k]: sidebar.widget_field_value(k, _element(at, f"cfg_{k}").value)
+               for k in SCHEME_QUERY_KEYS}
     cfg = ModelConfig(**fields, **at.session_state[sidebar._AXES], layer_norm_eps=eps)
     wl = Workload(**{WORKLOAD_QUERY_KEYS[k]: _element(at, f"wl_{k}").value for k in WORKLOAD_QUERY_KEYS})
     return cfg, wl
@@ -102,7 +124,7 @@ def check_one_truth(at: AppTest) -> tuple[ModelConfig, Workload]:
     assert shown(at, cfg.layer_norm_eps) == (cfg, wl)
     link_cfg, link_wl = from_link(at)
     assert (_without_eps(link_cfg), link_wl) == (_without_eps(cfg), wl)
-    for key in [sidebar.PRESET_KEY, *(f"cfg_{k}" for k in QUERY_KEYS), *(f"wl_{k}" for k in WORKLOAD_QUERY_KEYS)]:
+    for key in [sidebar.PRESET_KEY, *(f"cfg_{k}" for k in _MODEL_KEYS), *(f"wl_{k}" for k in WORKLOAD_QUERY_KEYS)]:
         el = _element(at, key)
         assert _drawn_with(el) == _showing(el), (key, _drawn_with(el), _showing(el))
     total = next(m for m in at.metric if m.label == "Total parameters")
@@ -183,6 +205,74 @@ def test_an_edit_that_cannot_form_a_model_is_not_applied_and_says_why(app):
     check_one_truth(at)
 
 
+# ----------------------------------------------------------------------------- the sharing schemes since ALBERT
+def test_every_scheme_widget_edits_the_config_the_pages_and_the_link_hold(app):
+    """Block order, unique ends, repeat, LoRA rank and matrices: each edit goes through the one rule, each widget is
+    drawn with the value the page computes with, and the link writes the keys only while they leave ALBERT's
+    scheme."""
+    at = app({"G": "2"})
+    assert not {"order", "ends", "rep", "lora", "lorat"} & set(at.query_params)  # ALBERT's own scheme: no keys
+    at.selectbox(key="cfg_order").set_value("cycle").run()
+    at.checkbox(key="cfg_ends").check().run()
+    at.number_input(key="cfg_rep").set_value(2).run()
+    assert at.multiselect(key="cfg_lorat").disabled  # no LoRA yet: its matrices wait for a rank
+    at.number_input(key="cfg_lora").set_value(8).run()
+    assert at.multiselect(key="cfg_lorat").value == list(LORA_MATRICES) and not at.multiselect(key="cfg_lorat").disabled
+    at.multiselect(key="cfg_lorat").unselect("k").unselect("o").unselect("out").run()
+    cfg, _ = check_one_truth(at)
+    assert (cfg.block_order, cfg.unique_ends, cfg.repeat, cfg.lora_rank, cfg.lora_targets) == (
+        "cycle", True, 2, 8, "q-v-in")
+    assert {k: at.query_params[k] for k in ("order", "ends", "rep", "lora", "lorat")} == {
+        "order": "cycle", "ends": "1", "rep": "2", "lora": "8", "lorat": "q-v-in"}
+    assert total_on_page(at) == fmt_params(count_params(cfg).total)
+    at.number_input(key="cfg_lora").set_value(0).run()  # no LoRA: its matrices go back to all six, off the link
+    assert computed(at)[0].lora_targets == ALL_LORA_TARGETS and "lorat" not in at.query_params
+    check_one_truth(at)
+
+
+def test_a_lora_rank_on_shared_attention_takes_the_attention_matrices(app):
+    """A rank set alone takes the matrices of the blocks some positions share (the FFN is every layer's own here):
+    the coerce rule, not a refusal the visitor could not get out of (the matrices wait for a rank)."""
+    at = app({"sharing": "attention"})
+    at.number_input(key="cfg_lora").set_value(4).run()
+    assert not at.error and computed(at)[0].lora_targets == "q-k-v-o"
+    assert at.multiselect(key="cfg_lorat").value == ["q", "k", "v", "o"]
+    check_one_truth(at)
+    at.selectbox(key="cfg_sharing").set_value("none").run()  # nothing shared, no repeat: no LoRA is left
+    assert computed(at)[0].lora_rank == 0 and at.number_input(key="cfg_lora").disabled
+    check_one_truth(at)
+
+
+@pytest.mark.parametrize(("edits", "rule"), [
+    ((("number_input", "cfg_lora", 769),), "lora_rank must be at most 768 on 'q'"),
+    ((("checkbox", "cfg_ends", True), ("number_input", "cfg_G", 11)),
+     "num_hidden_groups must be at most num_layers - 2 (10) with unique_ends"),
+    ((("number_input", "cfg_lora", 8), ("multiselect", "cfg_lorat", [])), "lora_targets must be one or more of"),
+])
+def test_a_scheme_edit_that_cannot_form_a_model_is_not_applied_and_says_why(app, edits, rule):
+    at = app()
+    for kind, key, value in edits[:-1]:
+        getattr(at, kind)(key=key).set_value(value).run()
+    before = computed(at)[0]
+    kind, key, value = edits[-1]
+    getattr(at, kind)(key=key).set_value(value).run()
+    said = at.error[0].value.replace("\\", "")
+    assert said.startswith("Not applied") and rule in said, said
+    assert computed(at)[0] == before
+    check_one_truth(at)  # every widget back at the config the page still computes with
+
+
+def test_a_bert_has_no_scheme_and_a_link_with_one_is_drawn_whole(app):
+    at = app({"lora": "8", "lorat": "q-v-in", "order": "cycle", "G": "3", "rep": "3", "ends": "1"})
+    assert not at.warning and computed(at)[0].lora_targets == "q-v-in"
+    assert at.multiselect(key="cfg_lorat").value == ["q", "v", "in"]
+    check_one_truth(at)
+    at.radio(key="cfg_family").set_value("bert").run()
+    cfg, _ = check_one_truth(at)
+    assert {k: getattr(cfg, k) for k in SHARING_SCHEME} == dict(SHARING_SCHEME)
+    assert all(_element(at, f"cfg_{k}").disabled for k in SCHEME_QUERY_KEYS)
+
+
 # ----------------------------------------------------------------------------- random sequences of a visitor's actions
 PRESET_NAMES = list(ALL_PRESETS)
 # Every preset as its own config.json (what the Explorer's download writes).
@@ -255,6 +345,25 @@ class SidebarVisitor(RuleBasedStateMachine):
         if not el.disabled:
             self._run(el, not el.value)
 
+    @rule(key=st.sampled_from(_SCHEME_BOXES + _SCHEME_CHECKS + _SCHEME_NUMBERS + _SCHEME_MULTI), data=st.data())
+    def edit_scheme(self, key, data):
+        """The sharing schemes since ALBERT: a block order, unique ends, a repeat, a LoRA rank (small ones, and now
+        and then one above a matrix's rank, which is refused) and its matrices (an empty set is refused too)."""
+        el = _element(self.at, f"cfg_{key}")
+        if el.disabled:
+            return
+        if key in _SCHEME_BOXES:
+            el.select_index(data.draw(st.integers(0, len(el.options) - 1))).run()
+        elif key in _SCHEME_CHECKS:
+            el.set_value(not el.value).run()
+        elif key == "rep":
+            el.set_value(data.draw(st.integers(int(el.min), int(el.max)))).run()
+        elif key == "lora":
+            el.set_value(data.draw(st.one_of(st.sampled_from((0, 1, 4, 8, 64)), st.integers(0, 2048)))).run()
+        else:
+            el.set_value(data.draw(st.lists(st.sampled_from(LORA_MATRICES), unique=True, max_size=6))).run()
+        self.expect_total = None
+
     @rule(key=st.sampled_from(_WL_BOXES + _WL_NUMBERS + _WL_TOGGLES), data=st.data())
     def edit_workload(self, key, data):
         el = _element(self.at, f"wl_{key}")
@@ -319,7 +428,8 @@ def test_every_preset_file_reads_back_as_the_preset():
     for name, data in PRESET_FILES.items():
         assert config_from_hf(data) == ALL_PRESETS[name], name
     assert {f.name for f in dataclasses.fields(ModelConfig)} - set(QUERY_KEYS.values()) - set(
-        AXIS_QUERY_KEYS.values()) == {"layer_norm_eps"}  # the one field no link carries (said on upload)
+        AXIS_QUERY_KEYS.values()) - set(SCHEME_QUERY_KEYS.values()) == {"layer_norm_eps"}  # no link carries it
+    assert set(SCHEME_QUERY_KEYS.values()) == set(SHARING_SCHEME)  # every scheme field has its widget
 
 
 # Every page opened from a link that sets its own boxes away from their first option (and the sidebar's).

@@ -15,7 +15,9 @@ visible warning); after every run the URL is rewritten with the full state (`sha
 address bar always reproduces the view. We use this codec rather than `bind="query-params"` because
 bound widgets drop invalid values silently and omit defaults from the link.
 
-Widget keys are `cfg_<URL key>` (see `QUERY_KEYS`) and `wl_<URL key>` (see `WORKLOAD_QUERY_KEYS`).
+Widget keys are `cfg_<URL key>` (see `QUERY_KEYS`, and `SCHEME_QUERY_KEYS` for the sharing schemes since ALBERT)
+and `wl_<URL key>` (see `WORKLOAD_QUERY_KEYS`). The one widget whose value is not the field's is "LoRA on": a list of
+matrices, the field's '-'-joined text (`widget_field_value`).
 """
 
 from __future__ import annotations
@@ -32,11 +34,15 @@ from albert_core.configuration.coerce import coerce, divisors
 from albert_core.configuration.config import (
     ACTIVATIONS,
     AXIS_FIELDS,
+    BLOCK_ORDER_LABELS,
+    BLOCK_ORDERS,
     ENCODER_ACTIVATIONS,
     ENCODER_HEADS,
     FAMILIES,
     FAMILY_NAMES,
     HEAD_LABELS,
+    LORA_MATRICES,
+    LORA_MATRIX_LABELS,
     PAPER_FAMILIES,
     POSITION_LABELS,
     SHARING_LABELS,
@@ -60,6 +66,7 @@ from albert_core.format import escape_markdown
 from ui.url_state import seed_from_url_once
 from ui.urls import (
     QUERY_KEYS,
+    SCHEME_QUERY_KEYS,
     WORKLOAD_QUERY_KEYS,
     parse_query,
     parse_workload_query,
@@ -78,6 +85,9 @@ _PROBLEMS = "_sb_url_problems"
 _CURRENT = "_sb_last_valid"  # (ModelConfig, Workload): what every page computes with
 _STASH = "_sb_albert_stash"  # ALBERT-only fields kept while the family is BERT
 _AXES = "cfg_axes"  # the architecture axes of the current config (no widget: a preset, an upload or the URL set them)
+# URL key -> field of every model widget: the paper's fields and the sharing schemes since ALBERT
+WIDGET_KEYS: Mapping[str, str] = {**QUERY_KEYS, **SCHEME_QUERY_KEYS}
+TARGETS = "lorat"  # the "LoRA on" multiselect: a list of LORA_MATRICES, the field a '-'-joined text
 
 # Sliders have browser-sized ranges; a URL value outside them falls back to the default.
 SLIDER_RANGES: Mapping[str, tuple[int, int, int]] = {"H": (64, 8192, 64), "L": (1, 128, 1)}
@@ -111,9 +121,29 @@ HELP = {
     "shared-attention / shared-FFN = only that block shared; not-shared = BERT-like layers with "
     "factorized embeddings.",
     "G": "Groups G (transformers `num_hidden_groups`): distinct copies of the shared block(s); layer i uses "
-    "group int(i / (L / G)). G = 1: one shared layer; G = L: nothing shared. Ignored when not shared.",
+    "group int(i / (L / G)) (or i mod G with the block order 'cycle'). G = 1: one shared layer; G = L: nothing "
+    "shared. Ignored when not shared.",
     "K": "Inner repeats K (transformers `inner_group_num`): blocks run in a row inside each layer. "
     "Executed depth is L*K; parameters grow with G*K.",
+    "order": "Which shared group each layer runs. Contiguous groups (ALBERT, transformers' `num_hidden_groups`): "
+    "the first L / G layers run group 0, the next group 1 (AABB). Cycle: layer i runs group i mod G (ABAB), the "
+    "order of recursive transformers that loop a short stack of distinct layers. Same parameters and FLOPs; "
+    "only the order changes. Needs sharing.",
+    "ends": "The first and last layers get weights of their own and the G groups share the layers between them "
+    "(Subformer's and Mixture-of-Recursions' 'middle-cycle': the ends see raw tokens and make the output, so they "
+    "gain most from weights of their own). Adds two layers' worth of parameters, no FLOPs. Needs sharing, L >= 3 "
+    "and G <= L - 2.",
+    "rep": "Run every layer this many times in a row with the same weights (MobileLLM-LS: 2, the immediate "
+    "block-wise repeat). Executed depth becomes L x K x repeat: the FLOPs and activations grow with it, the "
+    "parameters do not.",
+    "lora": "A small low-rank update (LoRA) of this rank at every executed position of a shared block, on the "
+    "matrices chosen below (Relaxed Recursive Transformers: the shared weights plus a per-position LoRA recover "
+    "much of an unshared model's quality). Each adds r x (d_in + d_out) parameters. Unlike a fine-tuning LoRA it "
+    "cannot be merged into the weight, which other positions share: it also adds 2 x r x (d_in + d_out) FLOPs per "
+    "token. 0 = none. Needs a block that several executed layers share.",
+    "lorat": "The matrices that carry the per-position LoRA: the attention query, key, value and output "
+    "projections and the feed-forward up and down projections (Relaxed Recursive Transformers: all of them). "
+    "Only matrices of a shared block (or of every layer when layers repeat) can carry one. Set a rank first.",
     "head": "What sits on the encoder: the pooler only (XModel), the pre-training heads MLM + SOP/NSP "
     "(XForPreTraining) or the masked-LM head only (XForMaskedLM).",
     "tied": "Tie the MLM decoder to the word embeddings (counted once). Untied adds V*E parameters. "
@@ -193,7 +223,8 @@ def axes_of(cfg: ModelConfig) -> dict[str, object]:
 
 def _state_values(cfg: ModelConfig, wl: Workload) -> dict[str, object]:
     """Every sidebar widget's session-state value for a config and workload."""
-    values: dict[str, object] = {_key(key): getattr(cfg, name) for key, name in QUERY_KEYS.items()}
+    values: dict[str, object] = {_key(key): widget_state_value(key, getattr(cfg, name))
+                                 for key, name in WIDGET_KEYS.items()}
     values[_key("keep4h")] = cfg.intermediate_size == 4 * cfg.hidden_size
     values[_AXES] = axes_of(cfg)
     values.update({_wkey(key): getattr(wl, name) for key, name in WORKLOAD_QUERY_KEYS.items()})
@@ -238,9 +269,25 @@ def _seed_once() -> None:
 
 
 # ----------------------------------------------------------------------------- state -> config
+def widget_field_value(url_key: str, value: object) -> object:
+    """A widget's value as its field's: "LoRA on" holds a list of matrices, the field their '-'-joined text in
+    `LORA_MATRICES` order ("q-v-in"); every other widget holds the field's own value."""
+    if url_key == TARGETS and isinstance(value, (list, tuple)):
+        return "-".join(m for m in LORA_MATRICES if m in value)
+    return value
+
+
+def widget_state_value(url_key: str, value: object) -> object:
+    """A field's value as its widget holds it (the inverse of `widget_field_value`)."""
+    if url_key == TARGETS and isinstance(value, str):
+        return [m for m in value.split("-") if m in LORA_MATRICES]
+    return value
+
+
 def widget_changes(state: Mapping[str, object], last: ModelConfig) -> dict[str, object]:
     """The explicit edits: every field whose widget value differs from the current config."""
-    return {name: state[_key(key)] for key, name in QUERY_KEYS.items() if state[_key(key)] != getattr(last, name)}
+    values = {name: widget_field_value(key, state[_key(key)]) for key, name in WIDGET_KEYS.items()}
+    return {name: value for name, value in values.items() if value != getattr(last, name)}
 
 
 def _config_from_state() -> ModelConfig:
@@ -409,6 +456,7 @@ def _model_widgets() -> None:
     with _pair():
         _number("Groups G", "G", *LIMITS["num_hidden_groups"], disabled=unshared)
         _number("Inner repeats K", "K", *LIMITS["inner_group_num"], disabled=bert)
+    _scheme_widgets(bert, unshared)
     family = ss[_key("family")]
     _select("Head", head_options(family, ss[_key("head")]), _key("head"), format_func=functools.partial(
         head_label, family), help=HELP["head"])
@@ -417,6 +465,25 @@ def _model_widgets() -> None:
     with st.expander("More fields"):
         _number("Token types T", "T", LIMITS["type_vocab_size"][0] if paper else 0, LIMITS["type_vocab_size"][1])
         _select("Activation", ACTIVATIONS if paper else ENCODER_ACTIVATIONS, _key("act"), help=HELP["act"])
+
+
+def _scheme_widgets(bert: bool, unshared: bool) -> None:
+    """The sharing schemes designed since ALBERT (not for a BERT, which shares nothing), each drawn with the current
+    config's value like every other widget; an impossible combination is refused with the rule's words."""
+    ss = st.session_state
+    with st.expander("Sharing since ALBERT"):
+        _select("Block order", BLOCK_ORDERS, _key("order"), disabled=unshared,
+                format_func=BLOCK_ORDER_LABELS.__getitem__, help=HELP["order"])
+        st.checkbox("Unique first and last layers", value=ss[_key("ends")], key=_key("ends"), help=HELP["ends"],
+                    on_change=_on_field_change, disabled=unshared)
+        _number("Repeat each layer", "rep", *LIMITS["repeat"], disabled=bert)
+        rank = ss[_key("lora")]
+        # a LoRA needs positions that share a block: shared layers, or layers that repeat (a rank > 0 stays editable)
+        _number("LoRA rank per position", "lora", *LIMITS["lora_rank"],
+                disabled=bert or (unshared and ss[_key("rep")] == 1 and rank == 0))
+        st.multiselect("LoRA on", LORA_MATRICES, default=ss[_key(TARGETS)], key=_key(TARGETS),
+                       format_func=LORA_MATRIX_LABELS.__getitem__, help=HELP[TARGETS], on_change=_on_field_change,
+                       disabled=bert or rank == 0, placeholder="Pick one or more matrices")
 
 
 @functools.cache
