@@ -309,3 +309,97 @@ def test_closed_pipe_is_quiet() -> None:
     os.close(write_end)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- sharing schemes since ALBERT
+# ALBERT-base's shapes, written out: H 768, I 3072, 12 layers; one layer's weights (4H^2 + 2HI + 9H + I); a LoRA per
+# unit of rank on q, k, v, o (H x H: H + H each) and FFN in / out (H x I: H + I each), at each of the 12 positions.
+H, I, L = 768, 3072, 12  # noqa: E741
+LAYER = 4 * H * H + 2 * H * I + 9 * H + I
+LORA_PER_RANK = {"q": L * 2 * H, "k": L * 2 * H, "v": L * 2 * H, "o": L * 2 * H, "in": L * (H + I), "out": L * (I + H)}
+ALBERT_BASE = FACTS["albert-base"][0]
+
+
+def components(got: dict) -> dict[str, int]:
+    return {c["name"]: c["params"] for c in got["components"]}
+
+
+def test_lora_rank_8_adds_its_exact_parameters(capsys):
+    got = run_json(capsys, "params", "--lora-rank", "8")
+    assert got["total"] == ALBERT_BASE + 1_327_104 == ALBERT_BASE + 8 * sum(LORA_PER_RANK.values())
+    lora = {name.removeprefix("encoder.lora."): n for name, n in components(got).items() if "lora" in name}
+    assert lora == {m: 8 * n for m, n in LORA_PER_RANK.items()}  # every matrix listed, in LORA_MATRICES order
+    assert list(lora) == ["q", "k", "v", "o", "in", "out"]
+    out = run(capsys, "params", "--lora-rank", "8")
+    assert "encoder.lora.in" in out and "LoRA on the shared FFN up (per position)" in out and "13,010,688" in out
+    # rank 16: 13.75M without the pooler
+    assert run_json(capsys, "params", "--lora-rank", "16")["total"] - (H * H + H) == 13_747_200
+
+
+@pytest.mark.parametrize("typed", ["q-v-in", "q,v,in", "in,v,q", " q , v , in "])
+def test_lora_targets_take_dashes_or_commas(capsys, typed):
+    got = run_json(capsys, "params", "--lora-rank", "4", "--lora-targets", typed)
+    assert got["total"] == ALBERT_BASE + 4 * (LORA_PER_RANK["q"] + LORA_PER_RANK["v"] + LORA_PER_RANK["in"])
+    assert [n for n in components(got) if "lora" in n] == ["encoder.lora.q", "encoder.lora.v", "encoder.lora.in"]
+
+
+def test_lora_flops_are_listed_per_matrix(capsys):
+    plain = run_json(capsys, "flops", "--seq-len", "128")
+    got = run_json(capsys, "flops", "--seq-len", "128", "--lora-rank", "8")
+    lora = {c["name"]: c["forward"] for c in got["components"] if "lora" in c["name"]}
+    # 2 r (d_in + d_out) per token at each of the 12 positions, 128 tokens
+    assert lora == {f"encoder.lora.{m}": 2 * 128 * 8 * n for m, n in LORA_PER_RANK.items()}
+    assert got["forward"] - plain["forward"] == 2 * 128 * 8 * sum(LORA_PER_RANK.values())
+    assert "encoder.lora.q" in run(capsys, "flops", "--lora-rank", "8")
+
+
+def test_repeat_unique_ends_and_block_order(capsys):
+    # each layer twice: the same weights, every encoder matmul twice
+    assert run_json(capsys, "params", "--repeat", "2")["total"] == ALBERT_BASE
+    once, twice = (run_json(capsys, "flops", "--repeat", r)["components"] for r in ("1", "2"))
+    qkv = {c["name"]: c["forward"] for c in once}["encoder.attention.qkv"]
+    assert {c["name"]: c["forward"] for c in twice}["encoder.attention.qkv"] == 2 * qkv
+    # unique first and last layers: two more copies of the layer
+    assert run_json(capsys, "params", "--unique-ends")["total"] == ALBERT_BASE + 2 * LAYER
+    # the order of the groups moves no parameter
+    groups = run_json(capsys, "params", "--groups", "2")["total"]
+    assert groups == ALBERT_BASE + LAYER
+    assert run_json(capsys, "params", "--groups", "2", "--block-order", "cycle")["total"] == groups
+    # all four at once: 4 copies (2 groups, the ends), a LoRA at (12 - 2) x 2 = 20 positions
+    got = run_json(capsys, "params", "--groups", "2", "--block-order", "cycle", "--unique-ends", "--repeat", "2",
+                   "--lora-rank", "8")
+    assert got["total"] == ALBERT_BASE + 3 * LAYER + 20 * 8 * sum(LORA_PER_RANK.values()) // L
+
+
+def test_albertize_puts_the_lora_on_the_twin(capsys):
+    """RoBERTa shares nothing, so the LoRA goes on its ALBERTized twin (E = 128, all shared), not the original."""
+    twin = run_json(capsys, "albertize", "--preset", "roberta-base")["albertized"]
+    with_lora = run_json(capsys, "albertize", "--preset", "roberta-base", "--lora-rank", "8", "--lora-targets", "q,v")
+    assert with_lora["albertized"]["lora_rank"] == 8 and with_lora["albertized"]["lora_targets"] == "q-v"
+    params = {r["measure"]: r for r in with_lora["rows"]}["parameters"]
+    base_params = {r["measure"]: r for r in run_json(capsys, "albertize", "--preset", "roberta-base")["rows"]}
+    assert params["albertized"] == base_params["parameters"]["albertized"] + 8 * 2 * L * 2 * H
+    assert twin["lora_rank"] == 0
+
+
+@pytest.mark.parametrize(("argv", "names"), [
+    (("params", "--lora-rank", "8", "--sharing", "none"), "lora_targets 'q' is on the attention block"),
+    (("params", "--repeat", "0"), "repeat must be a whole number between 1 and 16, got 0"),
+    (("params", "--repeat", "17"), "repeat must be a whole number between 1 and 16"),
+    (("params", "--repeat", "two"), "--repeat: must be a whole number"),
+    (("params", "--lora-rank", "1000"), "lora_rank must be at most 768 on 'q'"),
+    (("params", "--lora-rank", "4", "--lora-targets", "q-x"), "lora_targets must be one or more of q, k, v, o, in"),
+    (("params", "--lora-rank", "4", "--lora-targets", "q,q"), "lora_targets must be one or more"),
+    (("params", "--lora-targets", "q-v"), "lora_targets 'q-v' needs a LoRA"),
+    (("albertize", "--preset", "roberta-base", "--lora-targets", "q-v"), "lora_targets 'q-v' needs a LoRA"),
+    (("params", "--unique-ends", "--groups", "11"), "num_hidden_groups must be at most num_layers - 2 (10)"),
+    (("params", "--unique-ends", "--num-layers", "2"), "unique_ends needs at least 3 layers"),
+    (("params", "--preset", "bert-base", "--repeat", "2"), "repeat must be 1 for family 'bert'"),
+    (("params", "--preset", "bert-base", "--lora-rank", "8"), "for family 'bert'"),
+    (("params", "--preset", "roberta-base", "--lora-rank", "8"), "lora_targets 'q' is on the attention block"),
+    (("params", "--block-order", "cycle", "--sharing", "none"), "block_order 'cycle' orders shared blocks"),
+    (("params", "--block-order", "abab"), "--block-order: invalid choice"),
+    (("flops", "--lora-rank", "8", "--sharing", "none"), "lora_targets"),
+])
+def test_bad_scheme_options_exit_2_naming_the_field(capsys, argv, names):
+    assert names in fails(capsys, *argv)

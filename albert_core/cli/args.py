@@ -10,9 +10,11 @@ from typing import Any, NoReturn
 
 from albert_core.configuration.coerce import coerce
 from albert_core.configuration.config import (
+    BLOCK_ORDERS,
     ENCODER_ACTIVATIONS,
     ENCODER_HEADS,
     FAMILIES,
+    LORA_MATRICES,
     SHARING_MODES,
     ModelConfig,
 )
@@ -32,6 +34,14 @@ INT_OPTIONS = {
     "type_vocab": "type_vocab_size",
     "groups": "num_hidden_groups",
     "inner_groups": "inner_group_num",
+}
+# CLI option -> ModelConfig field, for the sharing schemes since ALBERT (docs/sharing.md).
+SCHEME_OPTIONS = {
+    "block_order": "block_order",
+    "unique_ends": "unique_ends",
+    "repeat": "repeat",
+    "lora_rank": "lora_rank",
+    "lora_targets": "lora_targets",
 }
 
 
@@ -54,6 +64,16 @@ def whole(text: str) -> int:
     return int(cleaned)
 
 
+def lora_targets(text: str) -> str:
+    """The matrices of a LoRA as typed: names joined by '-' or ',' ("q-v-in", "q,v,in"), any order; given back
+    joined by '-' in `LORA_MATRICES` order. Anything else is passed on as typed (joined by '-') for the config's rule
+    to refuse, naming the field."""
+    names = [part.strip().lower() for part in text.replace(",", "-").split("-")]
+    if all(name in LORA_MATRICES for name in names) and len(set(names)) == len(names):
+        return "-".join(m for m in LORA_MATRICES if m in names)
+    return "-".join(names)[:80]
+
+
 def fraction(text: str) -> float:
     try:
         value = float(text)
@@ -74,12 +94,23 @@ def base_from_args(args: argparse.Namespace, default: ModelConfig | None = None)
     return preset(args.preset or "albert-base")
 
 
-# The overrides that apply ALBERT's two ideas: with one of them, a report shows the original beside the twin.
-ALBERT_AXES = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num")
+# The overrides that apply ALBERT's ideas (the two of the paper, then the sharing schemes since): with one of them,
+# a report shows the original beside the twin.
+ALBERT_AXES = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num", *SCHEME_OPTIONS.values())
 
 
-def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None) -> ModelConfig:
-    """The base (`base_from_args`) with the overrides applied."""
+def scheme_changes(args: argparse.Namespace) -> dict[str, Any]:
+    """The sharing-scheme fields the options give (`SCHEME_OPTIONS`); a flag not given is not a change."""
+    out = {field: getattr(args, opt) for opt, field in SCHEME_OPTIONS.items() if getattr(args, opt, None) is not None}
+    if out.get("unique_ends") is False:
+        del out["unique_ends"]  # --unique-ends is a switch: absent means "as the base has it"
+    return out
+
+
+def config_from_args(args: argparse.Namespace, default: ModelConfig | None = None, *,
+                     scheme: bool = True) -> ModelConfig:
+    """The base (`base_from_args`) with the overrides applied (without the sharing-scheme options when ``scheme`` is
+    False: `albertize` applies them to the twin)."""
     base = base_from_args(args, default)
     changes: dict[str, Any] = {
         field: getattr(args, opt) for opt, field in INT_OPTIONS.items() if getattr(args, opt) is not None
@@ -89,7 +120,19 @@ def config_from_args(args: argparse.Namespace, default: ModelConfig | None = Non
             changes[field] = getattr(args, opt)
     if args.untied:
         changes["tie_word_embeddings"] = False
-    return coerce(changes, base, strict=True).config
+    if scheme:
+        changes |= scheme_changes(args)
+    return with_changes(changes, base)
+
+
+def with_changes(changes: dict[str, Any], base: ModelConfig) -> ModelConfig:
+    """``base`` with ``changes`` by the coerce rule (strict); matrices given for a LoRA that the config does not
+    have (rank 0: ModelConfig keeps all six) are refused rather than dropped."""
+    cfg = coerce(changes, base, strict=True).config
+    if "lora_targets" in changes and not cfg.lora_rank:
+        raise ValueError(f"lora_targets {changes['lora_targets']!r} needs a LoRA: the config has lora_rank 0 "
+                         "(give --lora-rank N)")
+    return cfg
 
 
 def workload_from_args(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
@@ -135,5 +178,18 @@ def model_options() -> Parser:
     src.add_argument("--head", choices=ENCODER_HEADS)
     src.add_argument("--act", choices=ENCODER_ACTIVATIONS, help="hidden activation")
     src.add_argument("--untied", action="store_true", help="untie the MLM decoder from the word embeddings")
+    scheme = model.add_argument_group("sharing schemes since ALBERT (a family with ALBERT's ideas, docs/sharing.md)")
+    scheme.add_argument("--block-order", choices=BLOCK_ORDERS,
+                        help="which shared group layer i uses: contiguous groups (ALBERT, AABB) or i mod G (cycle, "
+                             "ABAB)")
+    scheme.add_argument("--unique-ends", action="store_true", default=None,
+                        help="the first and last layers get blocks of their own; the G groups share the middle")
+    scheme.add_argument("--repeat", type=whole, metavar="N",
+                        help="each layer runs N times in a row (1-16; executed layers L x K x N, parameters unchanged)")
+    scheme.add_argument("--lora-rank", type=whole, metavar="N",
+                        help="a LoRA of rank N at every executed position of a shared block (0: none)")
+    scheme.add_argument("--lora-targets", type=lora_targets, metavar="M",
+                        help=f"the matrices that carry it: some of {', '.join(LORA_MATRICES)} joined by '-' or ',' "
+                             "(default: every matrix of the shared blocks)")
     model.add_argument("--json", action="store_true", help="machine-readable output")
     return model

@@ -4,8 +4,9 @@ export-hf` (and the commands of `COMMAND_MODULES`: train, time, audit, doctor, q
 A model is a `--preset` or a transformers `--hf-config` file plus overrides, turned into a config by
 `albert_core.configuration.coerce` (the same rule as the app's sidebar and URL). Output is a readable table by
 default and JSON with `--json`. Bad input exits with code 2 and one line on stderr naming the problem
-(never a traceback). When the overrides apply ALBERT's ideas (--embedding-size, --sharing, --groups, --inner-groups)
-to a preset or config.json, params, flops and memory also show the original beside its twin (`albertize` shows
+(never a traceback). When the overrides apply ALBERT's ideas (--embedding-size, --sharing, --groups, --inner-groups,
+or a sharing scheme since ALBERT: --block-order, --unique-ends, --repeat, --lora-rank, --lora-targets) to a preset or
+config.json, params, flops and memory also show the original beside its twin (`albertize` shows
 only that comparison). This module imports neither torch nor transformers.
 
 Adding a command from another module: list the module in `COMMAND_MODULES`; it defines
@@ -34,9 +35,11 @@ from albert_core.cli.args import (
     config_from_args,
     fraction,
     model_options,
+    scheme_changes,
     table,
     title,
     whole,
+    with_changes,
     workload_from_args,
 )
 from albert_core.configuration.config import ModelConfig
@@ -173,7 +176,7 @@ def _presets_report() -> tuple[dict[str, Any], str]:
 def _albertized(args: argparse.Namespace) -> tuple[ModelConfig, ModelConfig] | None:
     """(original, twin) when the overrides apply ALBERT's ideas to the base and change it, else None."""
     given = {INT_OPTIONS.get(opt, opt) for opt in ("embedding_size", "sharing", "groups", "inner_groups")
-             if getattr(args, opt, None) is not None}
+             if getattr(args, opt, None) is not None} | set(scheme_changes(args))
     if not given & set(ALBERT_AXES):
         return None
     base, cfg = base_from_args(args), config_from_args(args)
@@ -229,9 +232,13 @@ def _albertize_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from albert_core.configuration.coerce import albertize
 
     base = base_from_args(args)
-    # E = 128 and all layers shared, unless the options say otherwise (an option given is kept as given)
-    twin = albertize(config_from_args(args), embedding_size=None if args.embedding_size is not None else 128,
+    # E = 128 and all layers shared, unless the options say otherwise (an option given is kept as given); the
+    # sharing-scheme options then apply to the twin (the original may share nothing a LoRA could sit on)
+    twin = albertize(config_from_args(args, scheme=False),
+                     embedding_size=None if args.embedding_size is not None else 128,
                      sharing=None if args.sharing is not None else "all")
+    if scheme := scheme_changes(args):
+        twin = with_changes(scheme, twin)
     return _comparison(base, twin, _comparison_workload(args, base))
 
 
