@@ -351,3 +351,42 @@ def test_an_originals_twin_chart_shows_the_albertized_twin_against_it(app):
     first = spec["data"][0]
     assert first["x"][0] == pytest.approx(count_params(albertize(preset)).total / count_params(preset).total)
     assert max(first["x"]) <= 1.01
+
+
+# ----------------------------------------------------------------------------- issue 44: the sharing schemes since ALBERT
+def test_a_lora_rank_set_in_the_sidebar_shows_what_it_adds(app):
+    """The visitor sets a LoRA rank of 8 (all six matrices) on ALBERT-base: the Explorer says what it adds, counted
+    here by hand: 12 shared positions x rank 8 x (d_in + d_out) of q, k, v, o (768 + 768 each) and the FFN's up and
+    down projections (768 + 3072 each), and 2 FLOPs per parameter per token of the 128-token sequence."""
+    at = app()
+    at.number_input(key="cfg_lora").set_value(8).run()
+    assert not at.exception and not at.error
+    added = 12 * 8 * (4 * 1536 + 2 * 3840)
+    assert added == 1_327_104
+    total = FACTS_MODEL["albert-base"] + added
+    flops = 2 * 128 * added
+    forward = forward_flops_closed_form(PRESETS["albert-base"], 1, 128) + flops
+    text = " ".join(m.value.replace("\\", "") for m in at.markdown)
+    assert (f"The per-position LoRA adds {added:,} parameters ({fmt_params(added)}, {added / total:.1%} of the "
+            f"{fmt_params(total)}) and {fmt_flops(flops)} per forward pass of one 128-token sequence, "
+            f"{flops / forward:.1%} of its {fmt_flops(forward)} ({fmt_flops(8 * flops)} for the batch of 8)") in text
+    assert "cannot be merged" in text and "costs compute" in text
+    m = metrics(at)
+    assert m["Total parameters"].value == fmt_params(total) and f"Exactly {total:,} " in m["Total parameters"].help
+    assert m["Forward FLOPs / sequence"].value == fmt_flops(forward)
+    captions = " ".join(c.value.replace("\\", "") for c in at.caption)
+    assert "A LoRA of rank 8 per position sits on q, k, v, o at 12 executed attention blocks" in captions
+    at.number_input(key="cfg_lora").set_value(0).run()  # no LoRA: no sentence
+    assert not any("per-position LoRA" in m.value for m in at.markdown)
+
+
+def test_the_schedule_of_a_scheme_from_a_link(app):
+    at = app({"L": "8", "G": "2", "order": "cycle", "ends": "1", "rep": "2"})
+    assert not at.exception and not at.warning
+    captions = " ".join(c.value.replace("\\", "") for c in at.caption)
+    assert "The copy each layer runs: 0 | 1 2 1 2 1 2 | 3" in captions
+    assert "every layer runs 2 times in a row with the same weights, L×K×r = 8×1×2 = 16 executed layers" in captions
+    diagram = charts(at)["L×K×r = 8×1×2 = 16 executed layers"]
+    assert sum(1 for s in diagram["layout"]["shapes"] if s.get("name", "").startswith("attention copy")) == 16
+    help_text = next(m.help for m in at.metric if m.label == "Saved by sharing")
+    assert "(L×K×r = 16)" in help_text

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-from albert_core import PRESETS, ModelConfig
-from ui.explorer.architecture import architecture_diagram, architecture_summary
+import pytest
+
+from albert_core import PRESETS, ModelConfig, count_flops, count_params
+from albert_core.format import fmt_flops
+from ui.explorer.architecture import (
+    MAX_DRAWN,
+    architecture_diagram,
+    architecture_summary,
+    lora_cost_text,
+    schedule_text,
+)
 
 
 def _contrast(a: str, b: str) -> float:
@@ -102,3 +111,94 @@ def test_many_distinct_copies_never_share_a_colour():
     emb = next(a for a in fig.layout.annotations if a.text == "emb")
     block = next(s for s in fig.layout.shapes if s.name and s.name.startswith("embeddings"))
     assert _contrast(emb.font.color, block.fillcolor) >= 4.5  # readable on its block: WCAG 2 AA for text
+
+
+# ----------------------------------------------------------------------------- the sharing schemes since ALBERT
+def _hover(fig) -> list[str]:
+    return list(fig.data[0].hovertext)
+
+
+def test_the_cycle_order_runs_group_i_mod_g():
+    # ALBERT's contiguous groups over L = 6, G = 2: 0 0 0 1 1 1; cycle: 0 1 0 1 0 1
+    contiguous = _blocks(architecture_diagram(ModelConfig(num_layers=6, num_hidden_groups=2)), "attention")
+    cfg = ModelConfig(num_layers=6, num_hidden_groups=2, block_order="cycle")
+    fig = architecture_diagram(cfg)
+    att = _blocks(fig, "attention")
+    assert [contiguous[x][0] for x in range(6)] == ["0", "0", "0", "1", "1", "1"]
+    assert [att[x][0] for x in range(6)] == ["0", "1", "0", "1", "0", "1"]
+    assert att[0][1] == att[2][1] != att[1][1]  # same copy, same colour
+    assert not _names(fig, "group boundary")  # no contiguous runs to separate
+    assert "groups 0-1 in turn" in [a.text for a in fig.layout.annotations]
+    assert "The copy each layer runs: 0 1 0 1 0 1; the 2 groups take turns" in schedule_text(cfg)
+
+
+def test_unique_ends_give_the_first_and_last_layers_copies_of_their_own():
+    # L = 8, G = 2, unique ends: layer 0 runs copy 0, layers 1-6 the groups 1 and 2 (contiguous), layer 7 copy 3
+    cfg = ModelConfig(num_layers=8, num_hidden_groups=2, unique_ends=True)
+    fig = architecture_diagram(cfg)
+    att, ffn = _blocks(fig, "attention"), _blocks(fig, "FFN")
+    assert [att[x][0] for x in range(8)] == ["0", "1", "1", "1", "2", "2", "2", "3"]
+    assert [ffn[x][0] for x in range(8)] == [att[x][0] for x in range(8)]
+    assert len({col for _, col in att.values()}) == 4 == cfg.attention_copies  # four copies, four colours
+    assert _names(fig, "group boundary") == ["group boundary 1", "group boundary 4", "group boundary 7"]
+    assert [a.text for a in fig.layout.annotations if "own" in a.text or a.text.startswith("group")] == [
+        "first layer's own", "group 1", "group 2", "last layer's own"]
+    assert "0 | 1 1 1 2 2 2 | 3" in schedule_text(cfg) and "the 2 groups share the 6 between them" in \
+        schedule_text(cfg)
+    assert "layer 0, repeat 0, first layer's own: attention copy 0" in _hover(fig)
+
+
+def test_a_repeat_runs_each_layer_in_a_row_and_a_lora_marks_its_positions():
+    """Cycle, unique ends, each layer twice and a LoRA on q, v and the FFN's up projection: 16 executed layers, the
+    LoRA at every position of the shared middle (12), none at the unique ends, on the matrices chosen."""
+    cfg = ModelConfig(num_layers=8, num_hidden_groups=2, block_order="cycle", unique_ends=True, repeat=2,
+                      lora_rank=8, lora_targets="q-v-in")
+    fig = architecture_diagram(cfg)
+    att = _blocks(fig, "attention")
+    assert [att[x][0] for x in range(16)] == ["0", "0", "1", "1", "2", "2", "1", "1", "2", "2", "1", "1", "2", "2",
+                                              "3", "3"]
+    assert fig.layout.title.text == "L×K×r = 8×1×2 = 16 executed layers"
+    assert len(_names(fig, "layer ")) == 8  # each layer's two passes in one outline
+    lora = _names(fig, "LoRA on ")
+    assert lora.count("LoRA on attention (q, v), executed layer 2") == 1
+    assert sorted(int(n.rsplit(" ", 1)[1]) for n in lora if "attention" in n) == list(range(2, 14))
+    assert sorted(int(n.rsplit(" ", 1)[1]) for n in lora if "FFN (in)" in n) == list(range(2, 14))
+    assert "layer 1 pass 1, repeat 0, group 1: attention copy 1 + its own LoRA (rank 8) on q, v" in _hover(fig)
+    text = schedule_text(cfg)
+    assert "every layer runs 2 times in a row" in text and "on q, v at 12 executed attention blocks" in text
+    assert "not at the unique ends" in text
+
+
+@pytest.mark.parametrize("cfg", [
+    ModelConfig(lora_rank=4),
+    ModelConfig(sharing="attention", num_layers=6, lora_rank=4, lora_targets="q-k-v-o"),
+    ModelConfig(sharing="ffn", num_layers=5, repeat=3, lora_rank=2, lora_targets="q-out"),
+    ModelConfig(sharing="none", num_layers=4, repeat=2, inner_group_num=2, lora_rank=2, lora_targets="k-in"),
+    ModelConfig(num_layers=7, num_hidden_groups=3, unique_ends=True, inner_group_num=2, repeat=2, lora_rank=1),
+])
+def test_the_lora_bands_are_the_positions_the_counts_charge(cfg):
+    """Each matrix's LoRA marks as many executed blocks as `ModelConfig.lora_terms` counts positions for it."""
+    marks = Counter()
+    for name in _names(architecture_diagram(cfg), "LoRA on "):
+        for m in name.split("(")[1].split(")")[0].split(", "):
+            marks[m] += 1
+    assert marks == {m: n for m, n, _, _ in cfg.lora_terms() if n}
+
+
+def test_a_very_deep_schedule_draws_its_first_executed_layers_and_says_so():
+    cfg = ModelConfig(num_layers=128, inner_group_num=64, repeat=16, lora_rank=1)
+    fig = architecture_diagram(cfg)
+    assert len(_blocks(fig, "attention")) == MAX_DRAWN
+    assert fig.layout.title.text == f"L×K×r = 128×64×16 = 131072 executed layers (the first {MAX_DRAWN} drawn)"
+
+
+def test_the_lora_sentence_uses_the_configs_own_numbers():
+    base = PRESETS["albert-base"]
+    cfg = base.replace(lora_rank=8)
+    added = 12 * 8 * (4 * (768 + 768) + 2 * (768 + 3072))  # 12 positions, rank 8, q k v o and the two FFN matrices
+    flops = count_flops(cfg, 1, 128)
+    text = lora_cost_text(count_params(cfg), flops, batch=8)
+    assert added == 1_327_104 and f"adds {added:,} parameters" in text
+    assert f"{fmt_flops(2 * 128 * added)} per forward pass of one 128-token sequence" in text
+    assert f"({fmt_flops(8 * 2 * 128 * added)} for the batch of 8)" in text
+    assert "cannot be merged" in text and lora_cost_text(count_params(base), count_flops(base, 1, 128)) == ""

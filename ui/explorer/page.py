@@ -95,7 +95,8 @@ with encoder_col:
            delta=_delta(own.groups["encoder"], twin.groups["encoder"]),
            help="Attention and feed-forward blocks with their LayerNorms: the copies held, not the layers run.")
     metric("Saved by sharing", fmt_params(bd.saved_by_sharing),
-           help=f"Parameters an unshared model of the same executed depth (L×K = {cfg.executed_layers}) would "
+           help=f"Parameters an unshared model of the same executed depth "
+           f"({figures_architecture.depth_short(cfg)}) would "
            f"add: {bd.unshared_total:,} without sharing vs {bd.total:,}.")
 with flops_col:
     metric("Forward FLOPs / sequence", fmt_flops(forward), delta=_delta(forward, twin.flops_sequence.forward),
@@ -115,6 +116,10 @@ with flops_col:
 st.subheader("Architecture")
 render.chart(figures_architecture.architecture_diagram(cfg), key="architecture_diagram", width="stretch")
 st.caption(figures_architecture.architecture_summary(cfg))
+if schedule := figures_architecture.schedule_text(cfg):
+    st.caption(escape_markdown(schedule))
+if lora_cost := figures_architecture.lora_cost_text(bd, own.flops_sequence, wl.batch):
+    st.markdown(escape_markdown(lora_cost))
 
 # ----------------------------------------------------------------------------- breakdown
 st.subheader("Parameter breakdown")
@@ -205,12 +210,12 @@ with st.container(border=True, key="panel_vs_bert"):
   MACs, hence the factor of 2.
 - **Where are the attention FLOPs?** QKᵀ and the attention-weighted values are matmuls without weights:
   4·S²·H per executed layer{local_note}, {per_layer} per layer here{average}, {fmt_flops(scores)} over
-  all L×K = {cfg.executed_layers} layers. Counters that only hook `nn.Linear` miss them, and
+  all {figures_architecture.depth_short(cfg)} layers. Counters that only hook `nn.Linear` miss them, and
   torch's FlopCounterMode counts CPU `scaled_dot_product_attention` as 0 (use `attn_implementation="eager"`).
 - **What does `num_hidden_groups` do?** It is G, the number of distinct layer copies: layer i uses group
-  int(i / (L / G)). G = 1 shares one layer across all {cfg.num_layers}; G = L shares nothing. It changes
-  parameters, never FLOPs or activations. `inner_group_num` (K) repeats layers inside each group and *does*
-  add compute.
+  int(i / (L / G)) (i mod G with the block order "cycle"). G = 1 shares one layer across all {cfg.num_layers};
+  G = L shares nothing. It changes parameters, never FLOPs or activations. `inner_group_num` (K) repeats layers
+  inside each group and *does* add compute.
 - **Why is my ALBERT as slow as BERT?** See above: same executed depth and width, same FLOPs.
 """
         )
