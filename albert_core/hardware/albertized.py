@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from albert_core.configuration.config import ModelConfig
+from albert_core.configuration.config import SHARING_SCHEME, ModelConfig
 from albert_core.configuration.workload import Workload
 from albert_core.counting.flops import count_flops, differences_words, flop_differences, outside_layers
 from albert_core.counting.memory import DEVICE_MEMORY_GB, estimate_memory, largest_batches
@@ -144,12 +144,14 @@ def albertizing_savings(original: ModelConfig, albertized: ModelConfig, workload
     return AlbertizingSavings(original, albertized, tuple(variants))
 
 
-ALBERT_FIELDS = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num")
+# E, sharing, G, K and the sharing schemes since ALBERT (a twin with a LoRA or a repeat was made from the same original)
+ALBERT_FIELDS = ("embedding_size", "sharing", "num_hidden_groups", "inner_group_num", *SHARING_SCHEME)
 
 
 def albertized_from(cfg: ModelConfig, candidates) -> ModelConfig | None:
-    """The first of ``candidates`` that ``cfg`` is with ALBERT's ideas (the same config but for E, sharing, G and K;
-    the candidate itself without them), or None: the preset or the file an ALBERTized twin was made from."""
+    """The first of ``candidates`` that ``cfg`` is with ALBERT's ideas (the same config but for E, sharing, G, K and
+    the sharing scheme; the candidate itself without them), or None: the preset or the file an ALBERTized twin was
+    made from."""
     from albert_core.configuration.coerce import is_albertized
 
     if not is_albertized(cfg):
