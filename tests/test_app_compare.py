@@ -200,3 +200,51 @@ def test_eight_pins_with_twins_named_compared_with_their_originals_and_a_takeawa
     text = " ".join(c.value for c in at.caption)
     assert "Takeaway over all 8 pins: parameters differ most" in text
     assert fmt_ratio(max(totals) / min(totals)) in text
+
+
+# ----------------------------------------------------------------------------- issue 44: the sharing schemes since ALBERT
+def test_a_pin_with_a_sharing_scheme_round_trips_and_shows_its_scheme(app):
+    """A config with a scheme (cycle over 2 groups, unique ends, each layer twice, a rank-8 LoRA on q, v and the FFN's
+    up projection) pinned from the sidebar: the pin carries it in the link (no ',', '~' or '.' in its values), a
+    fresh session reads it back whole, and the architecture table shows the scheme's columns."""
+    from albert_core import ModelConfig, count_params
+    from ui.urls import decode_pin, encode_pin
+
+    query = {"G": "2", "order": "cycle", "ends": "1", "rep": "2", "lora": "8", "lorat": "q-v-in", "pin": "bert-base"}
+    at = app(query, page=PAGE)
+    at.button(key="compare_pin_current").click().run()
+    cfg = ModelConfig(num_hidden_groups=2, block_order="cycle", unique_ends=True, repeat=2, lora_rank=8,
+                      lora_targets="q-v-in")
+    entry = "G.2~order.cycle~ends.1~rep.2~lora.8~lorat.q-v-in"
+    assert encode_pin(cfg) == entry and decode_pin(entry) == cfg
+    assert at.query_params["pin"] == f"bert-base,{entry}"
+    again = app({"pin": at.query_params["pin"]}, page=PAGE)  # the link in a fresh session
+    assert not again.exception and not again.warning and again.query_params["pin"] == f"bert-base,{entry}"
+    cost = again.dataframe[0].value
+    assert cost["params"].iloc[1] * 1e6 == pytest.approx(count_params(cfg).total)
+    arch = again.dataframe[1]
+    assert list(arch.proto.column_order)[-5:] == ["order", "ends", "repeat", "lora", "lora_on"]
+    row = arch.value.iloc[1]
+    assert (row["order"], bool(row["ends"]), row["repeat"], row["lora"], row["lora_on"]) == (
+        "cycle", True, 2, 8, "q-v-in")
+    first = arch.value.iloc[0]  # the BERT: ALBERT's scheme, no LoRA
+    assert (first["order"], bool(first["ends"]), first["repeat"], first["lora"], first["lora_on"]) == (
+        "groups", False, 1, 0, "")
+    name = cost["name"].iloc[1]
+    assert "cycle unique ends x2 LoRA r=8" in name
+
+
+def test_an_albertized_twin_with_a_lora_is_named_by_its_scheme(app):
+    """Twins made from one preset told apart by their scheme: a rank-8 and a rank-16 LoRA on the ALBERTized
+    RoBERTa-base are two names, not one."""
+    from albert_core.configuration.coerce import albertize
+    from ui.compare.view import pin_label
+    from ui.urls import encode_pin
+
+    twin = albertize(ALL_PRESETS["roberta-base"])
+    names = [pin_label(encode_pin(twin.replace(lora_rank=r))) for r in (8, 16)]
+    assert names == ["roberta-base · ALBERTized E=128 all LoRA r=8", "roberta-base · ALBERTized E=128 all LoRA r=16"]
+    assert pin_label(encode_pin(twin.replace(lora_rank=8, lora_targets="q-v"))).endswith("LoRA r=8 on q-v")
+    at = app({"pin": "roberta-base"}, page=PAGE)
+    assert [c for c in at.dataframe[1].proto.column_order] == [
+        "name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]  # no scheme: no scheme columns

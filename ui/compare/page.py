@@ -155,12 +155,25 @@ st.dataframe(
 )
 st.dataframe(
     view.arch, hide_index=True, width="stretch",
-    column_order=["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"],
+    column_order=view.arch.column_names,  # the scheme's columns only where a pin leaves ALBERT's scheme
     column_config={
         "name": st.column_config.TextColumn("Config", pinned=True),  # sized to the longest name: never cut
         "family": st.column_config.TextColumn("Family", width="small"),
         "heads": st.column_config.NumberColumn("Heads", width="small", format="%d"),
         "sharing": st.column_config.TextColumn("Sharing", width="small"),
+        "order": st.column_config.TextColumn(
+            "Block order", width="small", help="Which shared group layer i runs: contiguous groups (ALBERT, AABB) "
+            "or a cycle, i mod G (ABAB)."),
+        "ends": st.column_config.CheckboxColumn(
+            "Unique ends", width="small", help="The first and last layers have weights of their own; the G groups "
+            "share the layers between them."),
+        "repeat": st.column_config.NumberColumn(
+            "Repeat", width="small", format="%d", help="Each layer runs this many times in a row (MobileLLM-LS: 2)."),
+        "lora": st.column_config.NumberColumn(
+            "LoRA rank", width="small", format="%d", help="A LoRA of this rank at every executed position of a shared "
+            "block (0: none)."),
+        "lora_on": st.column_config.TextColumn(
+            "LoRA on", width="small", help="The matrices that carry it: q, k, v, o (attention), in, out (FFN)."),
     } | arch,
 )
 chart(view.bars, key="compare_bars", width="stretch")

@@ -15,7 +15,7 @@ import streamlit as st
 
 from albert_core import ModelConfig, Workload
 from albert_core.configuration.coerce import albertize
-from albert_core.configuration.config import FAMILY_NAMES
+from albert_core.configuration.config import ALL_LORA_TARGETS, FAMILY_NAMES, SHARING_SCHEME
 from albert_core.configuration.presets import ALL_PRESETS, config_name, matching_preset
 from albert_core.counting.flops import differences_words, flop_differences
 from albert_core.hardware.albertized import albertized_from
@@ -36,12 +36,40 @@ class CompareView:
     cost: pa.Table  # `compare_figures.compare_cost_table`
     formats: dict[str, str]
     badges: dict[str, str]
-    arch: pa.Table  # name, family, V, E, H, L, heads, I, sharing, G, K
+    arch: pa.Table  # name, family, V, E, H, L, heads, I, sharing, G, K (and the scheme's columns, `arch_columns`)
     bars: go.Figure
     takeaway: str
 
 
 COMPARE_ARCH_COLUMNS = ["name", "family", "V", "E", "H", "L", "heads", "I", "sharing", "G", "K"]
+# The sharing schemes since ALBERT: shown only when a pin leaves ALBERT's own scheme (`SHARING_SCHEME`).
+SCHEME_COLUMNS = ["order", "ends", "repeat", "lora", "lora_on"]
+
+
+def leaves_albert_scheme(cfg: ModelConfig) -> bool:
+    return any(getattr(cfg, name) != value for name, value in SHARING_SCHEME.items())
+
+
+def scheme_cells(cfg: ModelConfig) -> dict[str, object]:
+    """A pin's scheme in the architecture table: block order, unique ends, repeat, LoRA rank and matrices ("" without
+    a LoRA: its matrices mean nothing then)."""
+    return {"order": cfg.block_order, "ends": cfg.unique_ends, "repeat": cfg.repeat, "lora": cfg.lora_rank,
+            "lora_on": cfg.lora_targets if cfg.lora_rank else ""}
+
+
+def arch_columns(configs: tuple[ModelConfig, ...]) -> list[str]:
+    """The architecture table's columns: the scheme's only where a pin leaves ALBERT's scheme."""
+    return COMPARE_ARCH_COLUMNS + (SCHEME_COLUMNS if any(map(leaves_albert_scheme, configs)) else [])
+
+
+def scheme_words(cfg: ModelConfig) -> list[str]:
+    """A pin's scheme where it leaves ALBERT's, as `ModelConfig.label` writes it ("cycle", "unique ends", "x2",
+    "LoRA r=8"), and the LoRA's matrices when not all six ("on q-v-in")."""
+    words = [w for w, on in ((cfg.block_order, cfg.block_order != "groups"), ("unique ends", cfg.unique_ends),
+                             (f"x{cfg.repeat}", cfg.repeat > 1), (f"LoRA r={cfg.lora_rank}", cfg.lora_rank > 0)) if on]
+    if cfg.lora_rank and cfg.lora_targets != ALL_LORA_TARGETS:
+        words.append(f"on {cfg.lora_targets}")
+    return words
 
 
 def pin_origin(cfg: ModelConfig, others: tuple[ModelConfig, ...] = ()) -> tuple[str, ModelConfig] | None:
@@ -69,7 +97,7 @@ def pin_label(entry: str) -> str:
         return f"{preset} · ALBERTized"
     parts = [f"E={cfg.embedding_size}"] + ([cfg.sharing if cfg.sharing != "none" else "not shared"]) + (
         [f"G={cfg.num_hidden_groups}"] if cfg.num_hidden_groups > 1 else []) + (
-        [f"K={cfg.inner_group_num}"] if cfg.inner_group_num > 1 else [])
+        [f"K={cfg.inner_group_num}"] if cfg.inner_group_num > 1 else []) + scheme_words(cfg)
     return f"{preset} · ALBERTized {' '.join(parts)}"
 
 
@@ -100,7 +128,7 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
         rows.append({
             "name": name, "family": FAMILY_NAMES[pcfg.family], "V": pcfg.vocab_size, "E": pcfg.embedding_size,
             "H": pcfg.hidden_size, "L": pcfg.num_layers, "heads": pcfg.num_heads, "I": pcfg.intermediate_size,
-            "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num,
+            "sharing": pcfg.sharing, "G": pcfg.num_hidden_groups, "K": pcfg.inner_group_num, **scheme_cells(pcfg),
             "params": own.params.total, "forward_flops": own.flops_sequence.forward,
             "training_memory": own.memory.total,
         })
@@ -111,7 +139,7 @@ def compare_view(pins: tuple[str, ...], wl: Workload) -> CompareView:
                                                      for f in flops])
     spread = compare_figures.spread_takeaway(df)
     return CompareView(tuple(notes), rows[0]["name"], tables.arrow(cost), formats, badges,
-                       tables.arrow(df[COMPARE_ARCH_COLUMNS]), plotly_dicts.frozen(compare_figures.compare_bars(df)),
+                       tables.arrow(df[arch_columns(configs)]), plotly_dicts.frozen(compare_figures.compare_bars(df)),
                        f"{spread} {takeaway}" if spread else takeaway)
 
 
