@@ -390,3 +390,16 @@ def test_the_schedule_of_a_scheme_from_a_link(app):
     assert sum(1 for s in diagram["layout"]["shapes"] if s.get("name", "").startswith("attention copy")) == 16
     help_text = next(m.help for m in at.metric if m.label == "Saved by sharing")
     assert "(L×K×r = 16)" in help_text
+
+
+def test_an_albertized_encoder_with_a_lora_compares_with_its_original(app):
+    """RoBERTa-base ALBERTized in the sidebar, then a LoRA: the page compared it with its original by swapping E and
+    the sharing back but keeping the LoRA, a config that cannot exist (the error box). Its original is roberta-base."""
+    at = app({"family": "roberta"})
+    at.selectbox(key="cfg_preset").set_value("roberta-base").run()
+    at.selectbox(key="cfg_sharing").set_value("all").run()
+    at.number_input(key="cfg_E").set_value(128).run()
+    at.number_input(key="cfg_lora").set_value(8).run()
+    assert not at.exception and not at.error
+    assert "its original, **roberta-base**" in at.caption[0].value
+    assert any("The per-position LoRA adds" in m.value.replace("\\", "") for m in at.markdown)
