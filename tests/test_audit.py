@@ -481,3 +481,80 @@ def test_an_albertized_encoder_is_not_run():
     rows = {r.tool.key: r for r in audit(cfg, 1, 8).rows}
     assert rows["fvcore-sdpa"].status.startswith("not run: transformers' ModernBertModel has no setting for")
     assert rows["fvcore-sdpa"].figure is None and rows["6n_unique"].status == "computed"
+
+
+# ----------------------------------------------------------------------------- sharing schemes since ALBERT
+SCHEMES = {
+    "lora-8": dict(lora_rank=8),
+    "repeat-2": dict(repeat=2),
+    "unique-ends": dict(unique_ends=True),
+    "cycle-G2": dict(num_hidden_groups=2, block_order="cycle"),
+    "all-four": dict(num_hidden_groups=2, block_order="cycle", unique_ends=True, repeat=2, lora_rank=8),
+    "attention-lora-x2": dict(sharing="attention", repeat=2, lora_rank=4, lora_targets="q-v-in"),
+}
+
+
+@pytest.mark.parametrize("name", list(SCHEMES))
+def test_a_sharing_scheme_is_not_run_on_transformers_and_checked_by_own_arithmetic(name):
+    """transformers has no model of a scheme (the model it would build is another one): no tool row has a figure,
+    never a match; each row says why. The audit's own arithmetic (the schedule enumerated) equals the exact counts."""
+    from albert_core.configuration.coerce import coerce
+
+    cfg = coerce(SCHEMES[name], PRESETS["albert-base"]).config
+    result = audit(cfg, 1, 16)
+    for row in result.rows:
+        if row.tool.quantity == "training":
+            assert row.status == "computed" and row.unexplained == 0
+        else:
+            assert row.figure is None and row.unexplained is None, row.tool.key
+            assert "transformers has no model of the sharing scheme" in row.status, row.status
+    assert result.scheme and all(c.matches for c in result.scheme), result.scheme
+    assert result.to_dict()["scheme_mismatches"] == 0
+
+
+def test_scheme_checks_by_hand():
+    """ALBERT-base, G 2 in a cycle, unique ends, each layer twice, rank 8 on all six: 24 blocks run, 4 of each held
+    (2 groups, the first and last layers'), the LoRA at (12 - 2) x 2 = 20 positions."""
+    cfg = PRESETS["albert-base"].replace(num_hidden_groups=2, block_order="cycle", unique_ends=True, repeat=2,
+                                         lora_rank=8)
+    checks = {c.what.split(":")[0].split(" (")[0]: c for c in audit_mod.scheme_checks(cfg)}
+    H, I = 768, 3072  # noqa: E741
+    assert checks["blocks executed"].own == 24
+    assert checks["encoder block parameters"].own == 4 * (4 * H * H + 6 * H) + 4 * (2 * H * I + I + 3 * H)
+    assert checks["LoRA on q"].own == 20 * 8 * 2 * H and checks["LoRA on out"].own == 20 * 8 * (I + H)
+    assert audit_mod.scheme_checks(PRESETS["albert-base"]) == ()  # ALBERT's own scheme: nothing to check
+
+
+def test_scheme_checks_catch_a_wrong_count(monkeypatch):
+    """The checks are not the library's numbers read twice: a LoRA count off by one position is a mismatch."""
+    from albert_core.configuration.config import ModelConfig as Config
+
+    cfg = PRESETS["albert-base"].replace(unique_ends=True, lora_rank=4)
+    monkeypatch.setattr(Config, "attention_lora_positions", property(lambda self: 12 * (self.lora_rank > 0)))
+    checks = {c.what.split(":")[0]: c for c in audit_mod.scheme_checks(cfg)}
+    assert not checks["LoRA on q"].matches and checks["LoRA on in"].matches
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(layers=st.integers(3, 9), groups=st.integers(1, 4), inner=st.integers(1, 2), repeat=st.integers(1, 3),
+       ends=st.booleans(), cycle=st.booleans(), sharing=st.sampled_from(["all", "attention", "ffn", "none"]),
+       rank=st.sampled_from([0, 1, 4]), targets=st.sampled_from(["q-k-v-o-in-out", "q-v", "in-out", "k-out"]))
+def test_scheme_checks_on_random_schemes(layers, groups, inner, repeat, ends, cycle, sharing, rank, targets):
+    from hypothesis import assume
+
+    values = dict(num_layers=layers, num_hidden_groups=groups, inner_group_num=inner, repeat=repeat, sharing=sharing,
+                  unique_ends=ends, block_order="cycle" if cycle else "groups", lora_rank=rank, lora_targets=targets)
+    try:
+        cfg = ModelConfig(**{**TINY, **values})
+    except ValueError:
+        assume(False)
+    checks = audit_mod.scheme_checks(cfg, 1, 8)
+    assert all(c.matches for c in checks), checks
+
+
+def test_cli_audit_of_a_scheme(capsys):
+    assert main(["audit", "--lora-rank", "8", "--repeat", "2", "--seq-len", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "transformers has no model of the sharing scheme repeat=2, lora_rank=8" in out
+    assert "LoRA on q: 24 positions x r 8 x (768 + 768)" in out and "DIFFERS" not in out  # 12 layers, twice
+    assert "sharing-scheme figures that differ from the audit's own arithmetic: 0" in out

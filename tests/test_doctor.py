@@ -188,3 +188,32 @@ def test_embedding_share_says_which_way_the_flops_go():
     what = {f.code: f for f in diagnose(_family_json("xlm-roberta-base"), 512).findings}["embedding-share"].what
     assert "stay within" not in what
     assert f"forward FLOPs fall by {1 - ratio:.1%}" in what
+
+
+def test_sharing_scheme_keys_are_said_to_be_ignored():
+    """A config.json with the keys of a sharing scheme since ALBERT: transformers reads none of them, so the model
+    it builds (and every number of the diagnosis) has none; the finding says so, with what the scheme would count."""
+    from albert_core.configuration.coerce import coerce
+    from albert_core.counting.params import count_params
+    from albert_core.format import fmt_params
+
+    plain = diagnose(official("v2", "base"))
+    result = diagnose({**official("v2", "base"), "lora_rank": 8, "repeat": 2})
+    assert result.config == plain.config  # the model transformers builds: no scheme
+    assert result.codes() == plain.codes() | {"scheme-keys-ignored"}
+    (f,) = [f for f in result.findings if f.code == "scheme-keys-ignored"]
+    assert f.severity == "warning" and "repeat = 2, lora_rank = 8" in f.what and f.source == "repeat, lora_rank"
+    schemed = coerce({"lora_rank": 8, "repeat": 2}, plain.config).config
+    assert count_params(schemed).total == count_params(plain.config).total + 24 * 8 * (4 * 1536 + 2 * 3840)
+    assert f"the explorer counts {fmt_params(count_params(schemed).total)} parameters" in f.effect
+    assert fmt_params(count_params(plain.config).total) in f.number
+
+
+@pytest.mark.parametrize(("keys", "effect"), [
+    ({"repeat": 99}, "as written they form no model here: repeat must be a whole number between 1 and 16"),
+    ({"lora_rank": "8"}, "as written they form no model here: lora_rank must be"),
+    ({"lora_rank": 0, "block_order": "groups"}, "the values are ALBERT's own scheme: nothing changes"),
+])
+def test_scheme_keys_that_form_no_scheme(keys, effect):
+    (f,) = [f for f in diagnose({**official("v2", "base"), **keys}).findings if f.code == "scheme-keys-ignored"]
+    assert f.effect.startswith(effect), f.effect

@@ -97,9 +97,17 @@ def audit_report(cfg, batch: int, seq_len: int) -> tuple[dict[str, Any], str]:
         f"\n\nunexplained differences: {result.unexplained}"
         f"\nunexplained per-component differences: {result.unexplained_components}"
     )
-    return result.to_dict(), "\n\n".join(
-        [head, text, "\n".join(notes), "causes (in exact units):\n" + "\n".join(causes), per_component]
-    ) + tail
+    sections = [head, text, "\n".join(notes), "causes (in exact units):\n" + "\n".join(causes), per_component]
+    if result.scheme:
+        mismatches = sum(not c.matches for c in result.scheme)
+        tail += f"\nsharing-scheme figures that differ from the audit's own arithmetic: {mismatches}"
+        sections.append(
+            "sharing scheme since ALBERT: transformers has no model of it, so the counters above were not run; the "
+            "audit's own arithmetic (the executed schedule enumerated layer by layer) beside the exact counts:\n"
+            + table(("figure", "own arithmetic", "exact", ""),
+                    [(c.what, fmt_count(c.own), fmt_count(c.exact), "match" if c.matches else "DIFFERS")
+                     for c in result.scheme], (False, True, True, False)))
+    return result.to_dict(), "\n\n".join(sections) + tail
 
 
 def doctor_report(path: str, seq_len: int | None) -> tuple[dict[str, Any], str]:

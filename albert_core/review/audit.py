@@ -52,7 +52,7 @@ from dataclasses import astuple, dataclass, field
 from typing import Any
 
 from albert_core.checks import check_whole_number
-from albert_core.configuration.config import ModelConfig, family_of
+from albert_core.configuration.config import SHARING_SCHEME, ModelConfig, family_of
 from albert_core.configuration.family import Modules
 from albert_core.configuration.hf_config import config_to_hf, hf_class_mismatch, hf_class_name
 from albert_core.configuration.presets import config_name
@@ -524,6 +524,8 @@ class Audit:
     batch: int
     seq_len: int
     rows: tuple[AuditRow, ...] = field(default_factory=tuple)
+    # a sharing scheme since ALBERT: no transformers model to run the tools on, the audit's own arithmetic instead
+    scheme: tuple[SchemeCheck, ...] = ()
 
     @property
     def unexplained(self) -> int:
@@ -543,6 +545,8 @@ class Audit:
             "unexplained_rows": self.unexplained,
             "unexplained_component_rows": self.unexplained_components,
             "rows": [r.to_dict() for r in self.rows],
+            "scheme": [c.to_dict() for c in self.scheme],
+            "scheme_mismatches": sum(not c.matches for c in self.scheme),
         }
 
     def to_frame(self):
@@ -1028,9 +1032,100 @@ def runs_on_cpu(tool: Tool, cfg: ModelConfig) -> bool:
 
 def no_transformers_model(cfg: ModelConfig) -> str | None:
     """Why the tools cannot run on ``cfg`` (None: they can): an encoder after BERT with ALBERT's ideas applied (E
-    where its class has no projection, cross-layer sharing) has no transformers model to run them on. BERT's and
-    ALBERT's partial sharing modes are built here (`build_hf_model`)."""
+    where its class has no projection, cross-layer sharing), and any config with a sharing scheme designed since
+    ALBERT (block order, unique ends, repeat, LoRA: `uses_sharing_scheme`), has no transformers model to run them
+    on. BERT's and ALBERT's partial sharing modes are built here (`build_hf_model`)."""
+    if uses_sharing_scheme(cfg):
+        return (f"transformers has no model of the sharing scheme {scheme_words(cfg)} (designed since ALBERT), so "
+                "the counters are not run on it: the audit covers it only with its own arithmetic (the 6N rows and "
+                "the scheme's checks: `scheme_checks`)")
     return None if family_of(cfg.family).paper else hf_class_mismatch(cfg)
+
+
+def uses_sharing_scheme(cfg: ModelConfig) -> bool:
+    """Whether ``cfg`` sets any of the sharing schemes since ALBERT off ALBERT's own (contiguous groups, no unique
+    ends, each layer once, no LoRA)."""
+    return any(getattr(cfg, name) != value for name, value in SHARING_SCHEME.items())
+
+
+def scheme_words(cfg: ModelConfig) -> str:
+    """The scheme's fields off ALBERT's, as written: "repeat=2, lora_rank=8"."""
+    return ", ".join(f"{name}={getattr(cfg, name)!r}" for name, value in SHARING_SCHEME.items()
+                     if getattr(cfg, name) != value)
+
+
+@dataclass(frozen=True)
+class SchemeCheck:
+    """One figure of a sharing scheme since ALBERT, from the audit's own arithmetic (the executed schedule
+    enumerated layer by layer: `_schedule`), beside the library's count (``exact``)."""
+
+    what: str
+    own: int
+    exact: int
+
+    @property
+    def matches(self) -> bool:
+        return self.own == self.exact
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"what": self.what, "own": self.own, "exact": self.exact, "matches": self.matches}
+
+
+def _schedule(cfg: ModelConfig) -> list[tuple[int, int, bool]]:
+    """Every executed block in order, as (attention copy, FFN copy, a middle layer's) : layer i runs its K blocks,
+    ``repeat`` times in a row. A shared kind's copy set: the first and last layers' own with unique ends, else the
+    group of the layer among the (middle) layers, contiguous runs as transformers' ALBERT (int(j / (n / G))) or i mod
+    G in a cycle; an unshared kind's: the layer's own. Written here, apart from ModelConfig's mapping."""
+    L, G, K = cfg.num_layers, cfg.num_hidden_groups, cfg.inner_group_num
+    ends = bool(cfg.unique_ends)
+    out = []
+    for i in range(L):
+        middle = not (ends and i in (0, L - 1))
+        if not middle:
+            shared_set = ("end", i)
+        else:
+            j, n = (i - 1, L - 2) if ends else (i, L)
+            shared_set = ("group", j % G if cfg.block_order == "cycle" else int(j / (n / G)))
+        for _ in range(cfg.repeat):
+            for k in range(K):
+                att = (shared_set, k) if cfg.sharing in ("all", "attention") else (("layer", i), k)
+                ffn = (shared_set, k) if cfg.sharing in ("all", "ffn") else (("layer", i), k)
+                out.append((att, ffn, middle))
+    return out
+
+
+def scheme_checks(cfg: ModelConfig, batch: int = 1, seq_len: int = 128) -> tuple[SchemeCheck, ...]:
+    """The audit's own arithmetic of a sharing scheme beside the library's counts: blocks executed (from the qkv
+    FLOPs of `count_flops`), distinct blocks held (BERT's and ALBERT's block sizes: from `count_params`' encoder
+    parameters), and each LoRA's parameters (r x (d_in + d_out) at each position that carries it: a block of a
+    shared kind in the middle layers, or of an unshared kind when every layer runs more than once). Empty for a
+    config with ALBERT's own scheme."""
+    if not uses_sharing_scheme(cfg):
+        return ()
+    schedule = _schedule(cfg)
+    params, flops = count_params(cfg).by_name(), count_flops(cfg, batch, seq_len).by_name()
+    H, I, N = cfg.hidden_size, cfg.intermediate_size, batch * seq_len  # noqa: E741
+    kv = (cfg.num_kv_heads or cfg.num_heads) * (H // cfg.num_heads)
+    up = I * (2 if cfg.ffn_kind == "glu" else 1)
+    out = [SchemeCheck("blocks executed (L x K x repeat)", len(schedule),
+                       flops["encoder.attention.qkv"] // (2 * N * H * (H + 2 * kv)))]
+    held_att, held_ffn = len({a for a, _, _ in schedule}), len({f for _, f, _ in schedule})
+    if family_of(cfg.family).paper:  # BERT's and ALBERT's blocks: attention 4H^2 + 6H, FFN 2HI + I + 3H
+        encoder = sum(n for name, n in params.items()
+                      if name.startswith(("encoder.attention.", "encoder.ffn.")))
+        own = held_att * (4 * H * H + 6 * H) + held_ffn * (2 * H * I + I + 3 * H)
+        out.append(SchemeCheck(f"encoder block parameters ({held_att} attention, {held_ffn} FFN blocks held)", own,
+                               encoder))
+    shapes = {"q": (H, H), "k": (H, kv), "v": (H, kv), "o": (H, H), "in": (H, up), "out": (I, H)}
+    if cfg.lora_rank:
+        attention_shared, ffn_shared = cfg.sharing in ("all", "attention"), cfg.sharing in ("all", "ffn")
+        for m in cfg.lora_targets.split("-"):
+            shared = attention_shared if m in ("q", "k", "v", "o") else ffn_shared
+            positions = sum(1 for _, _, middle in schedule if (middle if shared else cfg.repeat > 1))
+            own = positions * cfg.lora_rank * sum(shapes[m])
+            out.append(SchemeCheck(f"LoRA on {m}: {positions} positions x r {cfg.lora_rank} x "
+                                   f"({shapes[m][0]:,} + {shapes[m][1]:,})", own, params.get(f"encoder.lora.{m}", 0)))
+    return tuple(out)
 
 
 def has_sdpa(cfg: ModelConfig) -> bool:
@@ -1271,4 +1366,4 @@ def audit(
         check_whole_number(name, value, lo, hi)
     check_seq_len(cfg, seq_len)
     chosen = tuple(t for t in TOOLS if tools is None or tools(t))
-    return Audit(cfg, batch, seq_len, tuple(_run_rows(cfg, batch, seq_len, chosen)))
+    return Audit(cfg, batch, seq_len, tuple(_run_rows(cfg, batch, seq_len, chosen)), scheme_checks(cfg, batch, seq_len))

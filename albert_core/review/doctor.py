@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from albert_core.checks import check_whole_number
-from albert_core.configuration.coerce import albertize, bert_twin, fit_heads
-from albert_core.configuration.config import ModelConfig, family_of
+from albert_core.configuration.coerce import albertize, bert_twin, coerce, fit_heads
+from albert_core.configuration.config import SHARING_SCHEME, ModelConfig, family_of
 from albert_core.configuration.hf_config import (
     HfFields,
     _hf_dict,
@@ -521,6 +521,39 @@ def _heads_finding(fields: HfFields) -> Finding | None:
     )
 
 
+def _scheme_findings(data: Mapping[str, Any], cfg: ModelConfig, seq_len: int) -> list[Finding]:
+    """Keys of the sharing schemes since ALBERT (block_order, unique_ends, repeat, lora_rank, lora_targets) in a
+    config.json: no transformers class reads them, so the model it builds has none of them, and every number here is
+    that model's. Said plainly, with what the scheme would count (when its values form one)."""
+    given = {key: data[key] for key in SHARING_SCHEME if key in data}
+    if not given:
+        return []
+    keys = ", ".join(f"{key} = {excerpt(value)}" for key, value in given.items())
+    base = f"{fmt_params(_params(cfg))} parameters, {fmt_flops(_flops(cfg, seq_len))} forward per {seq_len} tokens"
+    try:
+        schemed = coerce(dict(given), cfg, strict=True).config
+    except (ValueError, TypeError) as exc:
+        effect = f"as written they form no model here: {str(exc)[:200]}"
+    else:
+        if schemed == cfg:
+            effect = "the values are ALBERT's own scheme: nothing changes"
+        else:
+            effect = (f"with them the explorer counts {fmt_params(_params(schemed))} parameters and "
+                      f"{fmt_flops(_flops(schemed, seq_len))} forward per {seq_len} tokens (the sidebar's sharing "
+                      "schemes; the CLI's --block-order, --unique-ends, --repeat, --lora-rank, --lora-targets)")
+    return [Finding(
+        "scheme-keys-ignored",
+        "warning",
+        f"{keys}: no transformers class reads these keys (sharing schemes designed since ALBERT), so the model it "
+        "builds from this file has none of them; every number of this diagnosis is that model's",
+        "loading",
+        base,
+        "remove the keys, or count the scheme with the explorer (transformers cannot build it)",
+        effect,
+        ", ".join(given),
+    )]
+
+
 def _invalid(exc: ValueError, seq_len: int | None, heads: Finding | None = None) -> Diagnosis:
     finding = Finding("invalid", "error", f"the config describes no model: {exc}", "loading", "-",
                       "correct the field named above", "transformers refuses it the same way", "config.json")
@@ -562,5 +595,6 @@ def diagnose(source: Mapping[str, Any] | bytes | str | Path, seq_len: int | None
     findings += _sanity_findings(data, cfg, used, explicit)
     findings += _cost_findings(data, cfg, counted)
     findings += _encoder_findings(data, cfg, counted)
+    findings += _scheme_findings(data, cfg, counted)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return Diagnosis(cfg, used, tuple(sorted(findings, key=lambda f: order[f.severity])))
