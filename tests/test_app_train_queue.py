@@ -9,7 +9,7 @@ from albert_core.lab import worker as lab_worker
 from tests.helpers.lab import tiny_spec
 from tests.test_app_train import open_page, plan_twins, url_runs
 from tests.test_app_train import worker as worker  # noqa: F401 - the fixture
-from ui.train import owner as train_owner
+from ui import owner as train_owner
 
 
 def test_a_newcomer_takes_a_place_in_a_full_queue_and_both_visitors_read_why(worker):  # noqa: F811

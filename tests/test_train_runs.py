@@ -168,7 +168,7 @@ def test_the_runs_csv_holds_numbers_with_the_unit_in_the_column_name():
 
 def test_the_owner_cookie_takes_only_a_fresh_random_secret():
     """The cookie's value comes from the browser: only the form `new_secret` makes is ever used or written."""
-    from ui.train import owner
+    from ui import owner
 
     a, b = owner.new_secret(), owner.new_secret()
     assert a != b and owner.parse_secret(a) == a and len(a) == 43

@@ -14,7 +14,7 @@ from albert_core.lab.posthoc_jobs import JobRefused, JobStatus, get_jobs, plan
 from albert_core.lab.posthoc_reference import verdict_phrase
 from albert_core.live.minilm import PARAMETERS
 from ui.live import posthoc_figures as fp
-from ui.train.owner import keep, owner
+from ui.owner import keep, owner
 
 E_CHOICES = (None, 16, 24, 32, 48, 64, 96, 128, 160, 192, 256, 320)
 RANK_CHOICES = (0, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)

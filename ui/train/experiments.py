@@ -18,11 +18,11 @@ from albert_core.lab import experiments as lab_experiments
 from albert_core.lab import findings, reference, separation, trainer
 from albert_core.lab.experiments import EXPERIMENTS, PAPER_TABLE5
 from albert_core.lab.worker import get_worker
+from ui.owner import owner
 from ui.render import chart
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train import view as train_view
-from ui.train.owner import owner
 from ui.url_state import seed_from_url_once
 
 EXP_KEY = "train_exp"

@@ -12,9 +12,9 @@ from albert_core.configuration.config import FAMILY_NAMES, PAPER_FAMILIES, SHARI
 from albert_core.format import escape_markdown
 from albert_core.lab import trainer
 from albert_core.lab.spec import DEFAULT_MASK_RATE, DEFAULT_STEPS, TASKS, mask_rate_text
+from ui import owner as train_owner
 from ui.state import current
 from ui.train import experiments as train_experiments
-from ui.train import owner as train_owner
 from ui.train import runs as tr
 from ui.train import view as train_view
 from ui.url_state import seed_widget, sync_widget

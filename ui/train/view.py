@@ -24,11 +24,11 @@ from albert_core.lab.spec import RunSpec
 from albert_core.lab.worker import PROBE_STOPPED, QueueFullError, RunStatus, get_worker
 from albert_core.paper import SMOOTHNESS_FIGURE
 from albert_core.text.tokenizers import SHIPPED_VOCAB_SIZES, check_request
+from ui.owner import owner
 from ui.render import chart
 from ui.train import figures as ft
 from ui.train import runs as tr
 from ui.train.live_chart import live_plotly_chart
-from ui.train.owner import owner
 from ui.url_state import seed_from_url_once
 
 RUNS_KEY = "train_run_ids"  # session state: the visitor's run ids, in order

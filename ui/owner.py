@@ -1,6 +1,6 @@
-"""Who owns a lab run: one random secret per browser, kept in a cookie, so that a visitor's runs stay theirs
-across reloads and tabs (Cancel works in any of them) while a link opened in another browser shows them
-read-only.
+"""Who owns a visitor's work (a lab run, a post-hoc job): one random secret per browser, kept in a cookie, so that
+a visitor's runs stay theirs across reloads and tabs (Cancel works in any of them) while a link opened in another
+browser shows them read-only. Shared by the Train page and the Live model page.
 
 The secret never goes into a URL. The browser sends the cookie with the request that opens a session; the
 server reads it with `st.context.cookies` and checks its form before using it (anything else is ignored, and
