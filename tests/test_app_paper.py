@@ -126,3 +126,28 @@ def test_a_modernbert_in_the_sidebar_gets_its_own_closed_forms(app):
         assert r"n_{ffn}\cdot 2H\,I" in block
     every = " ".join(x.value for x in at.latex)
     assert "(V+P+T)E" not in every and r"\text{one layer} = 4H^2 + 3H\,I + 2H" in every
+
+
+def test_a_sharing_scheme_gets_its_lora_rows_and_its_group_rule(app):
+    """Issue 44: ALBERT-base with 2 groups in a cycle, unique ends, each layer twice and a rank-8 LoRA: a LoRA row per
+    matrix (r (d_in + d_out) times the 20 positions that carry it, = count_params), G + 2 copy sets, the cycle's
+    group rule, the repeat in the FLOPs; the paper's AlbertModel total said to be ALBERT's own scheme."""
+    from albert_core import ModelConfig, count_params
+    from ui.urls import config_to_query
+
+    cfg = ModelConfig(num_hidden_groups=2, block_order="cycle", unique_ends=True, repeat=2, lora_rank=8)
+    at = app(config_to_query(cfg), page=PAGE)
+    assert not at.exception and not at.error
+    layouts = [x.value for x in at.latex if r"\text{word embeddings}" in x.value]
+    assert len(layouts) == 2
+    by_name = count_params(cfg).by_name()
+    assert by_name["encoder.lora.q"] == 20 * 8 * (768 + 768)
+    for m, tex in (("q", r"n_{la}\cdot 2r\,H"), ("out", r"n_{lf}\,(r\,H + r\,I)")):
+        value = f"{by_name[f'encoder.lora.{m}']:,}".replace(",", "{,}")
+        assert all(tex in block and value in block for block in layouts), m
+    every = " ".join(x.value for x in at.latex)
+    assert r"(G + 2)\,K" in every
+    captions = " ".join(c.value for c in at.caption)
+    assert "n_la = 20 attention positions, n_lf = 20 FFN positions" in captions
+    assert "uses group i mod G" in captions and "its own blocks for the first and last layers" in captions
+    assert "every L K above is L K x 2" in captions and "is ALBERT's own scheme" in captions

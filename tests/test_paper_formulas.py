@@ -41,3 +41,35 @@ def test_the_axes_decide_the_terms():
     gqa = ALL_PRESETS["eurobert-610m"]
     assert gqa.kv_size != gqa.hidden_size
     assert {f.component: f.tex() for f in formulas(gqa)}["encoder.attention.qkv"] == r"n_{att}\,(H^2 + 2H\,H_{kv})"
+
+
+def _schemes():
+    from albert_core.configuration.coerce import coerce
+
+    albert = ALL_PRESETS["albert-base"]
+    yield coerce({"num_hidden_groups": 2, "block_order": "cycle", "unique_ends": True, "repeat": 2,
+                  "lora_rank": 8}, albert).config
+    yield coerce({"sharing": "attention", "lora_rank": 4, "lora_targets": "k-o"}, albert).config
+    yield coerce({"sharing": "none", "repeat": 3, "lora_rank": 2, "lora_targets": "in-out"}, albert).config
+    yield coerce({"lora_rank": 8, "lora_targets": "q-v-in"}, albertize(ALL_PRESETS["modernbert-base"])).config
+    yield coerce({"lora_rank": 4, "unique_ends": True}, albertize(ALL_PRESETS["eurobert-610m"])).config  # GQA, GLU
+
+
+def test_the_sharing_schemes_formulas_evaluate_to_the_counter():
+    """Issue 44: each LoRA component has its closed form r (d_in + d_out) times the positions that carry it; unique
+    ends hold G + 2 copy sets; every formula still equals count_params."""
+    for cfg in _schemes():
+        counted = count_params(cfg).by_name()
+        shown = {f.component: f.value(cfg) for f in formulas(cfg)}
+        assert shown == counted, cfg.label
+
+
+def test_the_lora_formulas_read_as_written():
+    cfg = next(_schemes())
+    tex = {f.component: f.tex() for f in formulas(cfg)}
+    assert tex["encoder.lora.q"] == r"n_{la}\cdot 2r\,H"
+    assert tex["encoder.lora.in"] == r"n_{lf}\,(r\,H + r\,I)"
+    assert one_layer(cfg).tex() == r"4H^2 + 2H\,I + 9H + I"  # a LoRA is per position, not part of a layer
+    gqa = list(_schemes())[-1]
+    tex = {f.component: f.tex() for f in formulas(gqa)}
+    assert tex["encoder.lora.k"] == r"n_{la}\,(r\,H + r\,H_{kv})" and tex["encoder.lora.in"] == r"n_{lf}\,(r\,H + 2r\,I)"

@@ -16,9 +16,11 @@ from albert_core.configuration.config import NUM_ORDER_LABELS, ModelConfig
 from albert_core.counting.params import order_head_name
 
 Mono = tuple[str, ...]  # the symbols of one monomial, with repeats (("H", "H") is H²)
-ORDER = ("V", "P", "T", "B", "E", "H", "KV", "I")  # the order symbols are written in
-TEX = {"V": "V", "P": "P", "T": "T", "B": "B_r", "E": "E", "H": "H", "KV": "H_{kv}", "I": "I"}
-COPIES_TEX = {"n_att": r"n_{att}", "n_an": r"n_{an}", "n_ffn": r"n_{ffn}"}
+ORDER = ("R", "V", "P", "T", "B", "E", "H", "KV", "I")  # the order symbols are written in (R: a LoRA's rank r)
+TEX = {"R": "r", "V": "V", "P": "P", "T": "T", "B": "B_r", "E": "E", "H": "H", "KV": "H_{kv}", "I": "I"}
+# copies held: attention and FFN blocks, attention norms; and the executed positions that carry a LoRA on an
+# attention matrix (n_la) or an FFN matrix (n_lf)
+COPIES_TEX = {"n_att": r"n_{att}", "n_an": r"n_{an}", "n_ffn": r"n_{ffn}", "n_la": r"n_{la}", "n_lf": r"n_{lf}"}
 
 
 class Poly:
@@ -76,7 +78,7 @@ class Poly:
         return len(self.terms)
 
 
-V, P, T, B, E, H, KV, I = (Poly.of(s) for s in ORDER)  # noqa: E741 (paper notation)
+R, V, P, T, B, E, H, KV, I = (Poly.of(s) for s in ORDER)  # noqa: E741 (paper notation)
 
 
 @dataclass(frozen=True)
@@ -97,13 +99,26 @@ class Formula:
 
 
 def symbols(cfg: ModelConfig) -> dict[str, int]:
-    return {"V": cfg.vocab_size, "P": cfg.max_position_embeddings, "T": cfg.type_vocab_size,
+    return {"R": cfg.lora_rank, "V": cfg.vocab_size, "P": cfg.max_position_embeddings, "T": cfg.type_vocab_size,
             "B": cfg.position_buckets, "E": cfg.embedding_size, "H": cfg.hidden_size, "KV": cfg.kv_size,
             "I": cfg.intermediate_size}
 
 
 def copies_of(cfg: ModelConfig) -> dict[str | None, int]:
-    return {None: 1, "n_att": cfg.attention_copies, "n_an": cfg.attention_norms, "n_ffn": cfg.ffn_copies}
+    return {None: 1, "n_att": cfg.attention_copies, "n_an": cfg.attention_norms, "n_ffn": cfg.ffn_copies,
+            "n_la": cfg.attention_lora_positions, "n_lf": cfg.ffn_lora_positions}
+
+
+def lora_formulas(cfg: ModelConfig) -> list[Formula]:
+    """A LoRA's closed form on each matrix that carries one: r x (d_in + d_out) at each executed position of the
+    shared block (n_la attention positions, n_lf FFN positions); none without a LoRA."""
+    kv = KV if cfg.kv_size != cfg.hidden_size else H
+    up = 2 * I if cfg.ffn_kind == "glu" else I
+    sides = {"q": H + H, "k": H + kv, "v": H + kv, "o": H + H, "in": H + up, "out": I + H}
+    names = {"q": "query", "k": "key", "v": "value", "o": "attention output", "in": "FFN up", "out": "FFN down"}
+    return [Formula(f"encoder.lora.{m}", f"LoRA on the {names[m]}", R * sides[m],
+                    "n_la" if m in ("q", "k", "v", "o") else "n_lf")
+            for m, _, _, _ in cfg.lora_terms() if cfg.lora_rank]
 
 
 def formulas(cfg: ModelConfig) -> list[Formula]:
@@ -138,6 +153,7 @@ def formulas(cfg: ModelConfig) -> list[Formula]:
         Formula("encoder.ffn.ffn_output", "FFN down", I * H + mlp_b * H, "n_ffn"),
         Formula("encoder.ffn.LayerNorm", f"FFN {norm}", n * H, "n_ffn"),
     ]
+    out += lora_formulas(cfg)
     if cfg.norm_placement == "pre":
         out.append(Formula("encoder.final_norm", f"final {norm}", n * H))
     if cfg.has_pooler:
@@ -164,5 +180,6 @@ def formulas(cfg: ModelConfig) -> list[Formula]:
 
 
 def one_layer(cfg: ModelConfig) -> Poly:
-    """One attention copy and one feed-forward copy (with their norms), as a polynomial."""
-    return sum((f.poly for f in formulas(cfg) if f.copies), Poly())
+    """One attention copy and one feed-forward copy (with their norms), as a polynomial (a LoRA is per position, not
+    part of a layer's copy)."""
+    return sum((f.poly for f in formulas(cfg) if f.copies in ("n_att", "n_an", "n_ffn")), Poly())

@@ -8,7 +8,7 @@ import re
 import streamlit as st
 
 from albert_core import count_params
-from albert_core.configuration.config import PAPER_FAMILIES
+from albert_core.configuration.config import PAPER_FAMILIES, SHARING_SCHEME
 from albert_core.format import escape_markdown, fmt_count, fmt_params, fmt_pct
 from albert_core.paper import (
     PAPER,
@@ -43,17 +43,36 @@ by_name = count_params(cfg).by_name()
 # exact count for the current config, and a test evaluates every formula shown against it.
 shown = paper_formulas.formulas(cfg)
 # one formula a line, none wider than a phone where it can be helped (a wider one scrolls sideways there)
-st.latex(r"n_{att} = \begin{cases} G\,K & \text{shared (all, attention)} \\ L\,K & \text{otherwise}"
-         r"\end{cases}")
-st.latex(r"n_{ffn} = \begin{cases} G\,K & \text{shared (all, ffn)} \\ L\,K & \text{otherwise} \end{cases}")
+# with unique first and last layers (a sharing scheme since ALBERT) the G groups share the middle: G + 2 copy sets
+held = r"(G + 2)\,K" if cfg.unique_ends else r"G\,K"
+ends_text = r",\ \text{unique ends}" if cfg.unique_ends else ""
+st.latex(rf"n_{{att}} = \begin{{cases}} {held} & \text{{shared (all, attention)}}{ends_text} \\ L\,K & "
+         r"\text{otherwise} \end{cases}")
+st.latex(rf"n_{{ffn}} = \begin{{cases}} {held} & \text{{shared (all, ffn)}}{ends_text} \\ L\,K & "
+         r"\text{otherwise} \end{cases}")
 first_norm = (" n_an = n_att - 1: the first block's attention norm is the identity (no first-layer norm)."
               if any(f.copies == "n_an" for f in shown) else "")
 kv_note = (f" H_kv = {cfg.kv_size}: the key and value width of {cfg.kv_heads} key/value heads."
            if cfg.kv_size != cfg.hidden_size else "") + (
     f" B_r = {cfg.position_buckets}: the relative-position buckets." if cfg.position == "relative" else "")
-st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses group int(i / (L / G))."
-           f"{first_norm}{kv_note} The tied MLM decoder reuses the word-embedding matrix, so it adds nothing unless "
-           "untied.")
+group_rule = "i mod G" if cfg.block_order == "cycle" else "int(i / (L / G))"
+if cfg.unique_ends:
+    group_rule = (f"its own blocks for the first and last layers; middle layer i (counted from 0 among the L - 2) "
+                  f"uses group {group_rule.replace('L /', '(L - 2) /')}")
+else:
+    group_rule = f"group {group_rule}"
+lora_note = ""
+if cfg.lora_rank:
+    lora_note = (f" A LoRA of rank r = {cfg.lora_rank} sits on each matrix it targets at every executed position of "
+                 "the shared block, r (d_in + d_out) parameters each (it cannot be merged into a weight other "
+                 f"positions share): n_la = {cfg.attention_lora_positions} attention positions, n_lf = "
+                 f"{cfg.ffn_lora_positions} FFN positions ((L - 2 x unique ends) K x repeat on a shared block; L K x "
+                 "repeat on an unshared one when layers repeat).")
+repeat_note = (f" Every layer runs {cfg.repeat} times in a row: the parameters do not change, the executed layers are "
+               f"L K x {cfg.repeat} = {cfg.executed_layers}." if cfg.repeat > 1 else "")
+st.caption(f"Here n_att = {cfg.attention_copies}, n_ffn = {cfg.ffn_copies}; layer i uses {group_rule}."
+           f"{first_norm}{kv_note}{lora_note}{repeat_note} The tied MLM decoder reuses the word-embedding matrix, so "
+           "it adds nothing unless untied.")
 rows = [(f.label, f.tex(), f"{by_name[f.component]:,}".replace(",", "{,}")) for f in shown]
 # Two layouts of the same rows; ui/layout.css shows the one that fits: label, closed form and value in aligned columns
 # (about 540 px wide), or on a phone each label above its closed form and value.
@@ -65,9 +84,13 @@ with st.container(key="paper_formulas"):
         st.latex(r"\begin{aligned}" + r" \\[4pt] ".join(rf"&\text{{{label}}} \\ &\quad = {tex} = {value}"
                                                          for label, tex, value in rows) + r"\end{aligned}")
 st.latex(r"\text{one layer} = " + paper_formulas.one_layer(cfg).tex())
+scheme = [f"{name} {getattr(cfg, name)}" for name, value in SHARING_SCHEME.items() if getattr(cfg, name) != value]
 if cfg.family in PAPER_FAMILIES:  # the paper's own total (BERT's and ALBERT's layout only)
     st.latex(r"\begin{aligned} &\text{AlbertModel (all-shared)} \\ &= (V+P+T)E + 2E + EH + H \\ "
              r"&\quad + GK\,(4H^2 + 2HI + 9H + I) \\ &\quad + H^2 + H \end{aligned}")
+    if scheme:
+        st.caption(f"The paper's total is ALBERT's own scheme; this config's ({escape_markdown(', '.join(scheme))}) "
+                   "is counted by the rows above, each with its closed form.")
 st.markdown("**FLOPs** (matmul convention: a multiply-add is 2 FLOPs; MACs are half)" + (
     ":" if cfg.family in PAPER_FAMILIES else f". These closed forms are BERT's and ALBERT's; {cfg.label}'s own layout "
     "(its FFN, key/value heads, attention window, heads) changes their terms: its exact FLOPs, component by "
@@ -78,6 +101,11 @@ if cfg.is_factorized:  # only a factorized embedding (ALBERT's) is projected fro
 else:
     st.latex(r"\begin{aligned} \text{fwd} &= 2BH^2 \\ &+ L\,(8BSH^2 + 4BS^2H + 4BSHI) \end{aligned}")
     st.caption("A BERT looks its embeddings up at width H: no projection term (ALBERT adds 2BSEH for E → H).")
+if cfg.repeat > 1 or cfg.lora_rank:
+    st.caption(
+        (f"With each layer run {cfg.repeat} times, every L K above is L K x {cfg.repeat}. " if cfg.repeat > 1 else "")
+        + ("A LoRA adds 2BS r (d_in + d_out) at each position that carries it (n_la, n_lf above): on a shared "
+           "weight it cannot be merged in." if cfg.lora_rank else ""))
 st.latex(r"\begin{aligned} &\text{pre-training heads add} \\ &2BSHE + 2BSEV + 2BHC \\ "
          r"&(C = 2 \text{ order classes}) \end{aligned}")
 st.latex(r"\begin{aligned} &\text{training step} \approx 3 \times \text{fwd} \\ "
