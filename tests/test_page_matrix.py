@@ -286,11 +286,7 @@ def scheme_configs() -> list:
 
 
 # (scheme id, page) -> where it fails, while it does: the test requires it to still fail (a fix then says so here)
-KNOWN_SCHEME_PROBLEMS = {
-    ("albert-base-cycle-ends-x2-lora8", "live_model"): (
-        "albert_core/live/budget.py alternatives(): fewer(n) tries depths below G + 2 with unique ends, and "
-        "ModelConfig refuses them (a ValueError out of the Live page's over-budget refusal)"),
-}
+KNOWN_SCHEME_PROBLEMS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("cfg", scheme_configs())

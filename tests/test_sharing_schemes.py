@@ -233,3 +233,21 @@ def test_export_names_the_fields_transformers_cannot_hold():
     with pytest.raises(ValueError, match="AlbertModel has no setting for repeat=2, lora_rank=8"):
         config_to_hf(relaxed)
     assert hf_class_mismatch(preset("albert-base")) is None
+
+
+def test_what_would_fit_keeps_unique_ends_around_their_groups():
+    """The Live page's over-budget advice (`budget.alternatives`) on a config with unique first and last layers:
+    fewer layers never below G + 2 (the groups between the two ends), each alternative fitting the budget."""
+    from albert_core.live.budget import alternatives, check_budget
+
+    cfg = preset("albert-base").replace(num_hidden_groups=2, unique_ends=True, block_order="cycle", repeat=2,
+                                        lora_rank=8)
+    budget = check_budget(cfg.replace(num_layers=6), 1, 128, "fp32", budget_bytes=10**12).estimate + 2**20
+    found = {a.field: a for a in alternatives(cfg, 128, budget_bytes=budget)}
+    assert 4 <= found["num_layers"].value < 12
+    smaller = cfg.replace(num_layers=found["num_layers"].value)
+    assert check_budget(smaller, 1, 128, "fp32", budget_bytes=budget).ok
+    assert not check_budget(cfg.replace(num_layers=found["num_layers"].value + 1), 1, 128, "fp32",
+                            budget_bytes=budget).ok
+    tight = check_budget(cfg.replace(num_layers=4), 1, 8, "fp32", budget_bytes=10**12).estimate - 1
+    assert "num_layers" not in {a.field for a in alternatives(cfg, 128, budget_bytes=tight)}

@@ -433,8 +433,8 @@ def alternatives(cfg: ModelConfig, seq_len: int, dtype: Any = "fp32", *, budget_
     def fits(c: ModelConfig, s: int, d: str) -> BudgetCheck:
         return check_budget(c, 1, s, d, budget_bytes=budget_bytes, device=device)
 
-    def largest(ok: Any, hi: int) -> int:  # the largest n in [1, hi) with ok(n), ok monotone; 0 if none
-        lo, top = 0, hi - 1
+    def largest(ok: Any, hi: int, floor: int = 1) -> int:  # the largest n in [floor, hi) with ok(n), ok monotone;
+        lo, top = floor - 1, hi - 1  # floor - 1 if none
         while lo < top:
             mid = (lo + top + 1) // 2
             lo, top = (mid, top) if ok(mid) else (lo, mid - 1)
@@ -446,10 +446,14 @@ def alternatives(cfg: ModelConfig, seq_len: int, dtype: Any = "fp32", *, budget_
     if (s := largest(lambda n: fits(cfg, n, name).ok, seq_len)) > 0:
         out.append(Alternative("seq_len", s, fits(cfg, s, name).estimate))
 
-    def fewer(n: int) -> ModelConfig:
-        return cfg.replace(num_layers=n, num_hidden_groups=min(cfg.num_hidden_groups, n))
+    # unique first and last layers keep their G groups between them: at least G + 2 layers
+    floor = cfg.num_hidden_groups + 2 if cfg.unique_ends else 1
 
-    if (n := largest(lambda n: fits(fewer(n), seq_len, name).ok, cfg.num_layers)) > 0:
+    def fewer(n: int) -> ModelConfig:
+        return cfg.replace(num_layers=n, num_hidden_groups=cfg.num_hidden_groups if cfg.unique_ends
+                           else min(cfg.num_hidden_groups, n))
+
+    if (n := largest(lambda n: fits(fewer(n), seq_len, name).ok, cfg.num_layers, floor)) >= floor:
         out.append(Alternative("num_layers", n, fits(fewer(n), seq_len, name).estimate))
     return out
 
