@@ -141,8 +141,8 @@ def test_unique_ends_give_the_first_and_last_layers_copies_of_their_own():
     assert [ffn[x][0] for x in range(8)] == [att[x][0] for x in range(8)]
     assert len({col for _, col in att.values()}) == 4 == cfg.attention_copies  # four copies, four colours
     assert _names(fig, "group boundary") == ["group boundary 1", "group boundary 4", "group boundary 7"]
-    assert [a.text for a in fig.layout.annotations if "own" in a.text or a.text.startswith("group")] == [
-        "first layer's own", "group 1", "group 2", "last layer's own"]
+    assert [a.text for a in fig.layout.annotations if a.text in ("first", "last") or a.text.startswith("group")] == [
+        "first", "group 1", "group 2", "last"]
     assert "0 | 1 1 1 2 2 2 | 3" in schedule_text(cfg) and "the 2 groups share the 6 between them" in \
         schedule_text(cfg)
     assert "layer 0, repeat 0, first layer's own: attention copy 0" in _hover(fig)

@@ -197,12 +197,15 @@ def _segment(cfg: ModelConfig, layer: int) -> int:
 
 
 def _segment_label(cfg: ModelConfig, segment: int) -> str:
+    """A segment's label above the diagram, short enough for a phone: the unique ends are "first" and "last" (the
+    hover says whose copy it is)."""
+    last = cfg.num_hidden_groups + 1 if cfg.block_order != "cycle" else 2
+    if cfg.unique_ends and segment in (0, last):
+        return "first" if segment == 0 else "last"
     if cfg.block_order != "cycle" or (segment == 1 and cfg.num_hidden_groups == 1):
         return set_label(cfg, segment if cfg.block_order != "cycle" else int(cfg.unique_ends))
-    if segment == 1:
-        first = int(cfg.unique_ends)
-        return f"groups {first}-{first + cfg.num_hidden_groups - 1} in turn"
-    return "first layer's own" if segment == 0 else "last layer's own"
+    first = int(cfg.unique_ends)
+    return f"groups {first}-{first + cfg.num_hidden_groups - 1} in turn"
 
 
 def architecture_diagram(cfg: ModelConfig) -> go.Figure:
@@ -253,9 +256,11 @@ def architecture_diagram(cfg: ModelConfig) -> go.Figure:
                                line=dict(width=2, color="#333", dash="dash"), name=f"group boundary {i}"))
         if starts or (cfg.block_order == "cycle" and cfg.num_hidden_groups > 1):
             for first in [0, *starts]:
-                annotations.append(dict(x=first * width - 0.45, y=1.62, xanchor="left", yanchor="bottom",
-                                        text=_segment_label(cfg, _segment(cfg, first)), showarrow=False,
-                                        font=dict(size=10)))
+                text = _segment_label(cfg, _segment(cfg, first))
+                end = text == "last"  # anchored at the diagram's right edge, never cut there
+                annotations.append(dict(x=layers * width - 0.45 if end else first * width - 0.45, y=1.62,
+                                        xanchor="right" if end else "left", yanchor="bottom", text=text,
+                                        showarrow=False, font=dict(size=10)))
     return plotly_dicts.figure(
         [dict(type="scatter", x=hx, y=hy, mode="markers", marker=dict(size=14, opacity=0), hovertext=htext,
               hoverinfo="text", showlegend=False, name="blocks")],
