@@ -50,12 +50,15 @@ bench: $(VENV)/.dev
 	$(PY) -m bench
 
 # The shipped reference runs of the Train page and the Live model page's trained twins (albert_core/lab/reference;
-# deterministic from their seeds; two processes, one thread each; about 50 minutes on 2 idle cores; resumes from the
-# run cache), then the downstream probe of every reference run (albert_core/lab/reference/probe.json; its
-# fine-tuning adds about an hour on 2 cores). For a maintainer's machine, never the hosted server or CI.
+# deterministic from their seeds; two processes, one thread each; about 50 minutes on 2 idle cores for the V 512
+# experiments and as long again for Table 3 at V 8,192; resumes from the run cache), then the downstream probe of
+# every reference run (albert_core/lab/reference/probe.json; its fine-tuning adds about an hour on 2 cores), and
+# Table 3 at V 8,192's again with five fine-tuning seeds (about 20 minutes). For a maintainer's machine, never the
+# hosted server or CI.
 reference: $(VENV)/.runtime
 	$(PY) -m albert_core train-reference
 	$(PY) -m albert_core finetune --reference
+	$(PY) -m albert_core finetune --reference --experiments table3-v8192 --seeds 5
 
 # The gradient bytes DDP all-reduces per step for every preset, measured with 2 CPU processes (gloo) and
 # shipped for the Hardware page (albert_core/hardware/data/allreduce_measured.json).
