@@ -220,15 +220,20 @@ def test_the_shipped_probes_are_of_the_shipped_runs_and_their_numbers():
     doc = json.loads((REFERENCE_DIR / "probe.json").read_text(encoding="utf-8"))
     assert doc["data"] == data_fingerprint()  # probed on the sentences this install reads
     probes = load_probes()
-    for name in ("table4", "table5", "figure2", "depth"):
+    for name in ("table4", "table5", "figure2", "depth", "table3-v8192"):
         for run in load_runs(name):
             assert run.probe == probes[run.spec.key]
             # the run retrained for the probe is the shipped one: the same validation loss up to the CPUs' kernels
             assert abs(doc["runs"][run.spec.key]["val_mlm_loss_retrained"] - run.final["val_mlm_loss"]) < 0.05
     assert {spec.key for spec in live_twins().values()} <= set(probes)
     bow, majority = doc["baselines"]["bag_of_words"]["accuracy"], doc["baselines"]["majority"]
-    for p in probes.values():
-        assert len(p.pretrained) == len(p.scratch) == len(p.seeds) == 2
+    five = {r.spec.key for r in load_runs("table3-v8192")}  # probed with five fine-tuning seeds (issue 45)
+    assert len(five) == 24
+    for key, p in probes.items():
+        seeds = 5 if key in five else 2
+        assert len(p.pretrained) == len(p.scratch) == len(p.seeds) == seeds
+        if key in five:  # each probe built since records the recipe and seeds it was fine-tuned with
+            assert list(p.recipe["seeds"]) == list(range(5))
         assert p.dev_sentences == 1694 and p.bag_of_words == bow and p.majority == majority
         assert all(0.45 < a < 0.9 for a in p.pretrained + p.scratch)
     # one from-scratch baseline per architecture: the ALBERT twin and the all-shared reference runs share it
