@@ -911,3 +911,13 @@ def test_the_plans_time_includes_the_probes_fine_tuning_at_its_measured_pace(wor
     assert f"about {train_view.about(total)} in all (of which about " in note
     assert f"{train_view.about(cost.probe_flops * pace * measured['ratio'])} the downstream probe's" in note
     assert "(an estimate)" in note
+
+
+def test_the_rule_note_says_what_each_experiments_seeds_allow(worker):
+    """Table 3 at V 8,192 has four pretraining seeds a variant, so its MLM-loss pairs can be separated (and one is);
+    the V 512 experiments have two, and the note says that no MLM-loss pair can be."""
+    four = " ".join(c.value for c in open_page({"exp": "table3-v8192"}).caption).replace("\\", "")
+    assert "with 4 pretraining seeds a variant an MLM-loss pair can reach p = 0.029" in four
+    assert "no MLM-loss pair is separated" not in four
+    two = " ".join(c.value for c in open_page({"exp": "table4"}).caption).replace("\\", "")
+    assert "with two pretraining seeds a variant no MLM-loss pair is separated" in two

@@ -7,6 +7,7 @@ paper's."""
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
 from typing import Any
 
@@ -122,7 +123,8 @@ def show_findings(name: str, results: Sequence[Any], ev: dict[str, Any], who: st
     st.markdown("\n".join(f"- {escape_markdown(f.question)} Paper: {escape_markdown(f.paper)}. Here: "
                            f"{escape_markdown(f.measured)}. **{escape_markdown(sentence_case(f.verdict))}.**"
                            for f in found))
-    st.caption(escape_markdown(RULE_NOTE))
+    runs = min(collections.Counter(r.spec.label for r in results).values())
+    st.caption(escape_markdown(rule_note(runs)))
 
 
 # the one rule every verdict above comes from (`albert_core.lab.separation`), and what it can and cannot say
@@ -132,8 +134,17 @@ RULE_NOTE = (
     f"difference's 95 % interval is the test inverted. Where the two sides do not differ it separates them at most "
     f"5 % of the time "
     f"(4 + 4 models: {100 * separation.false_separation_rate(4, 4):.1f} %); two runs a side can never reach 5 % "
-    f"(the smallest p is {separation.format_p(separation.smallest_p(2, 2))}), so with the shipped two pretraining "
-    "seeds no MLM-loss pair is separated, however far apart its losses.")
+    f"(the smallest p is {separation.format_p(separation.smallest_p(2, 2))})")
+
+
+def rule_note(runs: int) -> str:
+    """The rule's note, and what the experiment's pretraining seeds (``runs`` a variant, the fewest) allow on MLM
+    loss: nothing separated with two, however far apart the losses; p down to the smallest attainable with more."""
+    if runs <= 2:
+        return RULE_NOTE + ", so with two pretraining seeds a variant no MLM-loss pair is separated, however far " \
+                           "apart its losses."
+    return RULE_NOTE + (f"; with {runs} pretraining seeds a variant an MLM-loss pair can reach "
+                        f"p = {separation.format_p(separation.smallest_p(runs, runs))}.")
 
 
 VARIANT_PROBE_COLUMNS = {
