@@ -376,12 +376,14 @@ EXPERIMENTS: Mapping[str, Experiment] = {
     ),
     "table3-v8192": Experiment(
         "table3-v8192", f"Embedding size E at a readable vocabulary (Table 3, V {LARGE_VOCAB:,})",
-        f"At V {LARGE_VOCAB:,} the embedding table is most of the model: what does factorizing it (E < H) cost, "
-        "and can the downstream probe read what pretraining taught?",
+        f"At V {LARGE_VOCAB:,} the embedding table is most of the model (at the lab's V 512 it is too small for "
+        "factorization to matter): what does factorizing it (E < H) cost, and can the downstream probe read what "
+        "pretraining taught?",
         Paper(f"{SOURCE}, Table 3 (ALBERT-base, V 30,000)",
-              "Not-shared: a larger E is better, but not by much. All-shared: E = 128 was best. At ALBERT-base's "
-              "V 30,000 the embedding table is what factorization shrinks; the lab's V 512 table is too small "
-              f"for that to matter, its V {LARGE_VOCAB:,} table is not.",
+              "Not-shared: a larger E is better, but not by much. All-shared: E = 128 was best. "
+              f"Parameters fall from {REF_TABLE3['none'][768] / 1e6:.0f}M (E = 768) to "
+              f"{REF_TABLE3['none'][128] / 1e6:.0f}M (E = 128) not-shared, {REF_TABLE3['all'][768] / 1e6:.0f}M to "
+              f"{REF_TABLE3['all'][128] / 1e6:.0f}M all-shared.",
               PAPER_TABLE3),
         _table3, _evaluate_losses, base=LARGE_VOCAB_BASE, recipe=LARGE_VOCAB_RECIPE, seeds=(0, 1, 2, 3),
     ),
