@@ -469,6 +469,20 @@ class ModelConfig:
             return (L - 2 * self.unique_ends) * K * r * (self.lora_rank > 0)
         return L * K * r * (r > 1) * (self.lora_rank > 0)
 
+    def lora_targets_at(self, layer: int) -> tuple[str, ...]:
+        """The matrices that carry a LoRA at each executed block of ``layer`` (scalar configs; `_lora_positions` is
+        the same rule summed, for numpy columns too): a shared kind's targets except at the unique first and last
+        layers, an unshared kind's only when every layer repeats."""
+        if not self.lora_rank:
+            return ()
+        end = self.unique_ends and layer in (0, self.num_layers - 1)
+        out = []
+        for m in self.lora_targets.split("-"):
+            shared = self.attention_shared if m in ATTENTION_MATRICES else self.ffn_shared
+            if (shared and not end) or (not shared and self.repeat > 1):
+                out.append(m)
+        return tuple(out)
+
     @property
     def attention_lora_positions(self) -> int:
         return self._lora_positions(self.attention_shared)

@@ -508,22 +508,11 @@ class Encoder(nn.Module):
 
 
 def _lora_plan(cfg: ModelConfig) -> list[list[tuple[str, int, int]]]:
-    """Per executed block, in order, the (matrix, d_in, d_out) of the LoRAs it carries: on the targets of a shared
-    block at every position of the shared middle (not at unique first and last layers), on a block of its own
-    only when every layer repeats (`ModelConfig.lora_terms` counts the same positions)."""
-    targets = cfg.lora_targets.split("-")
+    """Per executed block, in order, the (matrix, d_in, d_out) of the LoRAs it carries (`ModelConfig.lora_targets_at`:
+    the positions `ModelConfig.lora_terms` counts)."""
     shapes = cfg.lora_shapes
-    out = []
-    for i in range(cfg.num_layers):
-        end = cfg.unique_ends and i in (0, cfg.num_layers - 1)
-        for _ in range(cfg.repeat * cfg.inner_group_num):
-            here = []
-            for m in targets:
-                shared = cfg.attention_shared if m in ("q", "k", "v", "o") else cfg.ffn_shared
-                if (shared and not end) or (not shared and cfg.repeat > 1):
-                    here.append((m, *shapes[m]))
-            out.append(here)
-    return out
+    return [[(m, *shapes[m]) for m in cfg.lora_targets_at(i)]
+            for i in range(cfg.num_layers) for _ in range(cfg.repeat * cfg.inner_group_num)]
 
 
 class MLMHead(nn.Module):

@@ -59,17 +59,9 @@ def set_label(cfg: ModelConfig, index: int) -> str:
 
 
 def lora_at(cfg: ModelConfig, layer: int, kind: str) -> tuple[str, ...]:
-    """The matrices of ``kind`` ("attention" or "FFN") that carry a LoRA at each executed position of ``layer``: the
-    targets of a shared block, except at the unique first and last layers, or of a block of its own when every
-    layer repeats (the positions `ModelConfig.lora_terms` counts)."""
-    if not cfg.lora_rank:
-        return ()
-    shared = cfg.attention_shared if kind == "attention" else cfg.ffn_shared
-    end = cfg.unique_ends and layer in (0, cfg.num_layers - 1)
-    if not ((shared and not end) or (not shared and cfg.repeat > 1)):
-        return ()
-    targets = cfg.lora_targets.split("-")
-    return tuple(m for m in KIND_MATRICES[kind] if m in targets)
+    """The matrices of ``kind`` ("attention" or "FFN") that carry a LoRA at each executed position of ``layer``
+    (`ModelConfig.lora_targets_at`, the positions `ModelConfig.lora_terms` counts)."""
+    return tuple(m for m in cfg.lora_targets_at(layer) if m in KIND_MATRICES[kind])
 
 
 def blocks(cfg: ModelConfig, limit: int | None = None) -> list[dict]:
