@@ -75,3 +75,25 @@ def test_cancel_is_the_owners_and_an_unwatched_job_stops():
     assert jobs.cancel(queued, "bob") and jobs.status(queued).state == "cancelled"
     assert jobs.cancel(first, "alice")
     assert jobs.wait(first, timeout=120).state == "cancelled"
+
+
+def test_a_job_waiting_for_memory_says_so_and_its_cancel_stops_the_wait():
+    """The job's planned bytes come from the process budget the Live page and the lab share: while other work holds
+    them the job waits, says so, and a cancel ends the wait within about a second (it does not block the queue)."""
+    from albert_core.live.budget import PROCESS_BUDGET
+
+    jobs = PosthocJobs(settings_=TINY, wait_s=120)
+    key_plan = plan(Variant(64, True, 4))
+    hog = PROCESS_BUDGET.reserve(PROCESS_BUDGET.total - key_plan.reserved_bytes // 2, "another visitor's work")
+    try:
+        key = jobs.submit(Variant(64, True, 4), "alice")
+        deadline = time.monotonic() + 30
+        while "waiting for memory" not in jobs.status(key).message and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert jobs.status(key).state == "running" and "waiting for memory" in jobs.status(key).message
+        t0 = time.monotonic()
+        assert jobs.cancel(key, "alice")
+        done = jobs.wait(key, timeout=30)
+        assert done.state == "cancelled" and time.monotonic() - t0 < 5
+    finally:
+        hog.release()

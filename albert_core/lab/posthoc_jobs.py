@@ -260,18 +260,34 @@ class PosthocJobs:
             return True
         return False
 
-    def _run(self, job: _Job) -> None:
-        from albert_core.live import budget
+    def _reserve(self, job: _Job) -> Any:
+        """The job's planned bytes from the process budget, waiting at most ``wait_s`` for other work to give them
+        back, a second at a time, so that a cancel or an unwatched job stops the wait (`Stopped`); BusyError when
+        the wait is over."""
+        from albert_core.live.budget import PROCESS_BUDGET, BusyError
 
+        end = time.monotonic() + self.wait_s
+        while True:
+            if self._should_stop(job):
+                raise Stopped
+            try:
+                return PROCESS_BUDGET.reserve(job.plan.reserved_bytes, f"measuring {job.plan.variant.label}",
+                                              wait_s=min(1.0, max(0.0, end - time.monotonic())))
+            except BusyError as exc:
+                if time.monotonic() >= end:
+                    raise
+                with self._cond:
+                    job.message = f"waiting for memory: {exc}"
+
+    def _run(self, job: _Job) -> None:
         def progress(done: int, total: int) -> None:
             with self._cond:
-                job.done, job.total = done, total
+                job.done, job.total, job.message = done, total, ""
                 self._cond.notify_all()
 
         held = None
         try:
-            held = budget.PROCESS_BUDGET.reserve(job.plan.reserved_bytes, f"measuring {job.plan.variant.label}",
-                                                 wait_s=self.wait_s) if self.budget_bytes is None else None
+            held = self._reserve(job) if self.budget_bytes is None else None
             doc = run_grid([job.plan.variant], self.settings, log=lambda _line: None, budget_bytes=self.budget_bytes,
                            should_stop=lambda: self._should_stop(job), on_progress=progress)
             doc["command"] = "a visitor's job on the Live model page (albert_core.lab.posthoc_jobs)"

@@ -92,7 +92,8 @@ def show_status(s: JobStatus, mine: bool) -> None:
         st.info(escape_markdown(f"{s.label}: queued, {s.position} job(s) ahead."))
     elif s.state == "running":
         st.progress(s.done / max(1, s.total), text=escape_markdown(
-            f"{s.label}: measuring ({s.done} of {s.total} passes over the sentences, {s.seconds:.0f} s)"))
+            f"{s.label}: " + (s.message if s.message else
+                              f"measuring ({s.done} of {s.total} passes over the sentences, {s.seconds:.0f} s)")))
     elif s.state in ("cancelled", "failed"):
         st.warning(escape_markdown(f"{s.label}: {s.state}: {s.message}"))
     if not s.finished:
